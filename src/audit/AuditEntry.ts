@@ -1,0 +1,118 @@
+import { describeValue, GuardrailValidationError } from '../errors.js';
+import {
+  EVENT_INFO,
+  isGuardName,
+  isGuardrailEventType,
+  type GuardName,
+  type GuardrailEventType,
+  type GuardrailResult,
+} from '../guardrails/events.js';
+import type { GuardCheck } from '../guardrails/GuardCheck.js';
+import { formatIso } from '../iso.js';
+import { copyJsonObject, type JsonObject } from '../json.js';
+
+/** Wire form of an {@link AuditEntry} (DESIGN.md §3). */
+export interface AuditEntryJson {
+  event_type: GuardrailEventType;
+  guard_name: GuardName;
+  result: GuardrailResult;
+  timestamp: string;
+  details: JsonObject;
+}
+
+export interface AuditEntryInit {
+  eventType: GuardrailEventType;
+  guardName: GuardName;
+  /** Epoch milliseconds; defaults to now. */
+  timestamp?: number;
+  details?: Record<string, unknown>;
+}
+
+const EMPTY: JsonObject = Object.freeze({});
+
+/** Details larger than this are refused by {@link AuditEntry.create}. */
+export const MAX_DETAILS_BYTES = 4096;
+
+/**
+ * One recorded decision. Immutable. The result follows from the event type, and the guard name must be
+ * the event type's guard, so an entry cannot say "step_blocked … allowed".
+ */
+export class AuditEntry {
+  readonly eventType: GuardrailEventType;
+  readonly guardName: GuardName;
+  readonly result: GuardrailResult;
+  /** Epoch milliseconds; formatted as ISO-8601 only when serialized. */
+  readonly timestamp: number;
+  readonly details: JsonObject;
+
+  private constructor(eventType: GuardrailEventType, timestamp: number, details: JsonObject) {
+    const info = EVENT_INFO[eventType];
+    this.eventType = eventType;
+    this.guardName = info.guardName;
+    this.result = info.result;
+    this.timestamp = timestamp;
+    this.details = details;
+    Object.freeze(this);
+  }
+
+  /**
+   * Validates and builds an entry.
+   * @example AuditEntry.create({ eventType: 'step_blocked', guardName: 'step_limit', details: { step: 5 } })
+   */
+  static create(init: AuditEntryInit): AuditEntry {
+    const i = init as unknown as Record<string, unknown>;
+    if (typeof init !== 'object' || init === null) {
+      throw new GuardrailValidationError('init', `init must be an object, got ${describeValue(init)}`);
+    }
+    const eventType = i['eventType'];
+    if (!isGuardrailEventType(eventType)) {
+      throw new GuardrailValidationError(
+        'event_type',
+        `event_type must be a GuardrailEventType, got ${describeValue(eventType)}`,
+      );
+    }
+    const guardName = i['guardName'];
+    if (!isGuardName(guardName) || EVENT_INFO[eventType].guardName !== guardName) {
+      throw new GuardrailValidationError(
+        'guard_name',
+        `guard_name must be "${EVENT_INFO[eventType].guardName}" for event_type "${eventType}", got ${describeValue(guardName)}`,
+      );
+    }
+    const ts = i['timestamp'] ?? Date.now();
+    if (typeof ts !== 'number' || !Number.isFinite(ts) || Math.abs(ts) > 8.64e15) {
+      throw new GuardrailValidationError(
+        'timestamp',
+        `timestamp must be epoch milliseconds, got ${describeValue(ts)}`,
+      );
+    }
+    const details =
+      i['details'] === undefined ? { value: EMPTY, bytes: 2 } : copyJsonObject(i['details'], 'details');
+    if (details.bytes > MAX_DETAILS_BYTES) {
+      throw new GuardrailValidationError(
+        'details',
+        `details must be at most ${MAX_DETAILS_BYTES} bytes of JSON, got ${details.bytes}`,
+      );
+    }
+    return new AuditEntry(eventType, ts, details.value);
+  }
+
+  /** @internal an entry for a check leash itself made; its details are already plain frozen JSON. */
+  static fromCheck(check: GuardCheck, timestamp: number, details: JsonObject): AuditEntry {
+    return new AuditEntry(check.eventType, timestamp, details);
+  }
+
+  /** @internal an entry whose fields were validated by the caller (the metadata reader). */
+  static trusted(eventType: GuardrailEventType, timestamp: number, details: JsonObject): AuditEntry {
+    return new AuditEntry(eventType, timestamp, details);
+  }
+
+  toJSON(): AuditEntryJson {
+    return {
+      event_type: this.eventType,
+      guard_name: this.guardName,
+      result: this.result,
+      timestamp: formatIso(this.timestamp),
+      details: this.details,
+    };
+  }
+}

@@ -1,0 +1,64 @@
+import { invalid } from '../errors.js';
+import type { AuditEntry } from './AuditEntry.js';
+
+/** Default number of entries a trail keeps. */
+export const DEFAULT_AUDIT_CAPACITY = 1000;
+
+/**
+ * The newest `maxEntries` audit entries of a plan, in a ring buffer: adding is O(1) and, when full, evicts
+ * the oldest entry in O(1). `allowedCount` and `deniedCount` describe the entries held now and are kept
+ * up to date on every add and eviction. Pure: no clock, no I/O.
+ */
+export class AuditTrail {
+  readonly maxEntries: number;
+  #ring: AuditEntry[] = [];
+  #head = 0; // index of the oldest entry once the ring is full
+  #allowed = 0;
+  #denied = 0;
+
+  constructor(options?: { maxEntries?: number }) {
+    const max = options?.maxEntries ?? DEFAULT_AUDIT_CAPACITY;
+    if (!Number.isSafeInteger(max) || max < 1) invalid('max_entries', 'an integer >= 1', max);
+    this.maxEntries = max;
+  }
+
+  add(entry: AuditEntry): void {
+    const ring = this.#ring;
+    if (ring.length < this.maxEntries) {
+      ring.push(entry);
+    } else {
+      const evicted = ring[this.#head] as AuditEntry;
+      if (evicted.result === 'allowed') this.#allowed--;
+      else this.#denied--;
+      ring[this.#head] = entry;
+      this.#head = this.#head + 1 === this.maxEntries ? 0 : this.#head + 1;
+    }
+    if (entry.result === 'allowed') this.#allowed++;
+    else this.#denied++;
+  }
+
+  /** The entries held, oldest first (a fresh array). */
+  get entries(): readonly AuditEntry[] {
+    const ring = this.#ring;
+    return this.#head === 0 ? ring.slice() : [...ring.slice(this.#head), ...ring.slice(0, this.#head)];
+  }
+
+  get size(): number {
+    return this.#ring.length;
+  }
+
+  get allowedCount(): number {
+    return this.#allowed;
+  }
+
+  get deniedCount(): number {
+    return this.#denied;
+  }
+
+  /** An independent copy holding the same entries (entries are immutable and shared). */
+  clone(): AuditTrail {
+    const copy = new AuditTrail({ maxEntries: this.maxEntries });
+    for (const e of this.entries) copy.add(e);
+    return copy;
+  }
+}

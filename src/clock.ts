@@ -1,0 +1,42 @@
+/** A source of the current time in epoch milliseconds. Inject one wherever time matters. */
+export interface Clock {
+  now(): number;
+}
+
+/** The real clock: `Date.now()`. */
+export const systemClock: Clock = Object.freeze({ now: () => Date.now() });
+
+/**
+ * A clock that only moves when told to, for tests and simulations.
+ *
+ * @example
+ * const clock = new ManualClock(Date.parse('2026-11-30T10:00:00Z'));
+ * clock.advance(61_000); // a minute and a second later
+ */
+export class ManualClock implements Clock {
+  #ms: number;
+
+  constructor(startMs = 0) {
+    this.#ms = ManualClock.#valid(startMs, 'startMs');
+  }
+
+  now(): number {
+    return this.#ms;
+  }
+
+  /** Moves the clock forward by `ms` (>= 0). */
+  advance(ms: number): void {
+    if (!Number.isFinite(ms) || ms < 0) throw new RangeError(`ms must be a finite number >= 0, got ${ms}`);
+    this.#ms += ms;
+  }
+
+  /** Sets the clock to `ms` epoch milliseconds. */
+  set(ms: number): void {
+    this.#ms = ManualClock.#valid(ms, 'ms');
+  }
+
+  static #valid(ms: number, name: string): number {
+    if (!Number.isFinite(ms)) throw new RangeError(`${name} must be a finite number, got ${ms}`);
+    return ms;
+  }
+}

@@ -1,0 +1,92 @@
+import type { GuardCheck } from './guardrails/GuardCheck.js';
+
+const BRAND = Symbol.for('leash.GuardrailError');
+
+/**
+ * Base of every error leash throws on purpose. `code` is a stable literal to branch on.
+ * Use {@link isGuardrailError} rather than `instanceof`: it also recognises errors from another copy of
+ * the package.
+ */
+export class GuardrailError extends Error {
+  readonly code: string;
+  readonly [BRAND] = true;
+
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.name = 'GuardrailError';
+  }
+}
+
+/**
+ * Bad input: a configuration, an amount, an operation name or serialized state that leash refuses.
+ * `field` names what was wrong (a wire path such as `autonomy_guardrails.audit_trail.entries[3].result`).
+ */
+export class GuardrailValidationError extends GuardrailError {
+  override readonly code = 'GUARDRAIL_VALIDATION' as const;
+  readonly field: string | undefined;
+
+  constructor(field: string | undefined, message: string, options?: { cause?: unknown }) {
+    super('GUARDRAIL_VALIDATION', message, options);
+    this.name = 'GuardrailValidationError';
+    this.field = field;
+  }
+}
+
+/** A guard said no in a way that ends a run; carries the check that denied. */
+export class GuardrailViolationError extends GuardrailError {
+  override readonly code = 'GUARDRAIL_VIOLATION' as const;
+  readonly check: GuardCheck;
+
+  constructor(check: GuardCheck, options?: { cause?: unknown }) {
+    super('GUARDRAIL_VIOLATION', `${check.guardName}: ${check.reason}`, options);
+    this.name = 'GuardrailViolationError';
+    this.check = check;
+  }
+}
+
+function hasBrand(e: unknown): e is GuardrailError {
+  return typeof e === 'object' && e !== null && (e as { [BRAND]?: unknown })[BRAND] === true;
+}
+
+/** True for any leash error, including one thrown by another copy of the package. */
+export function isGuardrailError(e: unknown): e is GuardrailError {
+  return hasBrand(e);
+}
+
+/** True for a {@link GuardrailValidationError}, from this or another copy of the package. */
+export function isGuardrailValidationError(e: unknown): e is GuardrailValidationError {
+  return hasBrand(e) && e.code === 'GUARDRAIL_VALIDATION';
+}
+
+/** True for a {@link GuardrailViolationError}, from this or another copy of the package. */
+export function isGuardrailViolationError(e: unknown): e is GuardrailViolationError {
+  return hasBrand(e) && e.code === 'GUARDRAIL_VIOLATION';
+}
+
+/** Renders a bad value for an error message: short, unambiguous, never throws. */
+export function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  switch (typeof value) {
+    case 'undefined':
+      return 'undefined';
+    case 'number':
+      return Object.is(value, -0) ? '-0' : String(value);
+    case 'string': {
+      const quoted = JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
+      return value.length > 60 ? `${quoted} (${value.length} characters)` : quoted;
+    }
+    case 'boolean':
+    case 'bigint':
+      return String(value);
+    case 'object':
+      return Array.isArray(value) ? `an array of ${value.length}` : 'an object';
+    default:
+      return `a ${typeof value}`;
+  }
+}
+
+/** Throws a validation error of the form ``<field> must be <rule>, got <value>``. */
+export function invalid(field: string, rule: string, value: unknown): never {
+  throw new GuardrailValidationError(field, `${field} must be ${rule}, got ${describeValue(value)}`);
+}

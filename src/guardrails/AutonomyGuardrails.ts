@@ -1,0 +1,385 @@
+import { describeValue, GuardrailValidationError, invalid } from '../errors.js';
+import { canonicalIso, parseIsoMs } from '../iso.js';
+import { fromMicros, toMicros } from '../money.js';
+import { ActorLimits, type ActorLimitsInit, type ActorLimitsJson } from './ActorLimits.js';
+import { GuardrailEventType as E } from './events.js';
+import { makeCheck, type GuardCheck } from './GuardCheck.js';
+import { normalizeOperation } from './operation.js';
+import { intField, objectWithKeys } from './validate.js';
+
+/** What {@link AutonomyGuardrails.create} accepts. Every limit is optional; null or absent = unlimited. */
+export interface GuardrailsInit {
+  /** Steps a plan may take. Integer >= 1. */
+  maxSteps?: number | null;
+  /** Money the plan's tools may spend, in units (exact to one millionth). Finite number >= 0. */
+  toolBudget?: number | null;
+  /** Operation names that need a person's confirmation. Compared case- and width-insensitively. */
+  requiredConfirmations?: readonly string[];
+  /** Seconds of wall-clock time from `startTime`. Finite number > 0. */
+  maxWallClockSeconds?: number | null;
+  /** When the plan started, ISO-8601 with a zone; set by the executor on first execution. */
+  startTime?: string | null;
+  actorLimits?: ActorLimitsInit;
+  /** Steps already taken. Integer >= 0. */
+  stepCount?: number;
+  /** Money already spent, in units. Finite number >= 0. */
+  budgetSpent?: number;
+}
+
+/** Wire form (DESIGN.md §3) of {@link AutonomyGuardrails}. */
+export interface GuardrailsJson {
+  max_steps: number | null;
+  tool_budget: number | null;
+  required_confirmations: string[];
+  max_wall_clock_seconds: number | null;
+  start_time: string | null;
+  actor_limits: ActorLimitsJson;
+  step_count: number;
+  budget_spent: number;
+}
+
+/** Caps applied when guardrails must stay serializable within a service's metadata limits. */
+export interface ConfirmationLimits {
+  maxRequiredConfirmations: number;
+  maxOperationNameLength: number;
+}
+
+const CAMEL = [
+  'maxSteps',
+  'toolBudget',
+  'requiredConfirmations',
+  'maxWallClockSeconds',
+  'startTime',
+  'actorLimits',
+  'stepCount',
+  'budgetSpent',
+] as const;
+const SNAKE = [
+  'max_steps',
+  'tool_budget',
+  'required_confirmations',
+  'max_wall_clock_seconds',
+  'start_time',
+  'actor_limits',
+  'step_count',
+  'budget_spent',
+] as const;
+
+interface State {
+  maxSteps: number | null;
+  budgetMicros: number | null;
+  confirmations: readonly string[];
+  maxWallClockSeconds: number | null;
+  startTime: string | null;
+  actorLimits: ActorLimits;
+  stepCount: number;
+  spentMicros: number;
+}
+
+/**
+ * A plan's limits and counters, and the six checks against them. Pure: no I/O, no clock; time comes in
+ * as a number. Checks never throw for a denial; they throw {@link GuardrailValidationError} only for a
+ * bad argument.
+ *
+ * @example
+ * const g = AutonomyGuardrails.create({ maxSteps: 5, toolBudget: 10 });
+ * g.checkToolBudget(12).allowed; // false
+ */
+export class AutonomyGuardrails {
+  readonly maxSteps: number | null;
+  readonly requiredConfirmations: readonly string[];
+  readonly maxWallClockSeconds: number | null;
+  /** ISO-8601 UTC, or null before the first execution. */
+  readonly startTime: string | null;
+  readonly actorLimits: ActorLimits;
+  #budgetMicros: number | null;
+  #spentMicros: number;
+  #stepCount: number;
+  #confirmSet: ReadonlySet<string>;
+  #parsedStart: { text: string | null; ms: number } = { text: null, ms: NaN };
+
+  private constructor(s: State) {
+    this.maxSteps = s.maxSteps;
+    this.#budgetMicros = s.budgetMicros;
+    this.requiredConfirmations = Object.freeze([...s.confirmations]);
+    this.#confirmSet = new Set(s.confirmations);
+    this.maxWallClockSeconds = s.maxWallClockSeconds;
+    this.startTime = s.startTime;
+    this.actorLimits = s.actorLimits;
+    this.#stepCount = s.stepCount;
+    this.#spentMicros = s.spentMicros;
+  }
+
+  /**
+   * Validates `init` and builds guardrails. Unknown keys are refused so a misspelt limit is never silently
+   * absent.
+   * @throws GuardrailValidationError naming the field: `max_steps must be an integer >= 1 or null, got 0`
+   */
+  static create(init?: GuardrailsInit): AutonomyGuardrails {
+    return AutonomyGuardrails.parse(init, '', false);
+  }
+
+  /** @internal validates untrusted input in camelCase (API) or snake_case (wire) form. */
+  static parse(
+    init: unknown,
+    prefix: string,
+    snakeKeys: boolean,
+    limits?: ConfirmationLimits,
+  ): AutonomyGuardrails {
+    const keys = snakeKeys ? SNAKE : CAMEL;
+    const o = objectWithKeys(init, prefix.replace(/\.$/, '') || 'init', keys, prefix);
+    const get = (i: number): unknown => o[keys[i] as string];
+    const f = (i: number): string => `${prefix}${SNAKE[i]}`;
+    const optional = <T>(i: number, read: (v: unknown, field: string) => T, dflt: T): T => {
+      const v = get(i);
+      return v === undefined ? dflt : read(v, f(i));
+    };
+    return new AutonomyGuardrails({
+      maxSteps: optional(0, (v, n) => intField(v, n, 1, true), null),
+      budgetMicros: optional(1, (v, n) => (v === null ? null : toMicros(v, n, 'down')), null),
+      confirmations: optional(2, (v, n) => confirmationList(v, n, limits), []),
+      maxWallClockSeconds: optional(3, positiveSecondsOrNull, null),
+      startTime: optional(4, (v, n) => (v === null ? null : canonicalIso(v, n)), null),
+      actorLimits: optional(
+        5,
+        (v) => ActorLimits.parse(v, `${prefix}actor_limits.`, snakeKeys),
+        ActorLimits.UNLIMITED,
+      ),
+      stepCount: optional(6, (v, n) => intField(v, n, 0, false) as number, 0),
+      spentMicros: optional(7, (v, n) => toMicros(v, n, snakeKeys ? 'nearest' : 'up'), 0),
+    });
+  }
+
+  /** Money the tools may spend in units, or null when unlimited. */
+  get toolBudget(): number | null {
+    return this.#budgetMicros === null ? null : fromMicros(this.#budgetMicros);
+  }
+
+  /** Money spent so far, in units. */
+  get budgetSpent(): number {
+    return fromMicros(this.#spentMicros);
+  }
+
+  /** Steps taken so far. */
+  get stepCount(): number {
+    return this.#stepCount;
+  }
+
+  /** Budget limit in micro-units, or null when unlimited. */
+  get toolBudgetMicros(): number | null {
+    return this.#budgetMicros;
+  }
+
+  /** Money spent so far in micro-units. */
+  get budgetSpentMicros(): number {
+    return this.#spentMicros;
+  }
+
+  /** Allowed iff `step < maxSteps` (steps count from 0), or there is no step limit. */
+  checkStepLimit(step: number): GuardCheck {
+    const n = intField(step, 'step', 0, false) as number;
+    const max = this.maxSteps;
+    if (max === null) return makeCheck(E.STEP_ALLOWED, 'no step limit', null, n);
+    return n < max
+      ? makeCheck(E.STEP_ALLOWED, `step ${n} is within max_steps ${max}`, max, n)
+      : makeCheck(E.STEP_BLOCKED, `step ${n} reaches max_steps ${max}`, max, n);
+  }
+
+  /** Allowed iff `budgetSpent + cost <= toolBudget`, or there is no budget. Does not spend. */
+  checkToolBudget(cost: number): GuardCheck {
+    return this.checkToolBudgetMicros(toMicros(cost, 'cost', 'up'));
+  }
+
+  /** {@link checkToolBudget} for an amount already in micro-units. */
+  checkToolBudgetMicros(costMicros: number): GuardCheck {
+    const budget = this.#budgetMicros;
+    const cost = fromMicros(costMicros);
+    if (budget === null) return makeCheck(E.BUDGET_ALLOWED, 'no budget limit', null, cost);
+    const after = this.#spentMicros + costMicros;
+    const limit = fromMicros(budget);
+    return after <= budget
+      ? makeCheck(
+          E.BUDGET_ALLOWED,
+          `cost ${cost} fits: ${fromMicros(after)} of tool_budget ${limit}`,
+          limit,
+          cost,
+        )
+      : makeCheck(
+          E.BUDGET_BLOCKED,
+          `cost ${cost} would bring spending to ${fromMicros(after)}, over tool_budget ${limit}`,
+          limit,
+          cost,
+        );
+  }
+
+  /** Denied (`confirmation_required`) when a person must confirm `operation` before it runs. */
+  checkConfirmation(operation: string): GuardCheck {
+    const op = normalizeOperation(operation);
+    return this.#confirmSet.has(op)
+      ? makeCheck(E.CONFIRMATION_REQUIRED, `operation "${op}" requires confirmation`, null)
+      : makeCheck(E.CONFIRMATION_NOT_REQUIRED, `operation "${op}" does not require confirmation`, null);
+  }
+
+  /**
+   * Allowed iff less than `maxWallClockSeconds` have passed since `startTime`. No limit, or a limit on a
+   * plan that has not started, is allowed; a start time that cannot be read is denied (fail closed).
+   */
+  checkWallClock(nowMs: number): GuardCheck {
+    if (typeof nowMs !== 'number' || !Number.isFinite(nowMs))
+      invalid('now', 'a finite number of epoch milliseconds', nowMs);
+    const max = this.maxWallClockSeconds;
+    if (max === null) return makeCheck(E.WALL_CLOCK_ALLOWED, 'no wall-clock limit', null);
+    const start = this.#startMs();
+    if (this.startTime === null)
+      return makeCheck(E.WALL_CLOCK_ALLOWED, 'plan has not started; the clock has not begun', max);
+    if (Number.isNaN(start)) {
+      return makeCheck(
+        E.WALL_CLOCK_BLOCKED,
+        `start_time ${describeValue(this.startTime)} cannot be read`,
+        max,
+      );
+    }
+    const elapsed = Math.max(0, nowMs - start) / 1000;
+    return elapsed < max
+      ? makeCheck(E.WALL_CLOCK_ALLOWED, `${elapsed}s elapsed of max_wall_clock_seconds ${max}`, max, elapsed)
+      : makeCheck(
+          E.WALL_CLOCK_BLOCKED,
+          `${elapsed}s elapsed reaches max_wall_clock_seconds ${max}`,
+          max,
+          elapsed,
+        );
+  }
+
+  /** Allowed iff `currentCalls < maxToolCallsPerInvocation`, or there is no such limit. */
+  checkActorToolCalls(currentCalls: number): GuardCheck {
+    const n = intField(currentCalls, 'current_calls', 0, false) as number;
+    const max = this.actorLimits.maxToolCallsPerInvocation;
+    if (max === null)
+      return makeCheck(E.ACTOR_TOOL_CALLS_ALLOWED, 'no tool-call limit per invocation', null, n);
+    return n < max
+      ? makeCheck(
+          E.ACTOR_TOOL_CALLS_ALLOWED,
+          `${n} tool calls is within max_tool_calls_per_invocation ${max}`,
+          max,
+          n,
+        )
+      : makeCheck(
+          E.ACTOR_TOOL_CALLS_BLOCKED,
+          `${n} tool calls reaches max_tool_calls_per_invocation ${max}`,
+          max,
+          n,
+        );
+  }
+
+  /** Allowed iff `currentRetries < maxRetriesPerFailure`, or there is no retry limit. */
+  checkRetries(currentRetries: number): GuardCheck {
+    const n = intField(currentRetries, 'current_retries', 0, false) as number;
+    const max = this.actorLimits.maxRetriesPerFailure;
+    if (max === null) return makeCheck(E.RETRY_ALLOWED, 'no retry limit', null, n);
+    return n < max
+      ? makeCheck(E.RETRY_ALLOWED, `retry ${n} is within max_retries_per_failure ${max}`, max, n)
+      : makeCheck(E.RETRY_BLOCKED, `retry ${n} reaches max_retries_per_failure ${max}`, max, n);
+  }
+
+  /** Counts one step taken. */
+  incrementStep(): void {
+    if (this.#stepCount >= Number.MAX_SAFE_INTEGER) invalid('step_count', 'below 2^53 - 1', this.#stepCount);
+    this.#stepCount += 1;
+  }
+
+  /** Records money spent (an actual cost: it is recorded even beyond the budget). */
+  recordCost(cost: number): void {
+    this.recordCostMicros(toMicros(cost, 'cost', 'up'));
+  }
+
+  /** {@link recordCost} for an amount already in micro-units. */
+  recordCostMicros(costMicros: number): void {
+    const after = this.#spentMicros + costMicros;
+    if (!Number.isSafeInteger(after)) invalid('budget_spent', 'representable exactly', fromMicros(after));
+    this.#spentMicros = after;
+  }
+
+  /** A copy with `startTime` set; guardrails that already started are returned unchanged. */
+  withStartTime(iso: string): AutonomyGuardrails {
+    if (this.startTime !== null) return this;
+    const copy = this.#state();
+    copy.startTime = canonicalIso(iso, 'start_time');
+    return new AutonomyGuardrails(copy);
+  }
+
+  /** An independent copy. */
+  clone(): AutonomyGuardrails {
+    return new AutonomyGuardrails(this.#state());
+  }
+
+  /** The wire form (snake_case), as in DESIGN.md §3. */
+  toJSON(): GuardrailsJson {
+    return {
+      max_steps: this.maxSteps,
+      tool_budget: this.toolBudget,
+      required_confirmations: [...this.requiredConfirmations],
+      max_wall_clock_seconds: this.maxWallClockSeconds,
+      start_time: this.startTime,
+      actor_limits: this.actorLimits.toJSON(),
+      step_count: this.#stepCount,
+      budget_spent: this.budgetSpent,
+    };
+  }
+
+  /** Rebuilds guardrails from their wire form, validating it as untrusted input. */
+  static fromJSON(json: unknown): AutonomyGuardrails {
+    return AutonomyGuardrails.parse(json, '', true);
+  }
+
+  #state(): State {
+    return {
+      maxSteps: this.maxSteps,
+      budgetMicros: this.#budgetMicros,
+      confirmations: this.requiredConfirmations,
+      maxWallClockSeconds: this.maxWallClockSeconds,
+      startTime: this.startTime,
+      actorLimits: this.actorLimits,
+      stepCount: this.#stepCount,
+      spentMicros: this.#spentMicros,
+    };
+  }
+
+  #startMs(): number {
+    // startTime is validated on the way in, but state can arrive by other roads; parse once per value.
+    const cached = this.#parsedStart;
+    if (cached.text !== this.startTime) {
+      this.#parsedStart = {
+        text: this.startTime,
+        ms: typeof this.startTime === 'string' ? parseIsoMs(this.startTime) : NaN,
+      };
+    }
+    return this.#parsedStart.ms;
+  }
+}
+
+function positiveSecondsOrNull(v: unknown, field: string): number | null {
+  if (v === null) return null;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0)
+    invalid(field, 'a finite number > 0 or null', v);
+  return v;
+}
+
+function confirmationList(v: unknown, field: string, limits?: ConfirmationLimits): string[] {
+  if (!Array.isArray(v)) {
+    throw new GuardrailValidationError(
+      field,
+      `${field} must be an array of strings, got ${describeValue(v)}`,
+    );
+  }
+  if (limits && v.length > limits.maxRequiredConfirmations) {
+    throw new GuardrailValidationError(
+      field,
+      `${field} must hold at most ${limits.maxRequiredConfirmations} names, got ${v.length}`,
+    );
+  }
+  const out = new Set<string>();
+  v.forEach((name: unknown, i) =>
+    out.add(normalizeOperation(name, `${field}[${i}]`, limits?.maxOperationNameLength)),
+  );
+  return [...out];
+}

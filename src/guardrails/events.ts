@@ -1,0 +1,63 @@
+/** What a guard decided, as recorded in the audit trail. Wire values are the spec's snake_case names. */
+export const GuardrailEventType = Object.freeze({
+  STEP_ALLOWED: 'step_allowed',
+  STEP_BLOCKED: 'step_blocked',
+  BUDGET_ALLOWED: 'budget_allowed',
+  BUDGET_BLOCKED: 'budget_blocked',
+  CONFIRMATION_REQUIRED: 'confirmation_required',
+  CONFIRMATION_NOT_REQUIRED: 'confirmation_not_required',
+  WALL_CLOCK_ALLOWED: 'wall_clock_allowed',
+  WALL_CLOCK_BLOCKED: 'wall_clock_blocked',
+  ACTOR_TOOL_CALLS_ALLOWED: 'actor_tool_calls_allowed',
+  ACTOR_TOOL_CALLS_BLOCKED: 'actor_tool_calls_blocked',
+  RETRY_ALLOWED: 'retry_allowed',
+  RETRY_BLOCKED: 'retry_blocked',
+} as const);
+export type GuardrailEventType = (typeof GuardrailEventType)[keyof typeof GuardrailEventType];
+
+/** A check either allows or denies; there is no third answer. */
+export const GuardrailResult = Object.freeze({ ALLOWED: 'allowed', DENIED: 'denied' } as const);
+export type GuardrailResult = (typeof GuardrailResult)[keyof typeof GuardrailResult];
+
+export type GuardName =
+  'step_limit' | 'tool_budget' | 'confirmation' | 'wall_clock' | 'actor_tool_calls' | 'retry_limit';
+
+export const GUARD_NAMES: readonly GuardName[] = Object.freeze([
+  'step_limit',
+  'tool_budget',
+  'confirmation',
+  'wall_clock',
+  'actor_tool_calls',
+  'retry_limit',
+]);
+
+interface EventInfo {
+  readonly guardName: GuardName;
+  readonly result: GuardrailResult;
+}
+
+const { ALLOWED, DENIED } = GuardrailResult;
+
+/** Each event type belongs to exactly one guard and implies exactly one result. */
+export const EVENT_INFO: Readonly<Record<GuardrailEventType, EventInfo>> = Object.freeze({
+  step_allowed: { guardName: 'step_limit', result: ALLOWED },
+  step_blocked: { guardName: 'step_limit', result: DENIED },
+  budget_allowed: { guardName: 'tool_budget', result: ALLOWED },
+  budget_blocked: { guardName: 'tool_budget', result: DENIED },
+  confirmation_not_required: { guardName: 'confirmation', result: ALLOWED },
+  confirmation_required: { guardName: 'confirmation', result: DENIED },
+  wall_clock_allowed: { guardName: 'wall_clock', result: ALLOWED },
+  wall_clock_blocked: { guardName: 'wall_clock', result: DENIED },
+  actor_tool_calls_allowed: { guardName: 'actor_tool_calls', result: ALLOWED },
+  actor_tool_calls_blocked: { guardName: 'actor_tool_calls', result: DENIED },
+  retry_allowed: { guardName: 'retry_limit', result: ALLOWED },
+  retry_blocked: { guardName: 'retry_limit', result: DENIED },
+});
+
+export function isGuardrailEventType(value: unknown): value is GuardrailEventType {
+  return typeof value === 'string' && Object.hasOwn(EVENT_INFO, value);
+}
+
+export function isGuardName(value: unknown): value is GuardName {
+  return typeof value === 'string' && (GUARD_NAMES as readonly string[]).includes(value);
+}

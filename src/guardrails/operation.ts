@@ -1,0 +1,41 @@
+import { describeValue, GuardrailValidationError } from '../errors.js';
+
+// Control (Cc) and invisible format (Cf) characters let two names that look the same compare different.
+const HIDDEN = /[\p{Cc}\p{Cf}]/u;
+
+/**
+ * The form in which operation names are compared: NFKC-normalized, trimmed, lower-cased. A name holding
+ * control or invisible format characters, or nothing but space, is refused rather than silently treated
+ * as "not required".
+ *
+ * @example
+ * normalizeOperation(' ＤＥＰＬＯＹ ') === 'deploy'
+ */
+export function normalizeOperation(value: unknown, field = 'operation', maxLength?: number): string {
+  if (typeof value !== 'string') {
+    throw new GuardrailValidationError(field, `${field} must be a string, got ${describeValue(value)}`);
+  }
+  if (HIDDEN.test(value)) {
+    throw new GuardrailValidationError(
+      field,
+      `${field} must not contain control or invisible format characters, got ${describeValue(value)}`,
+    );
+  }
+  const normalized = value.normalize('NFKC').trim().toLowerCase();
+  if (normalized.length === 0) {
+    throw new GuardrailValidationError(field, `${field} must not be empty, got ${describeValue(value)}`);
+  }
+  if (HIDDEN.test(normalized)) {
+    throw new GuardrailValidationError(
+      field,
+      `${field} must not contain control or invisible format characters, got ${describeValue(value)}`,
+    );
+  }
+  if (maxLength !== undefined && normalized.length > maxLength) {
+    throw new GuardrailValidationError(
+      field,
+      `${field} must be at most ${maxLength} characters, got ${describeValue(value)}`,
+    );
+  }
+  return normalized;
+}

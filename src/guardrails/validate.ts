@@ -1,0 +1,34 @@
+import { describeValue, GuardrailValidationError, invalid } from '../errors.js';
+import { isPlainObject } from '../json.js';
+
+/** An integer in [min, MAX_SAFE_INTEGER], or null when `nullable`. */
+export function intField(value: unknown, field: string, min: number, nullable: boolean): number | null {
+  if (value === null && nullable) return null;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
+    invalid(field, `an integer >= ${min}${nullable ? ' or null' : ''}`, value);
+  }
+  return value;
+}
+
+/**
+ * Checks that `value` is undefined or a plain object holding only `allowed` keys, so that a misspelt
+ * option (`maxStep: 5`) is an error instead of a silently missing limit.
+ */
+export function objectWithKeys(
+  value: unknown,
+  field: string,
+  allowed: readonly string[],
+  keyPrefix = `${field}.`,
+): Record<string, unknown> {
+  if (value === undefined) return {};
+  if (!isPlainObject(value)) {
+    throw new GuardrailValidationError(field, `${field} must be an object, got ${describeValue(value)}`);
+  }
+  for (const key of Object.keys(value)) {
+    if (!allowed.includes(key)) {
+      const path = `${keyPrefix}${key}`;
+      throw new GuardrailValidationError(path, `${path} is not a known field (known: ${allowed.join(', ')})`);
+    }
+  }
+  return value;
+}

@@ -1,0 +1,56 @@
+export { systemClock, ManualClock, type Clock } from './clock.js';
+export { MICROS_PER_UNIT, MAX_AMOUNT, toMicros, fromMicros, type Rounding } from './money.js';
+export {
+  GuardrailError,
+  GuardrailValidationError,
+  GuardrailViolationError,
+  isGuardrailError,
+  isGuardrailValidationError,
+  isGuardrailViolationError,
+} from './errors.js';
+export type { JsonValue, JsonObject } from './json.js';
+export {
+  GuardrailEventType,
+  GuardrailResult,
+  GUARD_NAMES,
+  EVENT_INFO,
+  type GuardName,
+} from './guardrails/events.js';
+export type { GuardCheck } from './guardrails/GuardCheck.js';
+export { normalizeOperation } from './guardrails/operation.js';
+export { ActorLimits, type ActorLimitsInit, type ActorLimitsJson } from './guardrails/ActorLimits.js';
+export {
+  AutonomyGuardrails,
+  type GuardrailsInit,
+  type GuardrailsJson,
+} from './guardrails/AutonomyGuardrails.js';
+export { AuditEntry, type AuditEntryInit, type AuditEntryJson } from './audit/AuditEntry.js';
+export { AuditTrail, DEFAULT_AUDIT_CAPACITY } from './audit/AuditTrail.js';
+export {
+  AutonomyGuardrailService,
+  type AutonomyGuardrailServiceOptions,
+} from './service/AutonomyGuardrailService.js';
+export {
+  DEFAULT_METADATA_LIMITS,
+  METADATA_KEY,
+  SCHEMA_VERSION,
+  type GuardrailsMetadata,
+  type MetadataLimits,
+} from './service/metadata.js';
+export { MAX_PLAN_ID_LENGTH } from './service/planId.js';
+export type {
+  GuardrailStore,
+  PlanChange,
+  PlanChangeFn,
+  PlanMutation,
+  PlanRecord,
+} from './store/GuardrailStore.js';
+export { MemoryStore } from './store/memory/MemoryStore.js';
+export {
+  PlanExecutor,
+  type CompletedDecision,
+  type ExecutionResult,
+  type PlanExecutorOptions,
+} from './executor/PlanExecutor.js';
+export { PLAN_PHASES, type Decision, type Plan, type PlanPhase } from './executor/Plan.js';
+export type { Tool, ToolContext } from './executor/tools.js';

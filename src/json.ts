@@ -1,0 +1,70 @@
+import { describeValue, GuardrailValidationError } from './errors.js';
+
+/** A value that survives `JSON.stringify` → `JSON.parse` unchanged. */
+export type JsonValue =
+  null | boolean | number | string | readonly JsonValue[] | { readonly [key: string]: JsonValue };
+export type JsonObject = { readonly [key: string]: JsonValue };
+
+/** Nesting deeper than this is refused rather than walked, so hostile input cannot exhaust the stack. */
+export const MAX_JSON_DEPTH = 32;
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/**
+ * Copies an untrusted JSON object into a fresh, deeply frozen one, checking every value is JSON.
+ * Keys such as `__proto__` and `constructor` become ordinary own properties: they never reach a prototype.
+ * Returns the copy and its serialized size in UTF-8 bytes.
+ */
+export function copyJsonObject(value: unknown, path: string): { value: JsonObject; bytes: number } {
+  if (!isPlainObject(value)) {
+    throw new GuardrailValidationError(path, `${path} must be a JSON object, got ${describeValue(value)}`);
+  }
+  const copy = copyJson(value, path, 0) as JsonObject;
+  return { value: copy, bytes: Buffer.byteLength(JSON.stringify(copy), 'utf8') };
+}
+
+function copyJson(value: unknown, path: string, depth: number): JsonValue {
+  if (depth > MAX_JSON_DEPTH) {
+    throw new GuardrailValidationError(path, `${path} nests deeper than ${MAX_JSON_DEPTH} levels`);
+  }
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'number':
+      if (!Number.isFinite(value)) {
+        throw new GuardrailValidationError(
+          path,
+          `${path} must be a finite number, got ${describeValue(value)}`,
+        );
+      }
+      return value;
+    case 'object': {
+      if (value === null) return null;
+      if (Array.isArray(value)) {
+        const out: JsonValue[] = [];
+        for (let i = 0; i < value.length; i++) out.push(copyJson(value[i], `${path}[${i}]`, depth + 1));
+        return Object.freeze(out);
+      }
+      if (!isPlainObject(value)) {
+        throw new GuardrailValidationError(path, `${path} must be plain JSON, got ${describeValue(value)}`);
+      }
+      const out: Record<string, JsonValue> = {};
+      for (const key of Object.keys(value)) {
+        Object.defineProperty(out, key, {
+          value: copyJson(value[key], `${path}.${key}`, depth + 1),
+          enumerable: true,
+          writable: false,
+          configurable: false,
+        });
+      }
+      return Object.freeze(out);
+    }
+    default:
+      throw new GuardrailValidationError(path, `${path} must be plain JSON, got ${describeValue(value)}`);
+  }
+}

@@ -1,0 +1,281 @@
+import { AuditEntry } from '../audit/AuditEntry.js';
+import type { AuditTrail } from '../audit/AuditTrail.js';
+import { systemClock, type Clock } from '../clock.js';
+import { describeValue, GuardrailValidationError } from '../errors.js';
+import { AutonomyGuardrails, type GuardrailsInit } from '../guardrails/AutonomyGuardrails.js';
+import { GuardrailEventType as E, type GuardrailEventType } from '../guardrails/events.js';
+import { makeCheck, type GuardCheck } from '../guardrails/GuardCheck.js';
+import { normalizeOperation } from '../guardrails/operation.js';
+import { intField, objectWithKeys } from '../guardrails/validate.js';
+import { formatIso } from '../iso.js';
+import type { JsonObject } from '../json.js';
+import { fromMicros, toMicros } from '../money.js';
+import type { GuardrailStore, PlanChange } from '../store/GuardrailStore.js';
+import { MemoryStore } from '../store/memory/MemoryStore.js';
+import {
+  METADATA_KEY,
+  parseState,
+  resolveMetadataLimits,
+  serializeState,
+  type MetadataLimits,
+} from './metadata.js';
+import { validatePlanId } from './planId.js';
+
+export interface AutonomyGuardrailServiceOptions {
+  /** Where state lives; defaults to a new {@link MemoryStore}. */
+  store?: GuardrailStore;
+  clock?: Clock;
+  /** Audit entries kept per plan by the default memory store. Give it to the store when you pass one. */
+  auditCapacity?: number;
+  metadataLimits?: Partial<MetadataLimits>;
+  /**
+   * What checks of a plan with no guardrails answer. `'allow'` (the default, as the spec says): steps,
+   * budget, wall clock, tool calls and retries are allowed and no confirmation is required. `'deny'`:
+   * every check denies (fail closed).
+   */
+  unconfiguredPlans?: 'allow' | 'deny';
+}
+
+const OPTION_KEYS = ['store', 'clock', 'auditCapacity', 'metadataLimits', 'unconfiguredPlans'];
+
+/**
+ * Guardrails per plan over a {@link GuardrailStore}: every check is recorded in the plan's audit trail
+ * together with its effect, in one atomic step.
+ *
+ * @example
+ * const service = new AutonomyGuardrailService();
+ * await service.configureGuardrails('plan-1', { toolBudget: 1 });
+ * (await service.checkToolBudget('plan-1', 0.4)).allowed; // true, and 0.4 is now spent
+ */
+export class AutonomyGuardrailService {
+  readonly #store: GuardrailStore;
+  readonly #clock: Clock;
+  readonly #limits: MetadataLimits;
+  readonly #deny: boolean;
+
+  constructor(options: AutonomyGuardrailServiceOptions = {}) {
+    const o = objectWithKeys(options, 'options', OPTION_KEYS);
+    this.#limits = resolveMetadataLimits(o['metadataLimits']);
+    const clock = o['clock'] ?? systemClock;
+    if (typeof (clock as Clock | null)?.now !== 'function') {
+      throw new GuardrailValidationError(
+        'clock',
+        `clock must have a now() method, got ${describeValue(clock)}`,
+      );
+    }
+    this.#clock = clock as Clock;
+    const unconfigured = o['unconfiguredPlans'] ?? 'allow';
+    if (unconfigured !== 'allow' && unconfigured !== 'deny') {
+      throw new GuardrailValidationError(
+        'unconfiguredPlans',
+        `unconfiguredPlans must be "allow" or "deny", got ${describeValue(unconfigured)}`,
+      );
+    }
+    this.#deny = unconfigured === 'deny';
+    if (o['store'] !== undefined && o['auditCapacity'] !== undefined) {
+      throw new GuardrailValidationError(
+        'auditCapacity',
+        'auditCapacity configures the default memory store; with your own store, give it to the store',
+      );
+    }
+    const capacity =
+      o['auditCapacity'] === undefined ? undefined : intField(o['auditCapacity'], 'auditCapacity', 1, false);
+    this.#store =
+      (o['store'] as GuardrailStore | undefined) ??
+      new MemoryStore(capacity ? { auditCapacity: capacity } : {});
+    if (this.#store.auditCapacity > this.#limits.maxAuditEntries) {
+      // Otherwise the service would write metadata it refuses to read back.
+      throw new GuardrailValidationError(
+        'auditCapacity',
+        `auditCapacity must be at most metadataLimits.maxAuditEntries (${this.#limits.maxAuditEntries}), got ${this.#store.auditCapacity}`,
+      );
+    }
+  }
+
+  /** The store this service writes to. */
+  get store(): GuardrailStore {
+    return this.#store;
+  }
+
+  /**
+   * Sets a plan's guardrails (replacing any it had; its audit trail is kept). Validated in full first: a
+   * bad init changes nothing. Returns a copy of what was stored.
+   */
+  async configureGuardrails(planId: string, init?: GuardrailsInit): Promise<AutonomyGuardrails> {
+    validatePlanId(planId);
+    const guardrails = AutonomyGuardrails.parse(init, '', false, this.#limits);
+    await this.#store.put(planId, guardrails);
+    return guardrails.clone();
+  }
+
+  /** A copy of the plan's guardrails, or null when it has none. */
+  async getGuardrails(planId: string): Promise<AutonomyGuardrails | null> {
+    validatePlanId(planId);
+    return (await this.#store.get(planId))?.guardrails ?? null;
+  }
+
+  /** Checks `step` against `max_steps` and records the check. Counts nothing: see {@link takeStep}. */
+  checkStepLimit(planId: string, step: number): Promise<GuardCheck> {
+    validatePlanId(planId);
+    intField(step, 'step', 0, false);
+    return this.#store.update(planId, (g) =>
+      g
+        ? this.#audited(g.checkStepLimit(step), { step })
+        : this.#unconfigured(E.STEP_ALLOWED, E.STEP_BLOCKED, planId),
+    );
+  }
+
+  /**
+   * Atomic check-and-count of the plan's next step: allowed iff `step_count < max_steps`, and then
+   * `step_count` goes up by one. Recorded either way.
+   */
+  takeStep(planId: string): Promise<GuardCheck> {
+    validatePlanId(planId);
+    return this.#store.update(planId, (g) => {
+      if (!g) return this.#unconfigured(E.STEP_ALLOWED, E.STEP_BLOCKED, planId);
+      const check = g.checkStepLimit(g.stepCount);
+      return this.#audited(check, { step: g.stepCount }, check.allowed ? { steps: 1 } : undefined);
+    });
+  }
+
+  /**
+   * Atomic check-and-spend: allowed iff `budget_spent + cost <= tool_budget`, and then `cost` is spent.
+   * Concurrent calls never overspend. Recorded either way.
+   */
+  checkToolBudget(planId: string, cost: number): Promise<GuardCheck> {
+    validatePlanId(planId);
+    const micros = toMicros(cost, 'cost', 'up');
+    return this.#store.update(planId, (g) => {
+      if (!g) return this.#unconfigured(E.BUDGET_ALLOWED, E.BUDGET_BLOCKED, planId);
+      const check = g.checkToolBudgetMicros(micros);
+      const spent = check.allowed ? g.budgetSpentMicros + micros : g.budgetSpentMicros;
+      return this.#audited(
+        check,
+        { cost: fromMicros(micros), spent: fromMicros(spent) },
+        check.allowed && micros > 0 ? { spendMicros: micros } : undefined,
+      );
+    });
+  }
+
+  /** Denied (`confirmation_required`) when a person must confirm `operation`. Recorded either way. */
+  checkConfirmation(planId: string, operation: string): Promise<GuardCheck> {
+    validatePlanId(planId);
+    const op = normalizeOperation(operation, 'operation', this.#limits.maxOperationNameLength);
+    return this.#store.update(planId, (g) =>
+      g
+        ? this.#audited(g.checkConfirmation(op), { operation: op })
+        : this.#unconfigured(E.CONFIRMATION_NOT_REQUIRED, E.CONFIRMATION_REQUIRED, planId),
+    );
+  }
+
+  /** Checks the elapsed wall-clock time against the plan's limit, on the service's clock. */
+  checkWallClock(planId: string): Promise<GuardCheck> {
+    validatePlanId(planId);
+    const now = this.#clock.now();
+    return this.#store.update(planId, (g) => {
+      if (!g) return this.#unconfigured(E.WALL_CLOCK_ALLOWED, E.WALL_CLOCK_BLOCKED, planId);
+      const check = g.checkWallClock(now);
+      return this.#audited(check, check.observed === undefined ? {} : { elapsed_seconds: check.observed });
+    });
+  }
+
+  /** Checks `currentCalls` against `max_tool_calls_per_invocation` and records the check. */
+  checkActorToolCalls(planId: string, currentCalls: number): Promise<GuardCheck> {
+    validatePlanId(planId);
+    intField(currentCalls, 'current_calls', 0, false);
+    return this.#store.update(planId, (g) =>
+      g
+        ? this.#audited(g.checkActorToolCalls(currentCalls), { current_calls: currentCalls })
+        : this.#unconfigured(E.ACTOR_TOOL_CALLS_ALLOWED, E.ACTOR_TOOL_CALLS_BLOCKED, planId),
+    );
+  }
+
+  /** Checks `currentRetries` against `max_retries_per_failure` and records the check. */
+  checkRetries(planId: string, currentRetries: number): Promise<GuardCheck> {
+    validatePlanId(planId);
+    intField(currentRetries, 'current_retries', 0, false);
+    return this.#store.update(planId, (g) =>
+      g
+        ? this.#audited(g.checkRetries(currentRetries), { current_retries: currentRetries })
+        : this.#unconfigured(E.RETRY_ALLOWED, E.RETRY_BLOCKED, planId),
+    );
+  }
+
+  /** Sets the plan's `start_time` to now if it is unset; a plan that already started keeps its start. */
+  markStarted(planId: string): Promise<void> {
+    validatePlanId(planId);
+    const startTime = formatIso(this.#clock.now());
+    return this.#store.update(planId, (g) =>
+      g && g.startTime === null ? { result: undefined, mutation: { startTime } } : { result: undefined },
+    );
+  }
+
+  /** A copy of the plan's audit trail (the newest entries, oldest first), or null when it has none. */
+  async getAuditTrail(planId: string): Promise<AuditTrail | null> {
+    validatePlanId(planId);
+    return (await this.#store.get(planId))?.audit ?? null;
+  }
+
+  /**
+   * Returns `metadata` with the plan's state added under `autonomy_guardrails` (DESIGN.md §3). The input
+   * object is not modified. For a plan with no guardrails, a copy of `metadata` as it was.
+   */
+  async toMetadata(planId: string, metadata: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
+    validatePlanId(planId);
+    const record = await this.#store.get(planId);
+    const out: Record<string, unknown> = { ...metadata };
+    if (record) {
+      Object.defineProperty(out, METADATA_KEY, {
+        value: serializeState(record.guardrails, record.audit),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return out;
+  }
+
+  /**
+   * Replaces the plan's state with the one held in `metadata`, read as untrusted JSON. Validated in full
+   * first: on any error nothing changes.
+   * @throws GuardrailValidationError naming the path, e.g. `autonomy_guardrails.audit_trail.entries[3].result`
+   */
+  async loadFromMetadata(planId: string, metadata: unknown): Promise<AutonomyGuardrails> {
+    validatePlanId(planId);
+    const { guardrails, trail } = parseState(metadata, this.#limits);
+    await this.#store.put(planId, guardrails, trail);
+    return guardrails.clone();
+  }
+
+  /** Forgets the plan's guardrails and audit trail; true if it had any. */
+  async removePlan(planId: string): Promise<boolean> {
+    validatePlanId(planId);
+    return this.#store.delete(planId);
+  }
+
+  #audited<D extends Record<string, number | string>>(
+    check: GuardCheck,
+    details: D,
+    mutation?: { steps?: number; spendMicros?: number },
+  ): PlanChange<GuardCheck> {
+    const entryDetails: JsonObject = Object.freeze({
+      ...details,
+      limit: check.limit ?? null,
+      reason: check.reason,
+    });
+    const audit = AuditEntry.fromCheck(check, this.#clock.now(), entryDetails);
+    return mutation ? { result: check, audit, mutation } : { result: check, audit };
+  }
+
+  #unconfigured(
+    allowed: GuardrailEventType,
+    denied: GuardrailEventType,
+    planId: string,
+  ): PlanChange<GuardCheck> {
+    return {
+      result: this.#deny
+        ? makeCheck(denied, `plan "${planId}" has no guardrails and unconfiguredPlans is "deny"`, null)
+        : makeCheck(allowed, `plan "${planId}" has no guardrails configured`, null),
+    };
+  }
+}

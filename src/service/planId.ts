@@ -1,0 +1,22 @@
+import { describeValue, GuardrailValidationError } from '../errors.js';
+
+/** Longest plan id accepted. */
+export const MAX_PLAN_ID_LENGTH = 256;
+
+const CONTROL = /\p{Cc}/u;
+
+/** A plan id is a non-empty string of at most 256 characters without control characters. */
+export function validatePlanId(planId: unknown): string {
+  if (
+    typeof planId !== 'string' ||
+    planId.length === 0 ||
+    planId.length > MAX_PLAN_ID_LENGTH ||
+    CONTROL.test(planId)
+  ) {
+    throw new GuardrailValidationError(
+      'plan_id',
+      `plan_id must be a non-empty string of at most ${MAX_PLAN_ID_LENGTH} characters without control characters, got ${describeValue(planId)}`,
+    );
+  }
+  return planId;
+}
