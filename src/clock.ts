@@ -27,7 +27,7 @@ export class ManualClock implements Clock {
   /** Moves the clock forward by `ms` (>= 0). */
   advance(ms: number): void {
     if (!Number.isFinite(ms) || ms < 0) throw new RangeError(`ms must be a finite number >= 0, got ${ms}`);
-    this.#ms += ms;
+    this.#ms = ManualClock.#valid(this.#ms + ms, 'the advanced time');
   }
 
   /** Sets the clock to `ms` epoch milliseconds. */

@@ -80,7 +80,12 @@ export function describeValue(value: unknown): string {
     case 'bigint':
       return String(value);
     case 'object':
-      return Array.isArray(value) ? `an array of ${value.length}` : 'an object';
+      try {
+        return Array.isArray(value) ? `an array of ${value.length}` : 'an object';
+      } catch {
+        // A revoked proxy throws even from Array.isArray.
+        return 'an object';
+      }
     default:
       return `a ${typeof value}`;
   }

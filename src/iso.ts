@@ -18,7 +18,10 @@ export function parseIsoMs(text: string): number {
   const minute = Number(mi);
   const second = Number(s);
   if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return NaN;
-  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  // Date.UTC maps years 0-99 to 1900-1999, which gets 29 February 0000 wrong; setUTCFullYear does not.
+  const lastDay = new Date(0);
+  lastDay.setUTCFullYear(year, month, 0);
+  const daysInMonth = lastDay.getUTCDate();
   if (day > daysInMonth) return NaN;
   let offsetMin = 0;
   if (zone !== 'Z') {
@@ -42,8 +45,10 @@ export function formatIso(ms: number): string {
 /** Validates an ISO-8601 timestamp and returns it in canonical UTC form. */
 export function canonicalIso(value: unknown, field: string): string {
   const ms = typeof value === 'string' ? parseIsoMs(value) : NaN;
-  if (Number.isNaN(ms) || Math.abs(ms) > 8.64e15) {
+  // An offset can push a date past year 0000 or 9999, whose UTC form this module could not read back.
+  const canonical = Number.isNaN(ms) ? '' : formatIso(ms);
+  if (Number.isNaN(parseIsoMs(canonical))) {
     invalid(field, 'an ISO-8601 date-time with a time zone, like "2026-11-30T10:00:00Z"', value);
   }
-  return formatIso(ms);
+  return canonical;
 }

@@ -23,6 +23,7 @@ export function toMicros(amount: unknown, field: string, rounding: Rounding = 'n
     invalid(field, 'a finite number >= 0', amount);
   }
   if (amount > MAX_AMOUNT) invalid(field, `at most ${MAX_AMOUNT}`, amount);
+  if (amount === 0) return 0; // -0 too: a negative zero would leak into reasons and limits as "-0"
   const scaled = amount * MICROS_PER_UNIT;
   const nearest = Math.round(scaled);
   // Binary floating point puts 0.1 * 1e6 a hair off 100000; that is representation noise, not precision.

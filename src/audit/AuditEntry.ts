@@ -8,7 +8,7 @@ import {
   type GuardrailResult,
 } from '../guardrails/events.js';
 import type { GuardCheck } from '../guardrails/GuardCheck.js';
-import { formatIso } from '../iso.js';
+import { formatIso, parseIsoMs } from '../iso.js';
 import { copyJsonObject, type JsonObject } from '../json.js';
 
 /** Wire form of an {@link AuditEntry} (DESIGN.md §3). */
@@ -29,6 +29,19 @@ export interface AuditEntryInit {
 }
 
 const EMPTY: JsonObject = Object.freeze({});
+
+/**
+ * True for epoch milliseconds whose ISO-8601 form can be read back: outside the years 0000-9999 the form
+ * gets a sign and six digits, which no reader of the wire format accepts.
+ */
+export function isSerializableTimestamp(ms: unknown): ms is number {
+  return (
+    typeof ms === 'number' &&
+    Number.isFinite(ms) &&
+    Math.abs(ms) <= 8.64e15 &&
+    !Number.isNaN(parseIsoMs(formatIso(ms)))
+  );
+}
 
 /** Details larger than this are refused by {@link AuditEntry.create}. */
 export const MAX_DETAILS_BYTES = 4096;
@@ -79,10 +92,10 @@ export class AuditEntry {
       );
     }
     const ts = i['timestamp'] ?? Date.now();
-    if (typeof ts !== 'number' || !Number.isFinite(ts) || Math.abs(ts) > 8.64e15) {
+    if (!isSerializableTimestamp(ts)) {
       throw new GuardrailValidationError(
         'timestamp',
-        `timestamp must be epoch milliseconds, got ${describeValue(ts)}`,
+        `timestamp must be epoch milliseconds within the years 0000-9999, got ${describeValue(ts)}`,
       );
     }
     const details =

@@ -192,6 +192,7 @@ export class AutonomyGuardrails {
 
   /** {@link checkToolBudget} for an amount already in micro-units. */
   checkToolBudgetMicros(costMicros: number): GuardCheck {
+    intField(costMicros, 'cost_micros', 0, false);
     const budget = this.#budgetMicros;
     const cost = fromMicros(costMicros);
     if (budget === null) return makeCheck(E.BUDGET_ALLOWED, 'no budget limit', null, cost);
@@ -294,6 +295,7 @@ export class AutonomyGuardrails {
 
   /** {@link recordCost} for an amount already in micro-units. */
   recordCostMicros(costMicros: number): void {
+    intField(costMicros, 'cost_micros', 0, false);
     const after = this.#spentMicros + costMicros;
     if (!Number.isSafeInteger(after)) invalid('budget_spent', 'representable exactly', fromMicros(after));
     this.#spentMicros = after;
@@ -378,8 +380,9 @@ function confirmationList(v: unknown, field: string, limits?: ConfirmationLimits
     );
   }
   const out = new Set<string>();
-  v.forEach((name: unknown, i) =>
-    out.add(normalizeOperation(name, `${field}[${i}]`, limits?.maxOperationNameLength)),
-  );
+  // A plain loop, not forEach: forEach skips the holes of a sparse array, which would pass unchecked.
+  for (let i = 0; i < v.length; i++) {
+    out.add(normalizeOperation(v[i], `${field}[${i}]`, limits?.maxOperationNameLength));
+  }
   return [...out];
 }

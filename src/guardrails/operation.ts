@@ -1,7 +1,8 @@
 import { describeValue, GuardrailValidationError } from '../errors.js';
 
-// Control (Cc) and invisible format (Cf) characters let two names that look the same compare different.
-const HIDDEN = /[\p{Cc}\p{Cf}]/u;
+// Control (Cc), format (Cf) and other default-ignorable characters (variation selectors, Hangul fillers)
+// are invisible, so they let two names that look the same compare different.
+const HIDDEN = /[\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
 
 /**
  * The form in which operation names are compared: NFKC-normalized, trimmed, lower-cased. A name holding
