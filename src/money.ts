@@ -3,7 +3,10 @@ import { invalid } from './errors.js';
 /** One unit of money (whatever currency or credit the budget is in) is this many micro-units. */
 export const MICROS_PER_UNIT = 1_000_000;
 
-/** The largest amount leash can hold exactly: about nine billion units. */
+/**
+ * The largest amount leash accepts (about nine billion units). Up to 2^33 units (about 8.6 billion) every
+ * micro-unit has its own number, so amounts read back exactly; above that, to within one micro-unit.
+ */
 export const MAX_AMOUNT = Math.floor(Number.MAX_SAFE_INTEGER / MICROS_PER_UNIT);
 
 /**
@@ -23,12 +26,34 @@ export function toMicros(amount: unknown, field: string, rounding: Rounding = 'n
     invalid(field, 'a finite number >= 0', amount);
   }
   if (amount > MAX_AMOUNT) invalid(field, `at most ${MAX_AMOUNT}`, amount);
-  if (amount === 0) return 0; // -0 too: a negative zero would leak into reasons and limits as "-0"
-  const scaled = amount * MICROS_PER_UNIT;
-  const nearest = Math.round(scaled);
-  // Binary floating point puts 0.1 * 1e6 a hair off 100000; that is representation noise, not precision.
-  if (Math.abs(scaled - nearest) < 1e-6 || rounding === 'nearest') return nearest;
-  return rounding === 'up' ? Math.ceil(scaled) : Math.floor(scaled);
+  if (Number.isInteger(amount)) return amount * MICROS_PER_UNIT + 0; // + 0 turns -0 into 0
+  // Fast path: when dividing the rounded product back gives `amount` itself, `amount` is the double
+  // nearest to that many micro-units, so its shortest decimal form has at most six decimals: exact.
+  const rounded = Math.round(amount * MICROS_PER_UNIT);
+  if (rounded / MICROS_PER_UNIT === amount) return rounded;
+  const nearest = decimalMicros(amount, 'nearest');
+  // Arithmetic noise is not precision: 0.1 + 0.2 is 0.30000000000000004, a few ULPs off 0.3, and costs 0.3.
+  const noise = Math.abs(amount - nearest / MICROS_PER_UNIT) <= amount * 8 * Number.EPSILON;
+  return rounding === 'nearest' || noise ? nearest : decimalMicros(amount, rounding);
+}
+
+/**
+ * Scales by 1e6 in exact decimal arithmetic on the shortest decimal that reads back as `amount`, which is
+ * what the caller wrote and what JSON carries. Multiplying the double instead is off by more than a
+ * micro-unit's rounding margin from about 16,000 units up (66036.13539 * 1e6 = 66036135389.99999).
+ */
+function decimalMicros(amount: number, rounding: Rounding): number {
+  const [mantissa = '', exponent = '0'] = String(amount).split('e');
+  const [whole = '', fraction = ''] = mantissa.split('.');
+  const digits = BigInt(whole + fraction);
+  const shift = Number(exponent) - fraction.length + 6;
+  if (shift >= 0) return Number(digits * 10n ** BigInt(shift));
+  const divisor = 10n ** BigInt(-shift);
+  const quotient = digits / divisor;
+  const remainder = digits % divisor;
+  const roundUp =
+    remainder !== 0n && (rounding === 'up' || (rounding === 'nearest' && remainder * 2n >= divisor));
+  return Number(roundUp ? quotient + 1n : quotient);
 }
 
 /** Converts integer micro-units back to units. */
