@@ -42,7 +42,7 @@ function copyJson(value: unknown, path: string, depth: number): JsonValue {
           `${path} must be a finite number, got ${describeValue(value)}`,
         );
       }
-      return value;
+      return value + 0; // + 0 turns -0 into 0, as JSON would
     case 'object': {
       if (value === null) return null;
       if (Array.isArray(value)) {

@@ -318,14 +318,12 @@ describe('invalid', () => {
   it('throws a GuardrailValidationError naming the field, the rule and the value', () => {
     let error: unknown;
     try {
-      invalid('max_steps', 'an integer >= 1 or null', 0);
+      invalid('max_steps', 'an integer >= 1', 0);
     } catch (e) {
       error = e;
     }
     expect(error).toBeInstanceOf(GuardrailValidationError);
     expect((error as GuardrailValidationError).field).toBe('max_steps');
-    expect((error as GuardrailValidationError).message).toBe(
-      'max_steps must be an integer >= 1 or null, got 0',
-    );
+    expect((error as GuardrailValidationError).message).toBe('max_steps must be an integer >= 1, got 0');
   });
 });

@@ -232,3 +232,9 @@ describe('copyJsonObject', () => {
     expect(Reflect.ownKeys(value)).toEqual(['a']);
   });
 });
+
+describe('copyJsonObject and negative zero', () => {
+  it('copies -0 as 0, as JSON would', () => {
+    expect(Object.is(copyJsonObject({ n: -0 }, 'details').value['n'], 0)).toBe(true);
+  });
+});

@@ -8,7 +8,7 @@ import {
   type GuardrailResult,
 } from '../guardrails/events.js';
 import type { GuardCheck } from '../guardrails/GuardCheck.js';
-import { formatIso, parseIsoMs } from '../iso.js';
+import { formatIso } from '../iso.js';
 import { copyJsonObject, type JsonObject } from '../json.js';
 
 /** Wire form of an {@link AuditEntry} (DESIGN.md §3). */
@@ -35,13 +35,12 @@ const EMPTY: JsonObject = Object.freeze({});
  * gets a sign and six digits, which no reader of the wire format accepts.
  */
 export function isSerializableTimestamp(ms: unknown): ms is number {
-  return (
-    typeof ms === 'number' &&
-    Number.isFinite(ms) &&
-    Math.abs(ms) <= 8.64e15 &&
-    !Number.isNaN(parseIsoMs(formatIso(ms)))
-  );
+  return typeof ms === 'number' && ms >= FIRST_MS && ms <= LAST_MS;
 }
+
+/** 0000-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z: the range ISO-8601's four-digit years can write. */
+const FIRST_MS = -62_167_219_200_000;
+const LAST_MS = 253_402_300_799_999;
 
 /** Details larger than this are refused by {@link AuditEntry.create}. */
 export const MAX_DETAILS_BYTES = 4096;

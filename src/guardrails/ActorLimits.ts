@@ -29,7 +29,7 @@ export class ActorLimits {
 
   /**
    * @throws GuardrailValidationError naming the field, e.g.
-   * `max_tool_calls_per_invocation must be an integer >= 1 or null, got 0`.
+   * `max_tool_calls_per_invocation must be an integer >= 1, got 0`.
    */
   static create(init?: ActorLimitsInit): ActorLimits {
     return ActorLimits.parse(init, '');

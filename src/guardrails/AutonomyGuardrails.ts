@@ -113,7 +113,7 @@ export class AutonomyGuardrails {
   /**
    * Validates `init` and builds guardrails. Unknown keys are refused so a misspelt limit is never silently
    * absent.
-   * @throws GuardrailValidationError naming the field: `max_steps must be an integer >= 1 or null, got 0`
+   * @throws GuardrailValidationError naming the field: `max_steps must be an integer >= 1, got 0`
    */
   static create(init?: GuardrailsInit): AutonomyGuardrails {
     return AutonomyGuardrails.parse(init, '', false);
@@ -361,8 +361,7 @@ export class AutonomyGuardrails {
 
 function positiveSecondsOrNull(v: unknown, field: string): number | null {
   if (v === null) return null;
-  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0)
-    invalid(field, 'a finite number > 0 or null', v);
+  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) invalid(field, 'a finite number > 0', v);
   return v;
 }
 

@@ -5,9 +5,9 @@ import { isPlainObject } from '../json.js';
 export function intField(value: unknown, field: string, min: number, nullable: boolean): number | null {
   if (value === null && nullable) return null;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
-    invalid(field, `an integer >= ${min}${nullable ? ' or null' : ''}`, value);
+    invalid(field, `an integer >= ${min}`, value);
   }
-  return value;
+  return value + 0; // + 0 turns -0 into 0
 }
 
 /**

@@ -1,4 +1,4 @@
-import { AuditEntry } from '../audit/AuditEntry.js';
+import { AuditEntry, isSerializableTimestamp } from '../audit/AuditEntry.js';
 import type { AuditTrail } from '../audit/AuditTrail.js';
 import { systemClock, type Clock } from '../clock.js';
 import { describeValue, GuardrailValidationError } from '../errors.js';
@@ -56,7 +56,7 @@ export class AutonomyGuardrailService {
   constructor(options: AutonomyGuardrailServiceOptions = {}) {
     const o = objectWithKeys(options, 'options', OPTION_KEYS);
     this.#limits = resolveMetadataLimits(o['metadataLimits']);
-    const clock = o['clock'] ?? systemClock;
+    const clock = o['clock'] === undefined ? systemClock : o['clock']; // null is an error, not the default
     if (typeof (clock as Clock | null)?.now !== 'function') {
       throw new GuardrailValidationError(
         'clock',
@@ -64,7 +64,7 @@ export class AutonomyGuardrailService {
       );
     }
     this.#clock = clock as Clock;
-    const unconfigured = o['unconfiguredPlans'] ?? 'allow';
+    const unconfigured = o['unconfiguredPlans'] === undefined ? 'allow' : o['unconfiguredPlans'];
     if (unconfigured !== 'allow' && unconfigured !== 'deny') {
       throw new GuardrailValidationError(
         'unconfiguredPlans',
@@ -88,6 +88,16 @@ export class AutonomyGuardrailService {
       throw new GuardrailValidationError(
         'auditCapacity',
         `auditCapacity must be at most metadataLimits.maxAuditEntries (${this.#limits.maxAuditEntries}), got ${this.#store.auditCapacity}`,
+      );
+    }
+    // The largest details the service writes: an operation name twice (at most 3 UTF-8 bytes per UTF-16
+    // unit) with a few words, or four numbers and a sentence (under 200 bytes). Smaller limits would make
+    // the service refuse, on reading, entries it wrote itself.
+    const needed = Math.max(6 * this.#limits.maxOperationNameLength + 96, 256);
+    if (this.#limits.maxDetailsBytes < needed) {
+      throw new GuardrailValidationError(
+        'metadataLimits.maxDetailsBytes',
+        `metadataLimits.maxDetailsBytes must be at least ${needed} to hold the service's own entries, got ${this.#limits.maxDetailsBytes}`,
       );
     }
   }
@@ -115,7 +125,7 @@ export class AutonomyGuardrailService {
   }
 
   /** Checks `step` against `max_steps` and records the check. Counts nothing: see {@link takeStep}. */
-  checkStepLimit(planId: string, step: number): Promise<GuardCheck> {
+  async checkStepLimit(planId: string, step: number): Promise<GuardCheck> {
     validatePlanId(planId);
     intField(step, 'step', 0, false);
     return this.#store.update(planId, (g) =>
@@ -129,7 +139,7 @@ export class AutonomyGuardrailService {
    * Atomic check-and-count of the plan's next step: allowed iff `step_count < max_steps`, and then
    * `step_count` goes up by one. Recorded either way.
    */
-  takeStep(planId: string): Promise<GuardCheck> {
+  async takeStep(planId: string): Promise<GuardCheck> {
     validatePlanId(planId);
     return this.#store.update(planId, (g) => {
       if (!g) return this.#unconfigured(E.STEP_ALLOWED, E.STEP_BLOCKED, planId);
@@ -142,7 +152,7 @@ export class AutonomyGuardrailService {
    * Atomic check-and-spend: allowed iff `budget_spent + cost <= tool_budget`, and then `cost` is spent.
    * Concurrent calls never overspend. Recorded either way.
    */
-  checkToolBudget(planId: string, cost: number): Promise<GuardCheck> {
+  async checkToolBudget(planId: string, cost: number): Promise<GuardCheck> {
     validatePlanId(planId);
     const micros = toMicros(cost, 'cost', 'up');
     return this.#store.update(planId, (g) => {
@@ -158,7 +168,7 @@ export class AutonomyGuardrailService {
   }
 
   /** Denied (`confirmation_required`) when a person must confirm `operation`. Recorded either way. */
-  checkConfirmation(planId: string, operation: string): Promise<GuardCheck> {
+  async checkConfirmation(planId: string, operation: string): Promise<GuardCheck> {
     validatePlanId(planId);
     const op = normalizeOperation(operation, 'operation', this.#limits.maxOperationNameLength);
     return this.#store.update(planId, (g) =>
@@ -169,9 +179,9 @@ export class AutonomyGuardrailService {
   }
 
   /** Checks the elapsed wall-clock time against the plan's limit, on the service's clock. */
-  checkWallClock(planId: string): Promise<GuardCheck> {
+  async checkWallClock(planId: string): Promise<GuardCheck> {
     validatePlanId(planId);
-    const now = this.#clock.now();
+    const now = this.#now();
     return this.#store.update(planId, (g) => {
       if (!g) return this.#unconfigured(E.WALL_CLOCK_ALLOWED, E.WALL_CLOCK_BLOCKED, planId);
       const check = g.checkWallClock(now);
@@ -180,7 +190,7 @@ export class AutonomyGuardrailService {
   }
 
   /** Checks `currentCalls` against `max_tool_calls_per_invocation` and records the check. */
-  checkActorToolCalls(planId: string, currentCalls: number): Promise<GuardCheck> {
+  async checkActorToolCalls(planId: string, currentCalls: number): Promise<GuardCheck> {
     validatePlanId(planId);
     intField(currentCalls, 'current_calls', 0, false);
     return this.#store.update(planId, (g) =>
@@ -191,7 +201,7 @@ export class AutonomyGuardrailService {
   }
 
   /** Checks `currentRetries` against `max_retries_per_failure` and records the check. */
-  checkRetries(planId: string, currentRetries: number): Promise<GuardCheck> {
+  async checkRetries(planId: string, currentRetries: number): Promise<GuardCheck> {
     validatePlanId(planId);
     intField(currentRetries, 'current_retries', 0, false);
     return this.#store.update(planId, (g) =>
@@ -202,9 +212,9 @@ export class AutonomyGuardrailService {
   }
 
   /** Sets the plan's `start_time` to now if it is unset; a plan that already started keeps its start. */
-  markStarted(planId: string): Promise<void> {
+  async markStarted(planId: string): Promise<void> {
     validatePlanId(planId);
-    const startTime = formatIso(this.#clock.now());
+    const startTime = formatIso(this.#now());
     return this.#store.update(planId, (g) =>
       g && g.startTime === null ? { result: undefined, mutation: { startTime } } : { result: undefined },
     );
@@ -263,8 +273,20 @@ export class AutonomyGuardrailService {
       limit: check.limit ?? null,
       reason: check.reason,
     });
-    const audit = AuditEntry.fromCheck(check, this.#clock.now(), entryDetails);
+    const audit = AuditEntry.fromCheck(check, this.#now(), entryDetails);
     return mutation ? { result: check, audit, mutation } : { result: check, audit };
+  }
+
+  /** The clock's reading, refused if it could not be written to the audit trail and read back. */
+  #now(): number {
+    const now = this.#clock.now();
+    if (!isSerializableTimestamp(now)) {
+      throw new GuardrailValidationError(
+        'clock',
+        `clock.now() must return epoch milliseconds within the years 0000-9999, got ${describeValue(now)}`,
+      );
+    }
+    return now;
   }
 
   #unconfigured(

@@ -44,12 +44,12 @@ describe('ActorLimits.create', () => {
   it('refuses zero tool calls per invocation, naming the field and the value', () => {
     const e = thrown(() => ActorLimits.create({ maxToolCallsPerInvocation: 0 }));
     expect(e.field).toBe('max_tool_calls_per_invocation');
-    expect(e.message).toBe('max_tool_calls_per_invocation must be an integer >= 1 or null, got 0');
+    expect(e.message).toBe('max_tool_calls_per_invocation must be an integer >= 1, got 0');
   });
 
   it('refuses a fractional tool-call limit', () => {
     expect(() => ActorLimits.create({ maxToolCallsPerInvocation: 1.5 })).toThrow(
-      'max_tool_calls_per_invocation must be an integer >= 1 or null, got 1.5',
+      'max_tool_calls_per_invocation must be an integer >= 1, got 1.5',
     );
   });
 
@@ -61,7 +61,7 @@ describe('ActorLimits.create', () => {
 
   it('refuses an infinite tool-call limit', () => {
     expect(() => ActorLimits.create({ maxToolCallsPerInvocation: Infinity })).toThrow(
-      'max_tool_calls_per_invocation must be an integer >= 1 or null, got Infinity',
+      'max_tool_calls_per_invocation must be an integer >= 1, got Infinity',
     );
   });
 
@@ -72,19 +72,19 @@ describe('ActorLimits.create', () => {
   it('refuses a negative retry limit, naming the field and the value', () => {
     const e = thrown(() => ActorLimits.create({ maxRetriesPerFailure: -1 }));
     expect(e.field).toBe('max_retries_per_failure');
-    expect(e.message).toBe('max_retries_per_failure must be an integer >= 0 or null, got -1');
+    expect(e.message).toBe('max_retries_per_failure must be an integer >= 0, got -1');
   });
 
   it('refuses NaN as a retry limit', () => {
     expect(() => ActorLimits.create({ maxRetriesPerFailure: NaN })).toThrow(
-      'max_retries_per_failure must be an integer >= 0 or null, got NaN',
+      'max_retries_per_failure must be an integer >= 0, got NaN',
     );
   });
 
   it('refuses a string as a retry limit', () => {
     const init = { maxRetriesPerFailure: '3' } as unknown as ActorLimitsInit;
     expect(() => ActorLimits.create(init)).toThrow(
-      'max_retries_per_failure must be an integer >= 0 or null, got "3"',
+      'max_retries_per_failure must be an integer >= 0, got "3"',
     );
   });
 
@@ -133,7 +133,7 @@ describe('ActorLimits.parse', () => {
   it('prefixes the field in its errors with the enclosing path', () => {
     const e = thrown(() => ActorLimits.parse({ max_retries_per_failure: -2 }, 'actor_limits.', true));
     expect(e.field).toBe('actor_limits.max_retries_per_failure');
-    expect(e.message).toBe('actor_limits.max_retries_per_failure must be an integer >= 0 or null, got -2');
+    expect(e.message).toBe('actor_limits.max_retries_per_failure must be an integer >= 0, got -2');
   });
 
   it('names an unknown wire key with its full path', () => {

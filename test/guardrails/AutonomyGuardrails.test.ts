@@ -171,39 +171,31 @@ describe('AutonomyGuardrails.create', () => {
 
 describe('AutonomyGuardrails.create validation', () => {
   it('refuses max_steps 0', () => {
-    expectRefused({ maxSteps: 0 }, 'max_steps', 'max_steps must be an integer >= 1 or null, got 0');
+    expectRefused({ maxSteps: 0 }, 'max_steps', 'max_steps must be an integer >= 1, got 0');
   });
 
   it('refuses a negative max_steps', () => {
-    expectRefused({ maxSteps: -3 }, 'max_steps', 'max_steps must be an integer >= 1 or null, got -3');
+    expectRefused({ maxSteps: -3 }, 'max_steps', 'max_steps must be an integer >= 1, got -3');
   });
 
   it('refuses a fractional max_steps', () => {
-    expectRefused({ maxSteps: 2.5 }, 'max_steps', 'max_steps must be an integer >= 1 or null, got 2.5');
+    expectRefused({ maxSteps: 2.5 }, 'max_steps', 'max_steps must be an integer >= 1, got 2.5');
   });
 
   it('refuses max_steps NaN', () => {
-    expectRefused({ maxSteps: NaN }, 'max_steps', 'max_steps must be an integer >= 1 or null, got NaN');
+    expectRefused({ maxSteps: NaN }, 'max_steps', 'max_steps must be an integer >= 1, got NaN');
   });
 
   it('refuses max_steps Infinity', () => {
-    expectRefused(
-      { maxSteps: Infinity },
-      'max_steps',
-      'max_steps must be an integer >= 1 or null, got Infinity',
-    );
+    expectRefused({ maxSteps: Infinity }, 'max_steps', 'max_steps must be an integer >= 1, got Infinity');
   });
 
   it('refuses max_steps given as a string', () => {
-    expectRefused({ maxSteps: '5' }, 'max_steps', 'max_steps must be an integer >= 1 or null, got "5"');
+    expectRefused({ maxSteps: '5' }, 'max_steps', 'max_steps must be an integer >= 1, got "5"');
   });
 
   it('refuses max_steps beyond the safe integers', () => {
-    expectRefused(
-      { maxSteps: 2 ** 53 },
-      'max_steps',
-      `max_steps must be an integer >= 1 or null, got ${2 ** 53}`,
-    );
+    expectRefused({ maxSteps: 2 ** 53 }, 'max_steps', `max_steps must be an integer >= 1, got ${2 ** 53}`);
   });
 
   it('refuses a negative tool_budget', () => {
@@ -276,7 +268,7 @@ describe('AutonomyGuardrails.create validation', () => {
     expectRefused(
       { maxWallClockSeconds: 0 },
       'max_wall_clock_seconds',
-      'max_wall_clock_seconds must be a finite number > 0 or null, got 0',
+      'max_wall_clock_seconds must be a finite number > 0, got 0',
     );
   });
 
@@ -284,7 +276,7 @@ describe('AutonomyGuardrails.create validation', () => {
     expectRefused(
       { maxWallClockSeconds: -60 },
       'max_wall_clock_seconds',
-      'max_wall_clock_seconds must be a finite number > 0 or null, got -60',
+      'max_wall_clock_seconds must be a finite number > 0, got -60',
     );
   });
 
@@ -292,7 +284,7 @@ describe('AutonomyGuardrails.create validation', () => {
     expectRefused(
       { maxWallClockSeconds: Infinity },
       'max_wall_clock_seconds',
-      'max_wall_clock_seconds must be a finite number > 0 or null, got Infinity',
+      'max_wall_clock_seconds must be a finite number > 0, got Infinity',
     );
   });
 
@@ -324,7 +316,7 @@ describe('AutonomyGuardrails.create validation', () => {
     expectRefused(
       { actorLimits: { maxToolCallsPerInvocation: 0 } },
       'actor_limits.max_tool_calls_per_invocation',
-      'actor_limits.max_tool_calls_per_invocation must be an integer >= 1 or null, got 0',
+      'actor_limits.max_tool_calls_per_invocation must be an integer >= 1, got 0',
     );
   });
 
@@ -332,7 +324,7 @@ describe('AutonomyGuardrails.create validation', () => {
     expectRefused(
       { actorLimits: { maxRetriesPerFailure: -1 } },
       'actor_limits.max_retries_per_failure',
-      'actor_limits.max_retries_per_failure must be an integer >= 0 or null, got -1',
+      'actor_limits.max_retries_per_failure must be an integer >= 0, got -1',
     );
   });
 
@@ -1222,7 +1214,7 @@ describe('fromJSON', () => {
   it('validates like create, naming the wire field', () => {
     const e = thrown(() => AutonomyGuardrails.fromJSON({ max_steps: 0 }));
     expect(e.field).toBe('max_steps');
-    expect(e.message).toBe('max_steps must be an integer >= 1 or null, got 0');
+    expect(e.message).toBe('max_steps must be an integer >= 1, got 0');
   });
 
   it('names a bad nested actor limit by its wire path', () => {
@@ -1247,5 +1239,11 @@ describe('fromJSON', () => {
   it('refuses an own __proto__ key from parsed JSON as unknown', () => {
     const e = thrown(() => AutonomyGuardrails.fromJSON(JSON.parse('{"__proto__": {"max_steps": 1}}')));
     expect(e.field).toBe('__proto__');
+  });
+});
+
+describe('negative zero', () => {
+  it('stores a step_count of -0 as 0, as JSON would', () => {
+    expect(Object.is(AutonomyGuardrails.create({ stepCount: -0 }).stepCount, 0)).toBe(true);
   });
 });

@@ -1,7 +1,8 @@
 import { AuditTrail, DEFAULT_AUDIT_CAPACITY } from '../../audit/AuditTrail.js';
 import { GuardrailError } from '../../errors.js';
 import type { AutonomyGuardrails } from '../../guardrails/AutonomyGuardrails.js';
-import type { GuardrailStore, PlanChangeFn, PlanMutation, PlanRecord } from '../GuardrailStore.js';
+import type { GuardrailStore, PlanChangeFn, PlanRecord } from '../GuardrailStore.js';
+import { applyMutation } from '../mutation.js';
 
 interface Entry {
   guardrails: AutonomyGuardrails;
@@ -31,7 +32,7 @@ export class MemoryStore implements GuardrailStore {
     if (out.mutation === undefined && out.audit === undefined) return out.result;
     if (!entry)
       throw new GuardrailError('STORE_CONTRACT', `cannot record a change for unconfigured plan "${planId}"`);
-    if (out.mutation !== undefined) entry.guardrails = apply(entry.guardrails, out.mutation);
+    if (out.mutation !== undefined) entry.guardrails = applyMutation(entry.guardrails, out.mutation);
     if (out.audit !== undefined) entry.audit.add(out.audit);
     return out.result;
   }
@@ -64,15 +65,4 @@ export class MemoryStore implements GuardrailStore {
   #open(): void {
     if (this.#closed) throw new GuardrailError('STORE_CLOSED', 'the store is closed');
   }
-}
-
-/**
- * Applies a mutation, validating all of it before changing anything. Steps and spending change the
- * stored instance in place (it is never handed out); a start time swaps in a copy.
- */
-function apply(g: AutonomyGuardrails, m: PlanMutation): AutonomyGuardrails {
-  const next = m.startTime !== undefined ? g.withStartTime(m.startTime) : g;
-  if (m.spendMicros !== undefined) next.recordCostMicros(m.spendMicros);
-  for (let i = 0; i < (m.steps ?? 0); i++) next.incrementStep();
-  return next;
 }

@@ -1,0 +1,340 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { AuditEntry } from '../audit/AuditEntry.js';
+import { AuditTrail } from '../audit/AuditTrail.js';
+import { AutonomyGuardrails, type GuardrailsInit } from '../guardrails/AutonomyGuardrails.js';
+import type { GuardrailEventType } from '../guardrails/events.js';
+import type { GuardCheck } from '../guardrails/GuardCheck.js';
+import type { GuardrailStore, PlanChange } from './GuardrailStore.js';
+
+export interface StoreContractOptions {
+  /** A new, empty, open store. Called once per test; the suite closes it afterwards. */
+  newStore: () => GuardrailStore | Promise<GuardrailStore>;
+}
+
+const T0 = Date.parse('2026-11-30T10:00:00.000Z');
+const START = '2026-11-30T10:00:00.000Z';
+const LATER = '2026-11-30T11:00:00.000Z';
+
+function guardrails(init: GuardrailsInit = {}): AutonomyGuardrails {
+  return AutonomyGuardrails.create({ maxSteps: 10, toolBudget: 5, ...init });
+}
+
+function entry(eventType: GuardrailEventType, i = 0): AuditEntry {
+  const guardName = eventType.startsWith('step') ? 'step_limit' : 'tool_budget';
+  return AuditEntry.create({ eventType, guardName, timestamp: T0 + i, details: { i } });
+}
+
+/** A change that records the budget check of `micros` and spends them when allowed. */
+function spend(micros: number, i: number) {
+  return (g: AutonomyGuardrails | null): PlanChange<GuardCheck> => {
+    if (!g) throw new Error('the plan should be configured');
+    const check = g.checkToolBudgetMicros(micros);
+    const audit = AuditEntry.create({
+      eventType: check.eventType,
+      guardName: check.guardName,
+      timestamp: T0 + i,
+      details: { i },
+    });
+    return check.allowed
+      ? { result: check, audit, mutation: { spendMicros: micros } }
+      : { result: check, audit };
+  };
+}
+
+function ids(trail: AuditTrail): unknown[] {
+  return trail.entries.map((e) => e.details['i']);
+}
+
+/**
+ * The behaviour every {@link GuardrailStore} must have. Call it from the store's test file:
+ *
+ * @example
+ * runStoreContract('MemoryStore', { newStore: () => new MemoryStore({ auditCapacity: 5000 }) });
+ */
+export function runStoreContract(name: string, options: StoreContractOptions): void {
+  describe(`GuardrailStore contract: ${name}`, () => {
+    let store: GuardrailStore;
+
+    beforeEach(async () => {
+      store = await options.newStore();
+    });
+
+    afterEach(async () => {
+      await store.close();
+    });
+
+    async function stored(planId: string) {
+      const record = await store.get(planId);
+      if (!record) throw new Error(`plan ${planId} should be stored`);
+      return record;
+    }
+
+    describe('put, get and delete', () => {
+      it('returns null for a plan that was never stored', async () => {
+        expect(await store.get('missing')).toBeNull();
+      });
+
+      it('returns the guardrails that were put', async () => {
+        const g = guardrails({ requiredConfirmations: ['deploy'], stepCount: 2, budgetSpent: 1.25 });
+        await store.put('p', g);
+        expect((await stored('p')).guardrails.toJSON()).toEqual(g.toJSON());
+      });
+
+      it('starts an empty audit trail with the store capacity for a new plan put without one', async () => {
+        await store.put('p', guardrails());
+        const { audit } = await stored('p');
+        expect(audit.size).toBe(0);
+        expect(audit.allowedCount).toBe(0);
+        expect(audit.deniedCount).toBe(0);
+        expect(audit.maxEntries).toBe(store.auditCapacity);
+      });
+
+      it('keeps the existing audit trail when guardrails are put again without one', async () => {
+        await store.put('p', guardrails());
+        await store.update('p', () => ({ result: null, audit: entry('step_allowed', 1) }));
+        await store.update('p', () => ({ result: null, audit: entry('step_blocked', 2) }));
+        await store.put('p', guardrails({ maxSteps: 3 }));
+        const record = await stored('p');
+        expect(record.guardrails.maxSteps).toBe(3);
+        expect(ids(record.audit)).toEqual([1, 2]);
+        expect(record.audit.allowedCount).toBe(1);
+        expect(record.audit.deniedCount).toBe(1);
+      });
+
+      it('replaces the audit trail when guardrails are put with one', async () => {
+        await store.put('p', guardrails());
+        await store.update('p', () => ({ result: null, audit: entry('step_allowed', 1) }));
+        const trail = new AuditTrail({ maxEntries: 4 });
+        trail.add(entry('step_blocked', 7));
+        trail.add(entry('budget_blocked', 8));
+        await store.put('p', guardrails(), trail);
+        const { audit } = await stored('p');
+        expect(ids(audit)).toEqual([7, 8]);
+        expect(audit.maxEntries).toBe(4);
+        expect(audit.allowedCount).toBe(0);
+        expect(audit.deniedCount).toBe(2);
+      });
+
+      it('stores copies of what was put, so later changes by the caller change nothing stored', async () => {
+        const g = guardrails();
+        const trail = new AuditTrail({ maxEntries: 4 });
+        trail.add(entry('step_allowed', 1));
+        await store.put('p', g, trail);
+        g.incrementStep();
+        g.recordCost(1);
+        trail.add(entry('step_allowed', 2));
+        const record = await stored('p');
+        expect(record.guardrails.stepCount).toBe(0);
+        expect(record.guardrails.budgetSpent).toBe(0);
+        expect(ids(record.audit)).toEqual([1]);
+      });
+
+      it('returns copies from get, so changing them changes nothing stored', async () => {
+        await store.put('p', guardrails());
+        const first = await stored('p');
+        first.guardrails.incrementStep();
+        first.guardrails.recordCost(2);
+        first.audit.add(entry('step_allowed', 1));
+        const second = await stored('p');
+        expect(second.guardrails.stepCount).toBe(0);
+        expect(second.guardrails.budgetSpent).toBe(0);
+        expect(second.audit.size).toBe(0);
+      });
+
+      it('deletes a plan, its guardrails and its audit trail', async () => {
+        await store.put('p', guardrails());
+        await store.update('p', () => ({ result: null, audit: entry('step_allowed', 1) }));
+        expect(await store.delete('p')).toBe(true);
+        expect(await store.get('p')).toBeNull();
+        await store.put('p', guardrails());
+        expect((await stored('p')).audit.size).toBe(0);
+      });
+
+      it('answers false when deleting a plan that is not stored', async () => {
+        expect(await store.delete('missing')).toBe(false);
+      });
+
+      it('keeps plans apart', async () => {
+        await store.put('a', guardrails());
+        await store.put('b', guardrails());
+        await store.update('a', () => ({
+          result: null,
+          audit: entry('step_allowed', 1),
+          mutation: { steps: 1 },
+        }));
+        const b = await stored('b');
+        expect(b.guardrails.stepCount).toBe(0);
+        expect(b.audit.size).toBe(0);
+        expect((await stored('a')).guardrails.stepCount).toBe(1);
+      });
+    });
+
+    describe('update', () => {
+      it('passes the stored guardrails to the change', async () => {
+        await store.put('p', guardrails({ stepCount: 4, budgetSpent: 0.5 }));
+        const seen = await store.update('p', (g) => ({
+          result: g ? { steps: g.stepCount, spent: g.budgetSpentMicros } : null,
+        }));
+        expect(seen).toEqual({ steps: 4, spent: 500_000 });
+      });
+
+      it('returns the result of the change', async () => {
+        await store.put('p', guardrails());
+        expect(await store.update('p', () => ({ result: 'decided' }))).toBe('decided');
+      });
+
+      it('applies both the audit entry and the mutation of a change', async () => {
+        await store.put('p', guardrails());
+        await store.update('p', () => ({
+          result: null,
+          audit: entry('budget_allowed', 1),
+          mutation: { spendMicros: 250_000, steps: 1 },
+        }));
+        const record = await stored('p');
+        expect(record.guardrails.budgetSpentMicros).toBe(250_000);
+        expect(record.guardrails.stepCount).toBe(1);
+        expect(ids(record.audit)).toEqual([1]);
+        expect(record.audit.allowedCount).toBe(1);
+      });
+
+      it('records an audit entry without a mutation', async () => {
+        await store.put('p', guardrails());
+        await store.update('p', () => ({ result: null, audit: entry('step_blocked', 3) }));
+        const record = await stored('p');
+        expect(ids(record.audit)).toEqual([3]);
+        expect(record.audit.deniedCount).toBe(1);
+        expect(record.guardrails.toJSON()).toEqual(guardrails().toJSON());
+      });
+
+      it('changes nothing for a change with neither audit entry nor mutation', async () => {
+        await store.put('p', guardrails());
+        await store.update('p', () => ({ result: null }));
+        const record = await stored('p');
+        expect(record.audit.size).toBe(0);
+        expect(record.guardrails.toJSON()).toEqual(guardrails().toJSON());
+      });
+
+      it('passes null for an unconfigured plan and returns the result without storing anything', async () => {
+        const seen: unknown[] = [];
+        const result = await store.update('missing', (g) => {
+          seen.push(g);
+          return { result: 42 };
+        });
+        expect(seen).toEqual([null]);
+        expect(result).toBe(42);
+        expect(await store.get('missing')).toBeNull();
+      });
+
+      it('refuses to record a change for an unconfigured plan', async () => {
+        await expect(
+          store.update('missing', () => ({
+            result: null,
+            audit: entry('step_allowed'),
+            mutation: { steps: 1 },
+          })),
+        ).rejects.toBeInstanceOf(Error);
+        expect(await store.get('missing')).toBeNull();
+      });
+
+      it('rejects with the error of a change that throws and changes nothing', async () => {
+        await store.put('p', guardrails());
+        const boom = new Error('boom');
+        await expect(
+          store.update('p', () => {
+            throw boom;
+          }),
+        ).rejects.toBe(boom);
+        const record = await stored('p');
+        expect(record.audit.size).toBe(0);
+        expect(record.guardrails.toJSON()).toEqual(guardrails().toJSON());
+      });
+
+      it('adds mutation steps to the step count', async () => {
+        await store.put('p', guardrails({ stepCount: 1 }));
+        await store.update('p', () => ({ result: null, mutation: { steps: 2 } }));
+        expect((await stored('p')).guardrails.stepCount).toBe(3);
+      });
+
+      it('adds mutation spending, in micro-units, to the budget spent', async () => {
+        await store.put('p', guardrails({ budgetSpent: 0.1 }));
+        await store.update('p', () => ({ result: null, mutation: { spendMicros: 200_000 } }));
+        const g = (await stored('p')).guardrails;
+        expect(g.budgetSpentMicros).toBe(300_000);
+        expect(g.budgetSpent).toBe(0.3);
+      });
+
+      it('sets the start time when it is unset', async () => {
+        await store.put('p', guardrails());
+        await store.update('p', () => ({ result: null, mutation: { startTime: START } }));
+        expect((await stored('p')).guardrails.startTime).toBe(START);
+      });
+
+      it('keeps a start time that is already set', async () => {
+        await store.put('p', guardrails({ startTime: START }));
+        await store.update('p', () => ({ result: null, mutation: { startTime: LATER } }));
+        expect((await stored('p')).guardrails.startTime).toBe(START);
+      });
+
+      it('keeps the other fields when setting the start time', async () => {
+        await store.put('p', guardrails({ stepCount: 2, budgetSpent: 1 }));
+        await store.update('p', () => ({ result: null, mutation: { startTime: START, steps: 1 } }));
+        const g = (await stored('p')).guardrails;
+        expect(g.toJSON()).toEqual(guardrails({ stepCount: 3, budgetSpent: 1, startTime: START }).toJSON());
+      });
+
+      it('shows each update the effects of the ones before it', async () => {
+        await store.put('p', guardrails());
+        for (let i = 0; i < 3; i++) await store.update('p', () => ({ result: null, mutation: { steps: 1 } }));
+        const steps = await store.update('p', (g) => ({ result: g?.stepCount }));
+        expect(steps).toBe(3);
+      });
+
+      it('grants exactly the budget to 1,000 concurrent check-and-spend updates and records every one', async () => {
+        const calls = 1000;
+        await store.put('p', guardrails({ toolBudget: 0.0001 }), new AuditTrail({ maxEntries: 2 * calls }));
+        expect((await stored('p')).guardrails.toolBudgetMicros).toBe(100);
+
+        const checks = await Promise.all(
+          Array.from({ length: calls }, (_, i) => store.update('p', spend(1, i))),
+        );
+
+        expect(checks.filter((c) => c.allowed)).toHaveLength(100);
+        const record = await stored('p');
+        expect(record.guardrails.budgetSpentMicros).toBe(100);
+        expect(record.audit.size).toBe(calls);
+        expect(record.audit.allowedCount).toBe(100);
+        expect(record.audit.deniedCount).toBe(calls - 100);
+        // Serialized updates grant the first 100 they run, so the trail holds 100 grants, then denials.
+        const results = record.audit.entries.map((e) => e.result);
+        expect(results.slice(0, 100).every((r) => r === 'allowed')).toBe(true);
+        expect(results.slice(100).every((r) => r === 'denied')).toBe(true);
+      });
+    });
+
+    describe('close', () => {
+      async function closedStore(): Promise<GuardrailStore> {
+        const s = await options.newStore();
+        await s.put('p', guardrails());
+        await s.close();
+        return s;
+      }
+
+      it('refuses get after close', async () => {
+        await expect((await closedStore()).get('p')).rejects.toBeInstanceOf(Error);
+      });
+
+      it('refuses put after close', async () => {
+        await expect((await closedStore()).put('p', guardrails())).rejects.toBeInstanceOf(Error);
+      });
+
+      it('refuses update after close', async () => {
+        const s = await closedStore();
+        await expect(s.update('p', () => ({ result: null }))).rejects.toBeInstanceOf(Error);
+      });
+
+      it('refuses delete after close', async () => {
+        await expect((await closedStore()).delete('p')).rejects.toBeInstanceOf(Error);
+      });
+    });
+  });
+}

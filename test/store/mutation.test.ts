@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { AutonomyGuardrails, GuardrailValidationError } from '../../src/index.js';
+import { applyMutation } from '../../src/store/mutation.js';
+
+const START = '2026-11-30T10:00:00.000Z';
+
+describe('applyMutation', () => {
+  it('adds steps and spending to the same instance', () => {
+    const g = AutonomyGuardrails.create({ toolBudget: 1 });
+    const next = applyMutation(g, { steps: 1, spendMicros: 250_000 });
+    expect(next).toBe(g);
+    expect([next.stepCount, next.budgetSpent]).toEqual([1, 0.25]);
+  });
+
+  it('sets an unset start time on a copy, leaving the original unchanged', () => {
+    const g = AutonomyGuardrails.create();
+    const next = applyMutation(g, { startTime: START });
+    expect([next.startTime, g.startTime]).toEqual([START, null]);
+  });
+
+  it('keeps a start time that is already set', () => {
+    const g = AutonomyGuardrails.create({ startTime: '2026-01-01T00:00:00Z' });
+    expect(applyMutation(g, { startTime: START }).startTime).toBe('2026-01-01T00:00:00.000Z');
+  });
+
+  it('refuses fractional steps without spending', () => {
+    const g = AutonomyGuardrails.create();
+    expect(() => applyMutation(g, { steps: 1.5, spendMicros: 10 })).toThrow(GuardrailValidationError);
+    expect([g.stepCount, g.budgetSpentMicros]).toEqual([0, 0]);
+  });
+
+  it('refuses negative spending', () => {
+    const g = AutonomyGuardrails.create();
+    expect(() => applyMutation(g, { spendMicros: -1 })).toThrow(GuardrailValidationError);
+    expect(g.budgetSpentMicros).toBe(0);
+  });
+
+  it('refuses a step past 2^53 - 1 without spending', () => {
+    const g = AutonomyGuardrails.create({ stepCount: Number.MAX_SAFE_INTEGER });
+    expect(() => applyMutation(g, { steps: 1, spendMicros: 10 })).toThrow(GuardrailValidationError);
+    expect([g.stepCount, g.budgetSpentMicros]).toEqual([Number.MAX_SAFE_INTEGER, 0]);
+  });
+
+  it('refuses a malformed start time without counting the step', () => {
+    const g = AutonomyGuardrails.create();
+    expect(() => applyMutation(g, { steps: 1, startTime: 'soon' })).toThrow(GuardrailValidationError);
+    expect([g.stepCount, g.startTime]).toEqual([0, null]);
+  });
+});
