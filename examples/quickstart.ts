@@ -39,7 +39,7 @@ console.log(
 );
 for (const entry of trail?.entries ?? []) {
   console.log(
-    `  ${entry.toJSON().timestamp}  ${entry.eventType.padEnd(20)} ${String(entry.details['reason'])}`,
+    `  ${entry.toJSON().timestamp}  ${entry.eventType.padEnd(20)} ${JSON.stringify(entry.details)}`,
   );
 }
 

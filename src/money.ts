@@ -13,6 +13,8 @@ export const MAX_AMOUNT = Math.floor(Number.MAX_SAFE_INTEGER / MICROS_PER_UNIT);
  * How an amount finer than one micro-unit is rounded. Costs round `up` and limits round `down`, so
  * rounding can never admit spending beyond a budget; a stored counter rounds to the `nearest`.
  */
+const EXACT_BELOW = 2 ** 33;
+
 export type Rounding = 'up' | 'down' | 'nearest';
 
 /**
@@ -29,8 +31,11 @@ export function toMicros(amount: unknown, field: string, rounding: Rounding = 'n
   if (Number.isInteger(amount)) return amount * MICROS_PER_UNIT + 0; // + 0 turns -0 into 0
   // Fast path: when dividing the rounded product back gives `amount` itself, `amount` is the double
   // nearest to that many micro-units, so its shortest decimal form has at most six decimals: exact.
-  const rounded = Math.round(amount * MICROS_PER_UNIT);
-  if (rounded / MICROS_PER_UNIT === amount) return rounded;
+  // Above 2^33 units two micro-unit decimals can share one double, so only the exact path decides there.
+  if (amount < EXACT_BELOW) {
+    const rounded = Math.round(amount * MICROS_PER_UNIT);
+    if (rounded / MICROS_PER_UNIT === amount) return rounded;
+  }
   const nearest = decimalMicros(amount, 'nearest');
   // Arithmetic noise is not precision: 0.1 + 0.2 is 0.30000000000000004, a few ULPs off 0.3, and costs 0.3.
   const noise = Math.abs(amount - nearest / MICROS_PER_UNIT) <= amount * 8 * Number.EPSILON;

@@ -50,21 +50,50 @@ export const MAX_DETAILS_BYTES = 4096;
  * the event type's guard, so an entry cannot say "step_blocked … allowed".
  */
 export class AuditEntry {
-  readonly eventType: GuardrailEventType;
-  readonly guardName: GuardName;
-  readonly result: GuardrailResult;
-  /** Epoch milliseconds; formatted as ISO-8601 only when serialized. */
-  readonly timestamp: number;
-  readonly details: JsonObject;
+  // Private fields behind getters make the entry immutable without Object.freeze, which costs more than
+  // the rest of recording a check; details the service wrote are frozen when first handed out.
+  readonly #eventType: GuardrailEventType;
+  readonly #result: GuardrailResult; // kept, not looked up: the trail reads it on every add and eviction
+  readonly #timestamp: number;
+  readonly #details: JsonObject;
+  #detailsFrozen: boolean;
 
-  private constructor(eventType: GuardrailEventType, timestamp: number, details: JsonObject) {
-    const info = EVENT_INFO[eventType];
-    this.eventType = eventType;
-    this.guardName = info.guardName;
-    this.result = info.result;
-    this.timestamp = timestamp;
-    this.details = details;
-    Object.freeze(this);
+  private constructor(
+    eventType: GuardrailEventType,
+    timestamp: number,
+    details: JsonObject,
+    frozen: boolean,
+  ) {
+    this.#eventType = eventType;
+    this.#result = EVENT_INFO[eventType].result;
+    this.#timestamp = timestamp;
+    this.#details = details;
+    this.#detailsFrozen = frozen;
+  }
+
+  get eventType(): GuardrailEventType {
+    return this.#eventType;
+  }
+
+  get guardName(): GuardName {
+    return EVENT_INFO[this.#eventType].guardName;
+  }
+
+  get result(): GuardrailResult {
+    return this.#result;
+  }
+
+  /** Epoch milliseconds; formatted as ISO-8601 only when serialized. */
+  get timestamp(): number {
+    return this.#timestamp;
+  }
+
+  get details(): JsonObject {
+    if (!this.#detailsFrozen) {
+      Object.freeze(this.#details);
+      this.#detailsFrozen = true;
+    }
+    return this.#details;
   }
 
   /**
@@ -105,17 +134,20 @@ export class AuditEntry {
         `details must be at most ${MAX_DETAILS_BYTES} bytes of JSON, got ${details.bytes}`,
       );
     }
-    return new AuditEntry(eventType, ts, details.value);
+    return new AuditEntry(eventType, ts, details.value, true);
   }
 
-  /** @internal an entry for a check leash itself made; its details are already plain frozen JSON. */
+  /**
+   * @internal an entry for a check leash itself made. `details` must be a fresh flat object of numbers
+   * and strings that nothing else holds; it is frozen when first handed out.
+   */
   static fromCheck(check: GuardCheck, timestamp: number, details: JsonObject): AuditEntry {
-    return new AuditEntry(check.eventType, timestamp, details);
+    return new AuditEntry(check.eventType, timestamp, details, false);
   }
 
   /** @internal an entry whose fields were validated by the caller (the metadata reader). */
   static trusted(eventType: GuardrailEventType, timestamp: number, details: JsonObject): AuditEntry {
-    return new AuditEntry(eventType, timestamp, details);
+    return new AuditEntry(eventType, timestamp, details, true);
   }
 
   toJSON(): AuditEntryJson {

@@ -3,7 +3,7 @@ import { canonicalIso, parseIsoMs } from '../iso.js';
 import { fromMicros, toMicros } from '../money.js';
 import { ActorLimits, type ActorLimitsInit, type ActorLimitsJson } from './ActorLimits.js';
 import { GuardrailEventType as E } from './events.js';
-import { makeCheck, type GuardCheck } from './GuardCheck.js';
+import { makeCheck, type GuardCheck, type Reason } from './GuardCheck.js';
 import { normalizeOperation } from './operation.js';
 import { intField, objectWithKeys } from './validate.js';
 
@@ -181,8 +181,8 @@ export class AutonomyGuardrails {
     const max = this.maxSteps;
     if (max === null) return makeCheck(E.STEP_ALLOWED, 'no step limit', null, n);
     return n < max
-      ? makeCheck(E.STEP_ALLOWED, `step ${n} is within max_steps ${max}`, max, n)
-      : makeCheck(E.STEP_BLOCKED, `step ${n} reaches max_steps ${max}`, max, n);
+      ? makeCheck(E.STEP_ALLOWED, stepWithin, max, n)
+      : makeCheck(E.STEP_BLOCKED, stepReaches, max, n);
   }
 
   /** Allowed iff `budgetSpent + cost <= toolBudget`, or there is no budget. Does not spend. */
@@ -197,28 +197,17 @@ export class AutonomyGuardrails {
     const cost = fromMicros(costMicros);
     if (budget === null) return makeCheck(E.BUDGET_ALLOWED, 'no budget limit', null, cost);
     const after = this.#spentMicros + costMicros;
-    const limit = fromMicros(budget);
     return after <= budget
-      ? makeCheck(
-          E.BUDGET_ALLOWED,
-          `cost ${cost} fits: ${fromMicros(after)} of tool_budget ${limit}`,
-          limit,
-          cost,
-        )
-      : makeCheck(
-          E.BUDGET_BLOCKED,
-          `cost ${cost} would bring spending to ${fromMicros(after)}, over tool_budget ${limit}`,
-          limit,
-          cost,
-        );
+      ? makeCheck(E.BUDGET_ALLOWED, budgetFits, fromMicros(budget), cost, after)
+      : makeCheck(E.BUDGET_BLOCKED, budgetOver, fromMicros(budget), cost, after);
   }
 
   /** Denied (`confirmation_required`) when a person must confirm `operation` before it runs. */
   checkConfirmation(operation: string): GuardCheck {
     const op = normalizeOperation(operation);
     return this.#confirmSet.has(op)
-      ? makeCheck(E.CONFIRMATION_REQUIRED, `operation "${op}" requires confirmation`, null)
-      : makeCheck(E.CONFIRMATION_NOT_REQUIRED, `operation "${op}" does not require confirmation`, null);
+      ? makeCheck(E.CONFIRMATION_REQUIRED, confirmationRequired, null, undefined, op)
+      : makeCheck(E.CONFIRMATION_NOT_REQUIRED, confirmationNotRequired, null, undefined, op);
   }
 
   /**
@@ -226,29 +215,23 @@ export class AutonomyGuardrails {
    * plan that has not started, is allowed; a start time that cannot be read is denied (fail closed).
    */
   checkWallClock(nowMs: number): GuardCheck {
-    if (typeof nowMs !== 'number' || !Number.isFinite(nowMs))
+    if (typeof nowMs !== 'number' || !Number.isFinite(nowMs)) {
       invalid('now', 'a finite number of epoch milliseconds', nowMs);
+    }
     const max = this.maxWallClockSeconds;
     if (max === null) return makeCheck(E.WALL_CLOCK_ALLOWED, 'no wall-clock limit', null);
-    const start = this.#startMs();
-    if (this.startTime === null)
+    const startTime = this.startTime;
+    if (startTime === null) {
       return makeCheck(E.WALL_CLOCK_ALLOWED, 'plan has not started; the clock has not begun', max);
+    }
+    const start = this.#startMs();
     if (Number.isNaN(start)) {
-      return makeCheck(
-        E.WALL_CLOCK_BLOCKED,
-        `start_time ${describeValue(this.startTime)} cannot be read`,
-        max,
-      );
+      return makeCheck(E.WALL_CLOCK_BLOCKED, startUnreadable, max, undefined, describeValue(startTime));
     }
     const elapsed = Math.max(0, nowMs - start) / 1000;
     return elapsed < max
-      ? makeCheck(E.WALL_CLOCK_ALLOWED, `${elapsed}s elapsed of max_wall_clock_seconds ${max}`, max, elapsed)
-      : makeCheck(
-          E.WALL_CLOCK_BLOCKED,
-          `${elapsed}s elapsed reaches max_wall_clock_seconds ${max}`,
-          max,
-          elapsed,
-        );
+      ? makeCheck(E.WALL_CLOCK_ALLOWED, elapsedWithin, max, elapsed)
+      : makeCheck(E.WALL_CLOCK_BLOCKED, elapsedReaches, max, elapsed);
   }
 
   /** Allowed iff `currentCalls < maxToolCallsPerInvocation`, or there is no such limit. */
@@ -258,18 +241,8 @@ export class AutonomyGuardrails {
     if (max === null)
       return makeCheck(E.ACTOR_TOOL_CALLS_ALLOWED, 'no tool-call limit per invocation', null, n);
     return n < max
-      ? makeCheck(
-          E.ACTOR_TOOL_CALLS_ALLOWED,
-          `${n} tool calls is within max_tool_calls_per_invocation ${max}`,
-          max,
-          n,
-        )
-      : makeCheck(
-          E.ACTOR_TOOL_CALLS_BLOCKED,
-          `${n} tool calls reaches max_tool_calls_per_invocation ${max}`,
-          max,
-          n,
-        );
+      ? makeCheck(E.ACTOR_TOOL_CALLS_ALLOWED, callsWithin, max, n)
+      : makeCheck(E.ACTOR_TOOL_CALLS_BLOCKED, callsReach, max, n);
   }
 
   /** Allowed iff `currentRetries < maxRetriesPerFailure`, or there is no retry limit. */
@@ -278,8 +251,8 @@ export class AutonomyGuardrails {
     const max = this.actorLimits.maxRetriesPerFailure;
     if (max === null) return makeCheck(E.RETRY_ALLOWED, 'no retry limit', null, n);
     return n < max
-      ? makeCheck(E.RETRY_ALLOWED, `retry ${n} is within max_retries_per_failure ${max}`, max, n)
-      : makeCheck(E.RETRY_BLOCKED, `retry ${n} reaches max_retries_per_failure ${max}`, max, n);
+      ? makeCheck(E.RETRY_ALLOWED, retryWithin, max, n)
+      : makeCheck(E.RETRY_BLOCKED, retryReaches, max, n);
   }
 
   /** Counts one step taken. */
@@ -358,6 +331,24 @@ export class AutonomyGuardrails {
     return this.#parsedStart.ms;
   }
 }
+
+// Reasons are written only when read (see Reason in GuardCheck.ts).
+const stepWithin: Reason = (c) => `step ${c.observed} is within max_steps ${c.limit}`;
+const stepReaches: Reason = (c) => `step ${c.observed} reaches max_steps ${c.limit}`;
+const budgetFits: Reason = (c, after) =>
+  `cost ${c.observed} fits: ${fromMicros(after as number)} of tool_budget ${c.limit}`;
+const budgetOver: Reason = (c, after) =>
+  `cost ${c.observed} would bring spending to ${fromMicros(after as number)}, over tool_budget ${c.limit}`;
+const confirmationRequired: Reason = (_c, op) => `operation "${op}" requires confirmation`;
+const confirmationNotRequired: Reason = (_c, op) => `operation "${op}" does not require confirmation`;
+const startUnreadable: Reason = (_c, start) => `start_time ${start} cannot be read`;
+const elapsedWithin: Reason = (c) => `${c.observed}s elapsed of max_wall_clock_seconds ${c.limit}`;
+const elapsedReaches: Reason = (c) => `${c.observed}s elapsed reaches max_wall_clock_seconds ${c.limit}`;
+const callsWithin: Reason = (c) =>
+  `${c.observed} tool calls is within max_tool_calls_per_invocation ${c.limit}`;
+const callsReach: Reason = (c) => `${c.observed} tool calls reaches max_tool_calls_per_invocation ${c.limit}`;
+const retryWithin: Reason = (c) => `retry ${c.observed} is within max_retries_per_failure ${c.limit}`;
+const retryReaches: Reason = (c) => `retry ${c.observed} reaches max_retries_per_failure ${c.limit}`;
 
 function positiveSecondsOrNull(v: unknown, field: string): number | null {
   if (v === null) return null;

@@ -4,13 +4,13 @@ import { systemClock, type Clock } from '../clock.js';
 import { describeValue, GuardrailValidationError } from '../errors.js';
 import { AutonomyGuardrails, type GuardrailsInit } from '../guardrails/AutonomyGuardrails.js';
 import { GuardrailEventType as E, type GuardrailEventType } from '../guardrails/events.js';
-import { makeCheck, type GuardCheck } from '../guardrails/GuardCheck.js';
+import { makeCheck, type GuardCheck, type Reason } from '../guardrails/GuardCheck.js';
 import { normalizeOperation } from '../guardrails/operation.js';
 import { intField, objectWithKeys } from '../guardrails/validate.js';
 import { formatIso } from '../iso.js';
-import type { JsonObject } from '../json.js';
+import type { JsonValue } from '../json.js';
 import { fromMicros, toMicros } from '../money.js';
-import type { GuardrailStore, PlanChange } from '../store/GuardrailStore.js';
+import type { GuardrailStore, PlanChange, PlanMutation } from '../store/GuardrailStore.js';
 import { MemoryStore } from '../store/memory/MemoryStore.js';
 import {
   METADATA_KEY,
@@ -34,6 +34,21 @@ export interface AutonomyGuardrailServiceOptions {
    * every check denies (fail closed).
    */
   unconfiguredPlans?: 'allow' | 'deny';
+}
+
+const unconfiguredAllowed: Reason = (_c, planId) => `plan "${planId}" has no guardrails configured`;
+const unconfiguredDenied: Reason = (_c, planId) =>
+  `plan "${planId}" has no guardrails and unconfiguredPlans is "deny"`;
+
+const ONE_STEP: PlanMutation = Object.freeze({ steps: 1 });
+
+/** Runs `fn`, turning a synchronous throw into a rejection without the extra ticks of an async frame. */
+function rejecting<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return fn();
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
 const OPTION_KEYS = ['store', 'clock', 'auditCapacity', 'metadataLimits', 'unconfiguredPlans'];
@@ -125,26 +140,35 @@ export class AutonomyGuardrailService {
   }
 
   /** Checks `step` against `max_steps` and records the check. Counts nothing: see {@link takeStep}. */
-  async checkStepLimit(planId: string, step: number): Promise<GuardCheck> {
-    validatePlanId(planId);
-    intField(step, 'step', 0, false);
-    return this.#store.update(planId, (g) =>
-      g
-        ? this.#audited(g.checkStepLimit(step), { step })
-        : this.#unconfigured(E.STEP_ALLOWED, E.STEP_BLOCKED, planId),
-    );
+  checkStepLimit(planId: string, step: number): Promise<GuardCheck> {
+    return rejecting(() => {
+      validatePlanId(planId);
+      intField(step, 'step', 0, false);
+      return this.#store.update(planId, (g) => {
+        if (!g) return this.#unconfigured(E.STEP_ALLOWED, E.STEP_BLOCKED, planId);
+        const check = g.checkStepLimit(step);
+        return this.#audited(check, { step, limit: check.limit ?? null });
+      });
+    });
   }
 
   /**
    * Atomic check-and-count of the plan's next step: allowed iff `step_count < max_steps`, and then
    * `step_count` goes up by one. Recorded either way.
    */
-  async takeStep(planId: string): Promise<GuardCheck> {
-    validatePlanId(planId);
-    return this.#store.update(planId, (g) => {
-      if (!g) return this.#unconfigured(E.STEP_ALLOWED, E.STEP_BLOCKED, planId);
-      const check = g.checkStepLimit(g.stepCount);
-      return this.#audited(check, { step: g.stepCount }, check.allowed ? { steps: 1 } : undefined);
+  takeStep(planId: string): Promise<GuardCheck> {
+    return rejecting(() => {
+      validatePlanId(planId);
+      return this.#store.update(planId, (g) => {
+        if (!g) return this.#unconfigured(E.STEP_ALLOWED, E.STEP_BLOCKED, planId);
+        const step = g.stepCount;
+        const check = g.checkStepLimit(step);
+        return this.#audited(
+          check,
+          { step, limit: check.limit ?? null },
+          check.allowed ? ONE_STEP : undefined,
+        );
+      });
     });
   }
 
@@ -152,72 +176,86 @@ export class AutonomyGuardrailService {
    * Atomic check-and-spend: allowed iff `budget_spent + cost <= tool_budget`, and then `cost` is spent.
    * Concurrent calls never overspend. Recorded either way.
    */
-  async checkToolBudget(planId: string, cost: number): Promise<GuardCheck> {
-    validatePlanId(planId);
-    const micros = toMicros(cost, 'cost', 'up');
-    return this.#store.update(planId, (g) => {
-      if (!g) return this.#unconfigured(E.BUDGET_ALLOWED, E.BUDGET_BLOCKED, planId);
-      const check = g.checkToolBudgetMicros(micros);
-      const spent = check.allowed ? g.budgetSpentMicros + micros : g.budgetSpentMicros;
-      return this.#audited(
-        check,
-        { cost: fromMicros(micros), spent: fromMicros(spent) },
-        check.allowed && micros > 0 ? { spendMicros: micros } : undefined,
-      );
+  checkToolBudget(planId: string, cost: number): Promise<GuardCheck> {
+    return rejecting(() => {
+      validatePlanId(planId);
+      const micros = toMicros(cost, 'cost', 'up');
+      return this.#store.update(planId, (g) => {
+        if (!g) return this.#unconfigured(E.BUDGET_ALLOWED, E.BUDGET_BLOCKED, planId);
+        const check = g.checkToolBudgetMicros(micros);
+        const spend = check.allowed && micros > 0;
+        const spent = fromMicros(spend ? g.budgetSpentMicros + micros : g.budgetSpentMicros);
+        const details = { cost: fromMicros(micros), spent, limit: check.limit ?? null };
+        return this.#audited(check, details, spend ? { spendMicros: micros } : undefined);
+      });
     });
   }
 
   /** Denied (`confirmation_required`) when a person must confirm `operation`. Recorded either way. */
-  async checkConfirmation(planId: string, operation: string): Promise<GuardCheck> {
-    validatePlanId(planId);
-    const op = normalizeOperation(operation, 'operation', this.#limits.maxOperationNameLength);
-    return this.#store.update(planId, (g) =>
-      g
-        ? this.#audited(g.checkConfirmation(op), { operation: op })
-        : this.#unconfigured(E.CONFIRMATION_NOT_REQUIRED, E.CONFIRMATION_REQUIRED, planId),
-    );
+  checkConfirmation(planId: string, operation: string): Promise<GuardCheck> {
+    return rejecting(() => {
+      validatePlanId(planId);
+      const op = normalizeOperation(operation, 'operation', this.#limits.maxOperationNameLength);
+      return this.#store.update(planId, (g) =>
+        g
+          ? this.#audited(g.checkConfirmation(op), { operation: op, limit: null })
+          : this.#unconfigured(E.CONFIRMATION_NOT_REQUIRED, E.CONFIRMATION_REQUIRED, planId),
+      );
+    });
   }
 
   /** Checks the elapsed wall-clock time against the plan's limit, on the service's clock. */
-  async checkWallClock(planId: string): Promise<GuardCheck> {
-    validatePlanId(planId);
-    const now = this.#now();
-    return this.#store.update(planId, (g) => {
-      if (!g) return this.#unconfigured(E.WALL_CLOCK_ALLOWED, E.WALL_CLOCK_BLOCKED, planId);
-      const check = g.checkWallClock(now);
-      return this.#audited(check, check.observed === undefined ? {} : { elapsed_seconds: check.observed });
+  checkWallClock(planId: string): Promise<GuardCheck> {
+    return rejecting(() => {
+      validatePlanId(planId);
+      const now = this.#now();
+      return this.#store.update(planId, (g) => {
+        if (!g) return this.#unconfigured(E.WALL_CLOCK_ALLOWED, E.WALL_CLOCK_BLOCKED, planId);
+        const check = g.checkWallClock(now);
+        const limit = check.limit ?? null;
+        return this.#audited(
+          check,
+          check.observed === undefined ? { limit } : { elapsed_seconds: check.observed, limit },
+        );
+      });
     });
   }
 
   /** Checks `currentCalls` against `max_tool_calls_per_invocation` and records the check. */
-  async checkActorToolCalls(planId: string, currentCalls: number): Promise<GuardCheck> {
-    validatePlanId(planId);
-    intField(currentCalls, 'current_calls', 0, false);
-    return this.#store.update(planId, (g) =>
-      g
-        ? this.#audited(g.checkActorToolCalls(currentCalls), { current_calls: currentCalls })
-        : this.#unconfigured(E.ACTOR_TOOL_CALLS_ALLOWED, E.ACTOR_TOOL_CALLS_BLOCKED, planId),
-    );
+  checkActorToolCalls(planId: string, currentCalls: number): Promise<GuardCheck> {
+    return rejecting(() => {
+      validatePlanId(planId);
+      intField(currentCalls, 'current_calls', 0, false);
+      return this.#store.update(planId, (g) => {
+        if (!g) return this.#unconfigured(E.ACTOR_TOOL_CALLS_ALLOWED, E.ACTOR_TOOL_CALLS_BLOCKED, planId);
+        const check = g.checkActorToolCalls(currentCalls);
+        return this.#audited(check, { current_calls: currentCalls, limit: check.limit ?? null });
+      });
+    });
   }
 
   /** Checks `currentRetries` against `max_retries_per_failure` and records the check. */
-  async checkRetries(planId: string, currentRetries: number): Promise<GuardCheck> {
-    validatePlanId(planId);
-    intField(currentRetries, 'current_retries', 0, false);
-    return this.#store.update(planId, (g) =>
-      g
-        ? this.#audited(g.checkRetries(currentRetries), { current_retries: currentRetries })
-        : this.#unconfigured(E.RETRY_ALLOWED, E.RETRY_BLOCKED, planId),
-    );
+  checkRetries(planId: string, currentRetries: number): Promise<GuardCheck> {
+    return rejecting(() => {
+      validatePlanId(planId);
+      intField(currentRetries, 'current_retries', 0, false);
+      return this.#store.update(planId, (g) => {
+        if (!g) return this.#unconfigured(E.RETRY_ALLOWED, E.RETRY_BLOCKED, planId);
+        const check = g.checkRetries(currentRetries);
+        return this.#audited(check, { current_retries: currentRetries, limit: check.limit ?? null });
+      });
+    });
   }
 
   /** Sets the plan's `start_time` to now if it is unset; a plan that already started keeps its start. */
-  async markStarted(planId: string): Promise<void> {
-    validatePlanId(planId);
-    const startTime = formatIso(this.#now());
-    return this.#store.update(planId, (g) =>
-      g && g.startTime === null ? { result: undefined, mutation: { startTime } } : { result: undefined },
-    );
+  markStarted(planId: string): Promise<void> {
+    return rejecting(() => {
+      validatePlanId(planId);
+      const startTime = formatIso(this.#now());
+      return this.#store.update(planId, (g) =>
+        g && g.startTime === null ? { result: undefined, mutation: { startTime } } : { result: undefined },
+      );
+    });
   }
 
   /** A copy of the plan's audit trail (the newest entries, oldest first), or null when it has none. */
@@ -263,17 +301,17 @@ export class AutonomyGuardrailService {
     return this.#store.delete(planId);
   }
 
-  #audited<D extends Record<string, number | string>>(
+  /**
+   * The change a check makes: its audit entry, and the mutation if any. A denial's entry also carries
+   * the reason in words; an allowed entry's numbers say all there is.
+   */
+  #audited(
     check: GuardCheck,
-    details: D,
-    mutation?: { steps?: number; spendMicros?: number },
+    details: Record<string, JsonValue>,
+    mutation?: PlanMutation,
   ): PlanChange<GuardCheck> {
-    const entryDetails: JsonObject = Object.freeze({
-      ...details,
-      limit: check.limit ?? null,
-      reason: check.reason,
-    });
-    const audit = AuditEntry.fromCheck(check, this.#now(), entryDetails);
+    if (!check.allowed) details['reason'] = check.reason;
+    const audit = AuditEntry.fromCheck(check, this.#now(), details);
     return mutation ? { result: check, audit, mutation } : { result: check, audit };
   }
 
@@ -296,8 +334,8 @@ export class AutonomyGuardrailService {
   ): PlanChange<GuardCheck> {
     return {
       result: this.#deny
-        ? makeCheck(denied, `plan "${planId}" has no guardrails and unconfiguredPlans is "deny"`, null)
-        : makeCheck(allowed, `plan "${planId}" has no guardrails configured`, null),
+        ? makeCheck(denied, unconfiguredDenied, null, undefined, planId)
+        : makeCheck(allowed, unconfiguredAllowed, null, undefined, planId),
     };
   }
 }

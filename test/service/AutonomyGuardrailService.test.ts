@@ -353,8 +353,27 @@ describe('audit entries of the checks', () => {
     expect(entry?.guardName).toBe(check.guardName);
     expect(entry?.result).toBe(check.result);
     expect(entry?.timestamp).toBe(T0 + 1500);
-    expect(entry?.details['reason']).toBe(check.reason);
+    expect(entry?.details['reason']).toBe(check.allowed ? undefined : check.reason);
     expect(entry?.details['limit']).toBe(check.limit ?? null);
+  });
+
+  it('hands out the details of the entries it recorded frozen', async () => {
+    const { service } = await configured(limits);
+    await service.checkToolBudget('plan', 1);
+    const details = (await trailOf(service)).entries[0]?.details;
+    expect(Object.isFrozen(details)).toBe(true);
+    expect(() => {
+      (details as Record<string, unknown>)['spent'] = 0;
+    }).toThrow(TypeError);
+  });
+
+  it('writes the reason of a denial into its entry', async () => {
+    const { service } = await configured(limits);
+    const check = await service.checkToolBudget('plan', 11);
+    expect((await trailOf(service)).entries[0]?.details['reason']).toBe(
+      'cost 11 would bring spending to 11, over tool_budget 10',
+    );
+    expect(check.reason).toBe('cost 11 would bring spending to 11, over tool_budget 10');
   });
 
   it('records the step and the limit of a step-limit check', async () => {
