@@ -1,0 +1,222 @@
+import os from 'node:os';
+import { ManualClock, systemClock, type AuditEntry, type AutonomyGuardrails } from '../src/index.js';
+import {
+  benchGuardrails,
+  benchLimiter,
+  benchService,
+  fail,
+  fullTrail,
+  HOT_ENTRIES,
+  metadataRoundTrip,
+  PLAN_ID,
+  serviceWithFullTrail,
+  START_MS,
+} from './fixtures.js';
+import { runCases, type BenchCase, type CaseResult } from './harness.js';
+import {
+  latencyTarget,
+  resultMarkdown,
+  resultTable,
+  targetMarkdown,
+  targetTable,
+  throughputTarget,
+} from './report.js';
+
+const TIME_MS = 1_000;
+const WARMUP_MS = 250;
+const SAMPLE_MS = 0.25;
+const METADATA_ENTRIES = 10_000;
+const TRAIL_CAPACITIES = [10, 1_000, 1_000_000] as const;
+
+const NAMES = {
+  rateLimiter: 'RateLimiterMemory.consume',
+  serviceBudget: 'service.checkToolBudget',
+  serviceStep: 'service.checkStepLimit',
+  serviceBudgetSystemClock: 'service.checkToolBudget (systemClock)',
+  metadata: `metadata round trip (${METADATA_ENTRIES.toLocaleString('en-US')} entries)`,
+  trailAdd: (capacity: number) => `AuditTrail.add @ ${capacity.toLocaleString('en-US')} (full)`,
+  trailAddCold: (capacity: number) =>
+    `AuditTrail.add @ ${capacity.toLocaleString('en-US')} (full, cold evictions)`,
+} as const;
+
+function syncCheck(name: string, op: (g: AutonomyGuardrails) => unknown): BenchCase {
+  return {
+    name: `AutonomyGuardrails.${name}`,
+    async: false,
+    prepare: () => {
+      const g = benchGuardrails();
+      const first = op(g) as { allowed?: unknown };
+      if (typeof first.allowed !== 'boolean') fail(`${name} did not return a GuardCheck`);
+      return { op: () => op(g) };
+    },
+  };
+}
+
+const syncCases: BenchCase[] = [
+  syncCheck('checkStepLimit', (g) => g.checkStepLimit(41)),
+  syncCheck('checkToolBudget', (g) => g.checkToolBudget(0.25)),
+  syncCheck('checkConfirmation', (g) => g.checkConfirmation('read_file')),
+  syncCheck('checkWallClock', (g) => g.checkWallClock(START_MS + 1_234_567)),
+  syncCheck('checkActorToolCalls', (g) => g.checkActorToolCalls(7)),
+  syncCheck('checkRetries', (g) => g.checkRetries(2)),
+];
+
+const rateLimiterCase: BenchCase = {
+  name: NAMES.rateLimiter,
+  async: true,
+  prepare: async () => {
+    const limiter = await benchLimiter();
+    return { op: () => limiter.consume(PLAN_ID, 1) };
+  },
+};
+
+const serviceCases: BenchCase[] = [
+  {
+    name: NAMES.serviceBudget,
+    async: true,
+    prepare: async () => {
+      const { service } = await benchService(new ManualClock(START_MS));
+      if (!(await service.checkToolBudget(PLAN_ID, 0.01)).allowed) fail('checkToolBudget denied');
+      return { op: () => service.checkToolBudget(PLAN_ID, 0.01) };
+    },
+  },
+  {
+    name: NAMES.serviceStep,
+    async: true,
+    prepare: async () => {
+      const { service } = await benchService(new ManualClock(START_MS));
+      if (!(await service.checkStepLimit(PLAN_ID, 41)).allowed) fail('checkStepLimit denied');
+      return { op: () => service.checkStepLimit(PLAN_ID, 41) };
+    },
+  },
+  {
+    name: NAMES.serviceBudgetSystemClock,
+    async: true,
+    prepare: async () => {
+      const { service } = await benchService(systemClock);
+      if (!(await service.checkToolBudget(PLAN_ID, 0.01)).allowed) fail('checkToolBudget denied');
+      return { op: () => service.checkToolBudget(PLAN_ID, 0.01) };
+    },
+  },
+];
+
+let metadataJsonLength = 0;
+
+const metadataCase: BenchCase = {
+  name: NAMES.metadata,
+  async: true,
+  prepare: async () => {
+    const service = await serviceWithFullTrail(METADATA_ENTRIES);
+    const before = JSON.stringify(await service.toMetadata(PLAN_ID));
+    metadataJsonLength = await metadataRoundTrip(service);
+    if (JSON.stringify(await service.toMetadata(PLAN_ID)) !== before) fail('round trip changed the state');
+    return { op: () => metadataRoundTrip(service) };
+  },
+};
+
+/** Appends to a full trail; `cold` re-appends the fill entries, so each evicted entry is a cold one. */
+function trailCase(capacity: number, cold: boolean): BenchCase {
+  return {
+    name: cold ? NAMES.trailAddCold(capacity) : NAMES.trailAdd(capacity),
+    async: false,
+    prepare: () => {
+      const { trail, filledWith, hot } = fullTrail(capacity);
+      // Re-appending `filledWith[k]` evicts that very entry, last touched `capacity` adds earlier.
+      const cycle = cold ? filledWith : hot;
+      let k = 0;
+      return {
+        op: () => {
+          trail.add(cycle[k] as AuditEntry);
+          if (++k === cycle.length) k = 0;
+        },
+        release: () => {
+          if (trail.size !== capacity) fail(`trail of capacity ${capacity} holds ${trail.size}`);
+        },
+      };
+    },
+  };
+}
+
+const trailCases: BenchCase[] = [
+  ...TRAIL_CAPACITIES.map((capacity) => trailCase(capacity, false)),
+  trailCase(1_000_000, true),
+];
+
+function find(results: readonly CaseResult[], name: string): CaseResult {
+  return results.find((r) => r.name === name) ?? fail(`no result for ${name}`);
+}
+
+async function main(): Promise<void> {
+  const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+  console.log(
+    `leash bench — Node ${process.version}, ${cpu}, ${os.availableParallelism()} cores; ` +
+      `tinybench: ${TIME_MS} ms per task after ${WARMUP_MS} ms warmup, samples of ~${SAMPLE_MS} ms batches\n`,
+  );
+
+  const cases = [...syncCases, rateLimiterCase, ...serviceCases, metadataCase, ...trailCases];
+  const results = await runCases(cases, {
+    timeMs: TIME_MS,
+    warmupMs: WARMUP_MS,
+    sampleMs: SAMPLE_MS,
+    onResult: (r) =>
+      console.log(`  ${r.name}: ${Math.round(r.opsPerSec).toLocaleString('en-US')} ops/s (batch ${r.batch})`),
+  });
+
+  const limiter = find(results, NAMES.rateLimiter);
+  const syncResults = results.filter((r) => r.name.startsWith('AutonomyGuardrails.'));
+  const slowestSync = syncResults.reduce((a, b) => (b.opsPerSec < a.opsPerSec ? b : a));
+  const targets = [
+    throughputTarget(
+      `${NAMES.serviceBudget} ÷ ${NAMES.rateLimiter} (ops/s)`,
+      find(results, NAMES.serviceBudget),
+      limiter,
+      1.0,
+    ),
+    throughputTarget(
+      `${NAMES.serviceBudgetSystemClock} ÷ ${NAMES.rateLimiter} (ops/s)`,
+      find(results, NAMES.serviceBudgetSystemClock),
+      limiter,
+      1.0,
+    ),
+    throughputTarget(
+      `${NAMES.serviceStep} ÷ ${NAMES.rateLimiter} (ops/s)`,
+      find(results, NAMES.serviceStep),
+      limiter,
+      1.0,
+    ),
+    throughputTarget(
+      `slowest sync check (${slowestSync.name.replace('AutonomyGuardrails.', '')}) ÷ ${NAMES.rateLimiter} (ops/s)`,
+      slowestSync,
+      limiter,
+      2.0,
+    ),
+    latencyTarget(
+      `${NAMES.trailAdd(1_000_000)} ÷ ${NAMES.trailAdd(10)} (ns/op)`,
+      find(results, NAMES.trailAdd(1_000_000)),
+      find(results, NAMES.trailAdd(10)),
+      1.5,
+    ),
+    latencyTarget(
+      `${NAMES.trailAddCold(1_000_000)} ÷ ${NAMES.trailAdd(10)} (ns/op)`,
+      find(results, NAMES.trailAddCold(1_000_000)),
+      find(results, NAMES.trailAdd(10)),
+    ),
+  ];
+
+  const notes = [
+    'ops/s = 1e9 / mean ns/op; ± is the 95% margin of error of the mean; each sample is the mean of a batch of back-to-back calls (async calls awaited one by one).',
+    `Service rows use the default MemoryStore (audit capacity 1,000, full, so every check also evicts) and a ManualClock, except the systemClock row; RateLimiterMemory has Number.MAX_SAFE_INTEGER points over 3,600 s and reads Date.now() on every call.`,
+    `Metadata round trip: toMetadata → JSON.stringify → JSON.parse → loadFromMetadata of ${(metadataJsonLength / 1024).toLocaleString('en-US', { maximumFractionDigits: 0 })} KiB of JSON.`,
+    `AuditTrail.add: each trail is pre-filled to capacity with distinct entries, so every add evicts one; the appended entries cycle through ${HOT_ENTRIES.toLocaleString('en-US')} ready-made ones that stay in cache, as a freshly built entry would. The "cold evictions" row appends the fill entries again instead, so each add evicts an entry last touched ${(1_000_000).toLocaleString('en-US')} adds earlier and pays a cache miss: it prices memory, not the ring, and has no target.`,
+  ];
+
+  console.log(`\n${resultTable(results)}\n`);
+  console.log(`${targetTable(targets)}\n`);
+  for (const note of notes) console.log(`- ${note}`);
+  console.log('\nMarkdown:\n');
+  console.log(`${resultMarkdown(results)}\n`);
+  console.log(`${targetMarkdown(targets)}\n`);
+  for (const note of notes) console.log(`- ${note}`);
+}
+
+await main();
