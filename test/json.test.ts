@@ -1,16 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { GuardrailValidationError } from '../src/errors.js';
 import { copyJsonObject, isPlainObject, MAX_JSON_DEPTH } from '../src/json.js';
-
-function thrown(fn: () => unknown): GuardrailValidationError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof GuardrailValidationError) return e;
-    throw e;
-  }
-  throw new Error('expected a GuardrailValidationError, but nothing was thrown');
-}
+import { thrown } from './support/thrown.js';
 
 /** `{"a":{"a":…{"a":leaf}}}` with the leaf `levels` objects deep. */
 function nested(levels: number, leaf: unknown = 1): Record<string, unknown> {

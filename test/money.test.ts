@@ -2,16 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { GuardrailValidationError } from '../src/errors.js';
 import { fromMicros, MAX_AMOUNT, MICROS_PER_UNIT, toMicros } from '../src/money.js';
-
-function thrown(fn: () => unknown): GuardrailValidationError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof GuardrailValidationError) return e;
-    throw e;
-  }
-  throw new Error('expected a GuardrailValidationError, but nothing was thrown');
-}
+import { thrown } from './support/thrown.js';
 
 describe('MICROS_PER_UNIT', () => {
   it('is one million', () => {

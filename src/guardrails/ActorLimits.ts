@@ -1,4 +1,4 @@
-import { intField, objectWithKeys } from './validate.js';
+import { intField, missing, objectWithKeys } from './validate.js';
 
 /** Limits that apply to one actor invocation rather than to the whole plan. */
 export interface ActorLimitsInit {
@@ -15,6 +15,7 @@ export interface ActorLimitsJson {
 }
 
 const KEYS = ['maxToolCallsPerInvocation', 'maxRetriesPerFailure'] as const;
+const WIRE_KEYS = ['max_tool_calls_per_invocation', 'max_retries_per_failure'] as const;
 
 /** Per-invocation limits: tool calls per invocation and retries per failure. Immutable. */
 export class ActorLimits {
@@ -35,16 +36,20 @@ export class ActorLimits {
     return ActorLimits.parse(init, '');
   }
 
-  /** @internal validates untrusted input; `prefix` is the path of the enclosing object in error messages. */
-  static parse(init: unknown, prefix: string, snakeKeys = false): ActorLimits {
-    const keys = snakeKeys ? ['max_tool_calls_per_invocation', 'max_retries_per_failure'] : KEYS;
-    const o = objectWithKeys(init, prefix.replace(/\.$/, '') || 'actorLimits', keys, prefix);
-    const calls = snakeKeys ? o['max_tool_calls_per_invocation'] : o['maxToolCallsPerInvocation'];
-    const retries = snakeKeys ? o['max_retries_per_failure'] : o['maxRetriesPerFailure'];
-    return new ActorLimits(
-      calls === undefined ? null : intField(calls, `${prefix}max_tool_calls_per_invocation`, 1, true),
-      retries === undefined ? null : intField(retries, `${prefix}max_retries_per_failure`, 0, true),
-    );
+  /**
+   * @internal validates untrusted input; `prefix` is the path of the enclosing object in error messages.
+   * The `wire` (snake_case) form must carry every key: a missing limit is an error, not "unlimited".
+   */
+  static parse(init: unknown, prefix: string, wire = false): ActorLimits {
+    const names = wire ? WIRE_KEYS : KEYS;
+    const o = objectWithKeys(init, prefix.replace(/\.$/, '') || 'actorLimits', names, prefix);
+    const read = (i: number, min: number): number | null => {
+      const value = o[names[i] as string];
+      const field = `${prefix}${WIRE_KEYS[i]}`;
+      if (value !== undefined) return intField(value, field, min, true);
+      return wire ? missing(field) : null;
+    };
+    return new ActorLimits(read(0, 1), read(1, 0));
   }
 
   static readonly UNLIMITED = new ActorLimits(null, null);

@@ -5,7 +5,7 @@ import { ActorLimits, type ActorLimitsInit, type ActorLimitsJson } from './Actor
 import { GuardrailEventType as E } from './events.js';
 import { makeCheck, type GuardCheck, type Reason } from './GuardCheck.js';
 import { normalizeOperation } from './operation.js';
-import { intField, objectWithKeys } from './validate.js';
+import { intField, missing, objectWithKeys } from './validate.js';
 
 /** What {@link AutonomyGuardrails.create} accepts. Every limit is optional; null or absent = unlimited. */
 export interface GuardrailsInit {
@@ -132,7 +132,9 @@ export class AutonomyGuardrails {
     const f = (i: number): string => `${prefix}${SNAKE[i]}`;
     const optional = <T>(i: number, read: (v: unknown, field: string) => T, dflt: T): T => {
       const v = get(i);
-      return v === undefined ? dflt : read(v, f(i));
+      if (v !== undefined) return read(v, f(i));
+      // The wire form always carries every key: a lost `tool_budget` must not read as "no budget".
+      return snakeKeys ? missing(f(i)) : dflt;
     };
     return new AutonomyGuardrails({
       maxSteps: optional(0, (v, n) => intField(v, n, 1, true), null),

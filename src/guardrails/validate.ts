@@ -32,3 +32,8 @@ export function objectWithKeys(
   }
   return value;
 }
+
+/** Throws the error for a required key that is absent. */
+export function missing(field: string): never {
+  throw new GuardrailValidationError(field, `${field} is missing`);
+}

@@ -101,7 +101,6 @@ export function parseState(
     );
   }
   const rawGuardrails = requireKey(root, 'guardrails', ROOT);
-  requireWireKeys(rawGuardrails);
   const guardrails = AutonomyGuardrails.parse(rawGuardrails, `${ROOT}.guardrails.`, true, limits);
   const trail = parseTrail(requireKey(root, 'audit_trail', ROOT), limits);
   // Every value in `root` has now been checked to be bounded plain JSON, so serializing it is safe.
@@ -113,31 +112,6 @@ export function parseState(
     );
   }
   return { guardrails, trail };
-}
-
-const GUARDRAIL_KEYS = [
-  'max_steps',
-  'tool_budget',
-  'required_confirmations',
-  'max_wall_clock_seconds',
-  'start_time',
-  'actor_limits',
-  'step_count',
-  'budget_spent',
-] as const;
-const ACTOR_LIMIT_KEYS = ['max_tool_calls_per_invocation', 'max_retries_per_failure'] as const;
-
-/**
- * The wire form always carries every key. A missing limit must not be read as "unlimited": that would turn
- * truncated or tampered state into a plan with no guardrails (fail open).
- */
-function requireWireKeys(raw: unknown): void {
-  const path = `${ROOT}.guardrails`;
-  if (!isPlainObject(raw)) return; // AutonomyGuardrails.parse names the wrong type
-  for (const key of GUARDRAIL_KEYS) requireKey(raw, key, path);
-  const actor = raw['actor_limits'];
-  if (!isPlainObject(actor)) return;
-  for (const key of ACTOR_LIMIT_KEYS) requireKey(actor, key, `${path}.actor_limits`);
 }
 
 function parseTrail(raw: unknown, limits: MetadataLimits): AuditTrail {

@@ -1,15 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ActorLimits, type ActorLimitsInit, GuardrailValidationError } from '../../src/index.js';
-
-function thrown(fn: () => unknown): GuardrailValidationError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof GuardrailValidationError) return e;
-    throw e;
-  }
-  throw new Error('expected a GuardrailValidationError, but nothing was thrown');
-}
+import { thrown } from '../support/thrown.js';
 
 describe('ActorLimits.create', () => {
   it('is unlimited without arguments', () => {
@@ -131,9 +122,16 @@ describe('ActorLimits.parse', () => {
   });
 
   it('prefixes the field in its errors with the enclosing path', () => {
-    const e = thrown(() => ActorLimits.parse({ max_retries_per_failure: -2 }, 'actor_limits.', true));
+    const wire = { max_tool_calls_per_invocation: null, max_retries_per_failure: -2 };
+    const e = thrown(() => ActorLimits.parse(wire, 'actor_limits.', true));
     expect(e.field).toBe('actor_limits.max_retries_per_failure');
     expect(e.message).toBe('actor_limits.max_retries_per_failure must be an integer >= 0, got -2');
+  });
+
+  it('refuses wire limits missing a key, naming it', () => {
+    const e = thrown(() => ActorLimits.parse({ max_retries_per_failure: 1 }, 'actor_limits.', true));
+    expect(e.field).toBe('actor_limits.max_tool_calls_per_invocation');
+    expect(e.message).toBe('actor_limits.max_tool_calls_per_invocation is missing');
   });
 
   it('names an unknown wire key with its full path', () => {

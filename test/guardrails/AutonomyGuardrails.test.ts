@@ -6,19 +6,10 @@ import {
   type GuardCheck,
   type GuardrailsInit,
 } from '../../src/index.js';
+import { thrown } from '../support/thrown.js';
 
 const START = '2026-11-30T10:00:00.000Z';
 const START_MS = Date.parse(START);
-
-function thrown(fn: () => unknown): GuardrailValidationError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof GuardrailValidationError) return e;
-    throw e;
-  }
-  throw new Error('expected a GuardrailValidationError, but nothing was thrown');
-}
 
 /** Asserts `init` is refused with exactly this field and message. */
 function expectRefused(init: unknown, field: string, message: string): void {
@@ -1205,12 +1196,21 @@ describe('fromJSON', () => {
     expect(back.checkToolBudget(0.200001).allowed).toBe(false);
   });
 
-  it('reads an empty object as unlimited guardrails', () => {
-    expect(AutonomyGuardrails.fromJSON({}).toJSON()).toEqual(AutonomyGuardrails.create().toJSON());
+  /** The wire form of unlimited guardrails with `changes` applied. */
+  const wire = (changes: Record<string, unknown>) => ({
+    ...AutonomyGuardrails.create().toJSON(),
+    ...changes,
+  });
+
+  it('refuses a wire object missing a key rather than reading it as unlimited', () => {
+    const { tool_budget: _dropped, ...rest } = AutonomyGuardrails.create({ toolBudget: 1 }).toJSON();
+    const e = thrown(() => AutonomyGuardrails.fromJSON(rest));
+    expect(e.field).toBe('tool_budget');
+    expect(e.message).toBe('tool_budget is missing');
   });
 
   it('rounds budget_spent to the nearest micro-unit', () => {
-    expect(AutonomyGuardrails.fromJSON({ budget_spent: 0.0000014 }).budgetSpentMicros).toBe(1);
+    expect(AutonomyGuardrails.fromJSON(wire({ budget_spent: 0.0000014 })).budgetSpentMicros).toBe(1);
   });
 
   it('validates like create, naming the wire field', () => {
@@ -1220,7 +1220,11 @@ describe('fromJSON', () => {
   });
 
   it('names a bad nested actor limit by its wire path', () => {
-    const e = thrown(() => AutonomyGuardrails.fromJSON({ actor_limits: { max_retries_per_failure: -1 } }));
+    const e = thrown(() =>
+      AutonomyGuardrails.fromJSON(
+        wire({ actor_limits: { max_tool_calls_per_invocation: null, max_retries_per_failure: -1 } }),
+      ),
+    );
     expect(e.field).toBe('actor_limits.max_retries_per_failure');
   });
 
@@ -1230,7 +1234,7 @@ describe('fromJSON', () => {
   });
 
   it('refuses a malformed start_time', () => {
-    const e = thrown(() => AutonomyGuardrails.fromJSON({ start_time: 'soon' }));
+    const e = thrown(() => AutonomyGuardrails.fromJSON(wire({ start_time: 'soon' })));
     expect(e.field).toBe('start_time');
   });
 

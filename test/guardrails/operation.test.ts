@@ -1,16 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { GuardrailValidationError } from '../../src/errors.js';
 import { normalizeOperation } from '../../src/guardrails/operation.js';
-
-function thrown(fn: () => unknown): GuardrailValidationError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof GuardrailValidationError) return e;
-    throw e;
-  }
-  throw new Error('expected a GuardrailValidationError, but nothing was thrown');
-}
+import { thrown } from '../support/thrown.js';
 
 describe('normalizeOperation', () => {
   it('keeps a plain lower-case name', () => {
