@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  AuditEntry,
-  EVENT_INFO,
-  GuardrailEventType,
-  GuardrailValidationError,
-  type GuardName,
-} from '../../src/index.js';
+import { AuditEntry, EVENT_INFO, GuardrailEventType, type GuardName } from '../../src/index.js';
+import { fieldOf } from '../support/thrown.js';
 
 const T0 = Date.parse('2026-11-30T10:00:00.000Z');
 const ALL_EVENT_TYPES = Object.values(GuardrailEventType);
@@ -13,16 +8,6 @@ const ALL_EVENT_TYPES = Object.values(GuardrailEventType);
 /** DESIGN.md: `*_allowed` and `confirmation_not_required` are allowed; everything else is denied. */
 function expectedResult(eventType: string): 'allowed' | 'denied' {
   return eventType.endsWith('_allowed') || eventType === 'confirmation_not_required' ? 'allowed' : 'denied';
-}
-
-function fieldOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(GuardrailValidationError);
-    return (e as GuardrailValidationError).field;
-  }
-  throw new Error('expected a GuardrailValidationError, nothing was thrown');
 }
 
 describe('AuditEntry', () => {

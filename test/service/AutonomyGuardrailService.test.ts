@@ -9,6 +9,7 @@ import {
   type GuardCheck,
   type GuardrailsInit,
 } from '../../src/index.js';
+import { fieldOf } from '../support/thrown.js';
 
 const T0 = Date.parse('2026-11-30T10:00:00.000Z');
 const T0_ISO = '2026-11-30T10:00:00.000Z';
@@ -23,16 +24,6 @@ async function configured(init: GuardrailsInit, options: AutonomyGuardrailServic
   const s = setup(options);
   await s.service.configureGuardrails('plan', init);
   return s;
-}
-
-function fieldOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(GuardrailValidationError);
-    return (e as GuardrailValidationError).field;
-  }
-  throw new Error('expected a GuardrailValidationError, nothing was thrown');
 }
 
 async function rejectedField(promise: Promise<unknown>): Promise<string | undefined> {

@@ -10,3 +10,8 @@ export function thrown(fn: () => unknown): GuardrailValidationError {
   }
   throw new Error('expected a GuardrailValidationError, but nothing was thrown');
 }
+
+/** The `field` of the GuardrailValidationError that `fn` throws. */
+export function fieldOf(fn: () => unknown): string | undefined {
+  return thrown(fn).field;
+}
