@@ -1,3 +1,5 @@
+import { invalid } from './errors.js';
+
 /** A source of the current time in epoch milliseconds. Inject one wherever time matters. */
 export interface Clock {
   now(): number;
@@ -7,7 +9,8 @@ export interface Clock {
 export const systemClock: Clock = Object.freeze({ now: () => Date.now() });
 
 /**
- * A clock that only moves when told to, for tests and simulations.
+ * A clock that only moves when told to, for tests and simulations. Bad values are refused with a
+ * GuardrailValidationError, and a refused change leaves the time as it was.
  *
  * @example
  * const clock = new ManualClock(Date.parse('2026-11-30T10:00:00Z'));
@@ -26,7 +29,7 @@ export class ManualClock implements Clock {
 
   /** Moves the clock forward by `ms` (>= 0). */
   advance(ms: number): void {
-    if (!Number.isFinite(ms) || ms < 0) throw new RangeError(`ms must be a finite number >= 0, got ${ms}`);
+    if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) invalid('ms', 'a finite number >= 0', ms);
     this.#ms = ManualClock.#valid(this.#ms + ms, 'the advanced time');
   }
 
@@ -36,7 +39,7 @@ export class ManualClock implements Clock {
   }
 
   static #valid(ms: number, name: string): number {
-    if (!Number.isFinite(ms)) throw new RangeError(`${name} must be a finite number, got ${ms}`);
+    if (typeof ms !== 'number' || !Number.isFinite(ms)) invalid(name, 'a finite number', ms);
     return ms;
   }
 }

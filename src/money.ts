@@ -9,12 +9,12 @@ export const MICROS_PER_UNIT = 1_000_000;
  */
 export const MAX_AMOUNT = Math.floor(Number.MAX_SAFE_INTEGER / MICROS_PER_UNIT);
 
+const EXACT_BELOW = 2 ** 33;
+
 /**
  * How an amount finer than one micro-unit is rounded. Costs round `up` and limits round `down`, so
  * rounding can never admit spending beyond a budget; a stored counter rounds to the `nearest`.
  */
-const EXACT_BELOW = 2 ** 33;
-
 export type Rounding = 'up' | 'down' | 'nearest';
 
 /**
@@ -38,7 +38,9 @@ export function toMicros(amount: unknown, field: string, rounding: Rounding = 'n
   }
   const nearest = decimalMicros(amount, 'nearest');
   // Arithmetic noise is not precision: 0.1 + 0.2 is 0.30000000000000004, a few ULPs off 0.3, and costs 0.3.
-  const noise = Math.abs(amount - nearest / MICROS_PER_UNIT) <= amount * 8 * Number.EPSILON;
+  // The tolerance is capped at a tenth of a micro-unit, so large amounts are never rounded the unsafe way.
+  const tolerance = Math.min(amount * 8 * Number.EPSILON, 0.1 / MICROS_PER_UNIT);
+  const noise = Math.abs(amount - nearest / MICROS_PER_UNIT) <= tolerance;
   return rounding === 'nearest' || noise ? nearest : decimalMicros(amount, rounding);
 }
 

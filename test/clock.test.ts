@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { GuardrailValidationError } from '../src/errors.js';
 import { ManualClock, systemClock } from '../src/clock.js';
 
 describe('ManualClock', () => {
@@ -41,7 +42,7 @@ describe('ManualClock', () => {
 
   it('refuses a negative advance', () => {
     const clock = new ManualClock(7);
-    expect(() => clock.advance(-1)).toThrow(RangeError);
+    expect(() => clock.advance(-1)).toThrow(GuardrailValidationError);
   });
 
   it('names the bad value when refusing an advance', () => {
@@ -49,21 +50,21 @@ describe('ManualClock', () => {
   });
 
   it('refuses an advance of NaN', () => {
-    expect(() => new ManualClock().advance(NaN)).toThrow(RangeError);
+    expect(() => new ManualClock().advance(NaN)).toThrow(GuardrailValidationError);
   });
 
   it('refuses an advance of Infinity', () => {
-    expect(() => new ManualClock().advance(Infinity)).toThrow(RangeError);
+    expect(() => new ManualClock().advance(Infinity)).toThrow(GuardrailValidationError);
   });
 
   it('refuses an advance that would overflow to Infinity', () => {
     const clock = new ManualClock(Number.MAX_VALUE);
-    expect(() => clock.advance(Number.MAX_VALUE)).toThrow(RangeError);
+    expect(() => clock.advance(Number.MAX_VALUE)).toThrow(GuardrailValidationError);
   });
 
   it('keeps its time when an advance is refused', () => {
     const clock = new ManualClock(7);
-    expect(() => clock.advance(-1)).toThrow(RangeError);
+    expect(() => clock.advance(-1)).toThrow(GuardrailValidationError);
     expect(clock.now()).toBe(7);
   });
 
@@ -78,12 +79,12 @@ describe('ManualClock', () => {
   });
 
   it('refuses to set Infinity', () => {
-    expect(() => new ManualClock().set(Infinity)).toThrow(RangeError);
+    expect(() => new ManualClock().set(Infinity)).toThrow(GuardrailValidationError);
   });
 
   it('keeps its time when set is refused', () => {
     const clock = new ManualClock(9);
-    expect(() => clock.set(NaN)).toThrow(RangeError);
+    expect(() => clock.set(NaN)).toThrow(GuardrailValidationError);
     expect(clock.now()).toBe(9);
   });
 
@@ -92,11 +93,11 @@ describe('ManualClock', () => {
   });
 
   it('refuses to start at Infinity', () => {
-    expect(() => new ManualClock(-Infinity)).toThrow(RangeError);
+    expect(() => new ManualClock(-Infinity)).toThrow(GuardrailValidationError);
   });
 
   it('refuses a non-number start', () => {
-    expect(() => new ManualClock('1000' as unknown as number)).toThrow(RangeError);
+    expect(() => new ManualClock('1000' as unknown as number)).toThrow(GuardrailValidationError);
   });
 });
 

@@ -165,6 +165,12 @@ describe('toMicros', () => {
   });
 });
 
+describe('toMicros on large amounts', () => {
+  it('rounds a cost just above a whole amount up, even where doubles are coarse', () => {
+    expect(toMicros(1000000000.0000004, 'cost', 'up')).toBe(1_000_000_000_000_001);
+  });
+});
+
 describe('fromMicros', () => {
   it('converts micro-units back to units', () => {
     expect(fromMicros(2_500_000)).toBe(2.5);

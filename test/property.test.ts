@@ -402,7 +402,7 @@ describe('metadata round trip', () => {
           for (const c of commands) await run(service, clock, c);
 
           const written = await service.toMetadata('plan', { owner: 'ops' });
-          const restored = newService().service;
+          const restored = newService(capacity).service;
           await restored.loadFromMetadata('copy', JSON.parse(JSON.stringify(written)));
 
           expect(await restored.toMetadata('copy', { owner: 'ops' })).toStrictEqual(written);

@@ -1,4 +1,4 @@
-import { setWorldConstructor, World, type IWorldOptions } from '@cucumber/cucumber';
+import { setWorldConstructor, World } from '@cucumber/cucumber';
 import {
   AuditEntry,
   AuditTrail,
@@ -29,10 +29,6 @@ export class GuardrailsWorld extends World {
   executorGuardrails?: GuardrailsInit;
   plan?: Plan;
   result?: ExecutionResult;
-
-  constructor(options: IWorldOptions) {
-    super(options);
-  }
 
   /** Runs `fn`, keeping the error it throws for a later Then step. */
   attempt(fn: () => unknown): void {

@@ -119,11 +119,12 @@ export class AuditEntry {
         `guard_name must be "${EVENT_INFO[eventType].guardName}" for event_type "${eventType}", got ${describeValue(guardName)}`,
       );
     }
-    const ts = i['timestamp'] ?? Date.now();
-    if (!isSerializableTimestamp(ts)) {
+    const ts = i['timestamp'] === undefined ? Date.now() : i['timestamp'];
+    // Whole milliseconds only: the ISO-8601 wire form keeps no more.
+    if (!isSerializableTimestamp(ts) || !Number.isInteger(ts)) {
       throw new GuardrailValidationError(
         'timestamp',
-        `timestamp must be epoch milliseconds within the years 0000-9999, got ${describeValue(ts)}`,
+        `timestamp must be whole epoch milliseconds within the years 0000-9999, got ${describeValue(ts)}`,
       );
     }
     const details =

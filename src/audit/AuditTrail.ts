@@ -17,7 +17,7 @@ export class AuditTrail {
   #denied = 0;
 
   constructor(options?: { maxEntries?: number }) {
-    const max = options?.maxEntries ?? DEFAULT_AUDIT_CAPACITY;
+    const max = options?.maxEntries === undefined ? DEFAULT_AUDIT_CAPACITY : options.maxEntries;
     if (!Number.isSafeInteger(max) || max < 1) invalid('max_entries', 'an integer >= 1', max);
     this.maxEntries = max;
   }
@@ -57,8 +57,15 @@ export class AuditTrail {
 
   /** An independent copy holding the same entries (entries are immutable and shared). */
   clone(): AuditTrail {
-    const copy = new AuditTrail({ maxEntries: this.maxEntries });
-    for (const e of this.entries) copy.add(e);
+    return this.withCapacity(this.maxEntries);
+  }
+
+  /** An independent copy that keeps `maxEntries` entries: the newest of these, when it holds fewer. */
+  withCapacity(maxEntries: number): AuditTrail {
+    const copy = new AuditTrail({ maxEntries });
+    const entries = this.entries;
+    for (let i = Math.max(0, entries.length - maxEntries); i < entries.length; i++)
+      copy.add(entries[i] as AuditEntry);
     return copy;
   }
 }

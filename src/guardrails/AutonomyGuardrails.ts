@@ -1,6 +1,6 @@
 import { describeValue, GuardrailValidationError, invalid } from '../errors.js';
 import { canonicalIso, parseIsoMs } from '../iso.js';
-import { fromMicros, toMicros } from '../money.js';
+import { fromMicros, MAX_AMOUNT, MICROS_PER_UNIT, toMicros } from '../money.js';
 import { ActorLimits, type ActorLimitsInit, type ActorLimitsJson } from './ActorLimits.js';
 import { GuardrailEventType as E } from './events.js';
 import { makeCheck, type GuardCheck, type Reason } from './GuardCheck.js';
@@ -272,7 +272,9 @@ export class AutonomyGuardrails {
   recordCostMicros(costMicros: number): void {
     intField(costMicros, 'cost_micros', 0, false);
     const after = this.#spentMicros + costMicros;
-    if (!Number.isSafeInteger(after)) invalid('budget_spent', 'representable exactly', fromMicros(after));
+    // Beyond MAX_AMOUNT the state could be written but not read back.
+    if (after > MAX_AMOUNT * MICROS_PER_UNIT)
+      invalid('budget_spent', `at most ${MAX_AMOUNT}`, fromMicros(after));
     this.#spentMicros = after;
   }
 

@@ -64,7 +64,7 @@ class Check implements GuardCheck {
   }
 }
 
-/** Builds a frozen check; guard name and result follow from the event type, so they cannot disagree. */
+/** Builds a check; guard name and result follow from the event type, so they cannot disagree. */
 export function makeCheck(
   eventType: GuardrailEventType,
   reason: Reason,

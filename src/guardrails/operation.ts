@@ -25,7 +25,7 @@ export function normalizeOperation(value: unknown, field = 'operation', maxLengt
       `${field} must not contain control or invisible format characters, got ${describeValue(value)}`,
     );
   }
-  const normalized = (ascii ? value : value.normalize('NFKC')).trim().toLowerCase();
+  const normalized = ascii ? value.trim().toLowerCase() : foldToFixpoint(value).trim();
   if (normalized.length === 0) {
     throw new GuardrailValidationError(field, `${field} must not be empty, got ${describeValue(value)}`);
   }
@@ -42,4 +42,19 @@ export function normalizeOperation(value: unknown, field = 'operation', maxLengt
     );
   }
   return normalized;
+}
+
+/**
+ * NFKC and lower-casing each can undo the other's work ("H\u0331" lower-cases to "h\u0331", which NFKC
+ * composes to "ẖ"; NFKC turns "ℌ" into "H"), so one pass of each is not a stable form. Repeat until
+ * nothing changes, so that a name normalized twice compares equal to itself.
+ */
+function foldToFixpoint(value: string): string {
+  let current = value;
+  for (let i = 0; i < 8; i++) {
+    const next = current.normalize('NFKC').toLowerCase();
+    if (next === current) return current;
+    current = next;
+  }
+  return current;
 }

@@ -8,7 +8,7 @@ import { makeCheck, type GuardCheck, type Reason } from '../guardrails/GuardChec
 import { normalizeOperation } from '../guardrails/operation.js';
 import { intField, objectWithKeys } from '../guardrails/validate.js';
 import { formatIso } from '../iso.js';
-import type { JsonValue } from '../json.js';
+import { isPlainObject, type JsonValue } from '../json.js';
 import { fromMicros, toMicros } from '../money.js';
 import type { GuardrailStore, PlanChange, PlanMutation } from '../store/GuardrailStore.js';
 import { MemoryStore } from '../store/memory/MemoryStore.js';
@@ -49,6 +49,26 @@ function rejecting<T>(fn: () => Promise<T>): Promise<T> {
   } catch (error) {
     return Promise.reject(error);
   }
+}
+
+const STORE_METHODS = ['update', 'put', 'get', 'delete', 'close'] as const;
+
+/** Refuses at construction what would otherwise fail on the first check with a TypeError. */
+function validStore(store: unknown): GuardrailStore {
+  const s = store as Record<string, unknown> | null;
+  const complete =
+    typeof s === 'object' &&
+    s !== null &&
+    STORE_METHODS.every((m) => typeof s[m] === 'function') &&
+    Number.isSafeInteger(s['auditCapacity']) &&
+    (s['auditCapacity'] as number) >= 1;
+  if (!complete) {
+    throw new GuardrailValidationError(
+      'store',
+      `store must implement GuardrailStore (${STORE_METHODS.join(', ')} and auditCapacity), got ${describeValue(store)}`,
+    );
+  }
+  return store as GuardrailStore;
 }
 
 const OPTION_KEYS = ['store', 'clock', 'auditCapacity', 'metadataLimits', 'unconfiguredPlans'];
@@ -96,8 +116,9 @@ export class AutonomyGuardrailService {
     const capacity =
       o['auditCapacity'] === undefined ? undefined : intField(o['auditCapacity'], 'auditCapacity', 1, false);
     this.#store =
-      (o['store'] as GuardrailStore | undefined) ??
-      new MemoryStore(capacity ? { auditCapacity: capacity } : {});
+      o['store'] === undefined
+        ? new MemoryStore(capacity ? { auditCapacity: capacity } : {})
+        : validStore(o['store']);
     if (this.#store.auditCapacity > this.#limits.maxAuditEntries) {
       // Otherwise the service would write metadata it refuses to read back.
       throw new GuardrailValidationError(
@@ -123,14 +144,34 @@ export class AutonomyGuardrailService {
   }
 
   /**
-   * Sets a plan's guardrails (replacing any it had; its audit trail is kept). Validated in full first: a
-   * bad init changes nothing. Returns a copy of what was stored.
+   * Sets a plan's limits. A plan configured before keeps its audit trail, steps taken, money spent and
+   * start time, unless `init` gives them. Validated in full first: a bad init changes nothing. Returns a
+   * copy of what was stored.
    */
   async configureGuardrails(planId: string, init?: GuardrailsInit): Promise<AutonomyGuardrails> {
     validatePlanId(planId);
-    const guardrails = AutonomyGuardrails.parse(init, '', false, this.#limits);
-    await this.#store.put(planId, guardrails);
-    return guardrails.clone();
+    const fresh = AutonomyGuardrails.parse(init, '', false, this.#limits);
+    const given: GuardrailsInit = init ?? {};
+    // A configured plan keeps what it has used: new limits must not hand out a fresh budget. Counters
+    // given explicitly replace the kept ones.
+    const replaced = await this.#store.update(planId, (g) => {
+      if (!g) return { result: null };
+      const merged = AutonomyGuardrails.parse(
+        {
+          ...given,
+          stepCount: given.stepCount ?? g.stepCount,
+          budgetSpent: given.budgetSpent ?? g.budgetSpent,
+          startTime: given.startTime === undefined ? g.startTime : given.startTime,
+        },
+        '',
+        false,
+        this.#limits,
+      );
+      return { result: merged, replace: merged };
+    });
+    if (replaced) return replaced.clone();
+    await this.#store.put(planId, fresh);
+    return fresh.clone();
   }
 
   /** A copy of the plan's guardrails, or null when it has none. */
@@ -213,10 +254,8 @@ export class AutonomyGuardrailService {
         if (!g) return this.#unconfigured(E.WALL_CLOCK_ALLOWED, E.WALL_CLOCK_BLOCKED, planId);
         const check = g.checkWallClock(now);
         const limit = check.limit ?? null;
-        return this.#audited(
-          check,
-          check.observed === undefined ? { limit } : { elapsed_seconds: check.observed, limit },
-        );
+        const details = check.observed === undefined ? { limit } : { elapsed_seconds: check.observed, limit };
+        return this.#audited(check, details, undefined, now); // the time the check was made against
       });
     });
   }
@@ -270,6 +309,12 @@ export class AutonomyGuardrailService {
    */
   async toMetadata(planId: string, metadata: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
     validatePlanId(planId);
+    if (!isPlainObject(metadata)) {
+      throw new GuardrailValidationError(
+        'metadata',
+        `metadata must be an object, got ${describeValue(metadata)}`,
+      );
+    }
     const record = await this.#store.get(planId);
     const out: Record<string, unknown> = { ...metadata };
     if (record) {
@@ -309,9 +354,10 @@ export class AutonomyGuardrailService {
     check: GuardCheck,
     details: Record<string, JsonValue>,
     mutation?: PlanMutation,
+    at: number = this.#now(),
   ): PlanChange<GuardCheck> {
     if (!check.allowed) details['reason'] = check.reason;
-    const audit = AuditEntry.fromCheck(check, this.#now(), details);
+    const audit = AuditEntry.fromCheck(check, at, details);
     return mutation ? { result: check, audit, mutation } : { result: check, audit };
   }
 

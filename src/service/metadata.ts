@@ -1,4 +1,4 @@
-import { AuditEntry, type AuditEntryJson } from '../audit/AuditEntry.js';
+import { AuditEntry, isSerializableTimestamp, type AuditEntryJson } from '../audit/AuditEntry.js';
 import { AuditTrail } from '../audit/AuditTrail.js';
 import { describeValue, GuardrailValidationError, invalid } from '../errors.js';
 import { AutonomyGuardrails, type GuardrailsJson } from '../guardrails/AutonomyGuardrails.js';
@@ -180,7 +180,7 @@ function parseEntry(raw: unknown, path: string, limits: MetadataLimits): AuditEn
   }
   const ts = requireKey(o, 'timestamp', path);
   const ms = typeof ts === 'string' ? parseIsoMs(ts) : NaN;
-  if (Number.isNaN(ms) || Math.abs(ms) > 8.64e15) {
+  if (!isSerializableTimestamp(ms)) {
     invalid(`${path}.timestamp`, 'an ISO-8601 date-time with a time zone', ts);
   }
   let details: JsonObject = EMPTY_DETAILS;

@@ -19,11 +19,15 @@ export interface PlanChange<T> {
   readonly audit?: AuditEntry;
   /** Only for a configured plan. */
   readonly mutation?: PlanMutation;
+  /** New guardrails for a configured plan (a reconfiguration), applied before `mutation`. */
+  readonly replace?: AutonomyGuardrails;
 }
 
 /**
  * Decides a change from a plan's current guardrails (null when the plan is not configured). It must be
- * synchronous and must not modify its argument: it describes the change, the store applies it.
+ * synchronous and must not modify its argument: it describes the change, the store applies it. (A store
+ * may hand it the stored object itself rather than a copy, so a change that modifies it would change the
+ * state without an audit entry.)
  */
 export type PlanChangeFn<T> = (guardrails: AutonomyGuardrails | null) => PlanChange<T>;
 
@@ -49,7 +53,8 @@ export interface GuardrailStore {
 
   /**
    * Stores a plan's guardrails, creating the plan if needed. With `audit`, the plan's audit trail is
-   * replaced by it; without, an existing plan keeps its trail and a new one starts an empty one.
+   * replaced by its newest `auditCapacity` entries; without, an existing plan keeps its trail and a new
+   * one starts an empty one. The trail's capacity is always the store's, whatever `audit` came with.
    */
   put(planId: string, guardrails: AutonomyGuardrails, audit?: AuditTrail): Promise<void>;
 

@@ -110,9 +110,26 @@ export function runStoreContract(name: string, options: StoreContractOptions): v
         await store.put('p', guardrails(), trail);
         const { audit } = await stored('p');
         expect(ids(audit)).toEqual([7, 8]);
-        expect(audit.maxEntries).toBe(4);
         expect(audit.allowedCount).toBe(0);
         expect(audit.deniedCount).toBe(2);
+      });
+
+      it("keeps a trail that was put at the store's own capacity, whatever capacity it came with", async () => {
+        const small = new AuditTrail({ maxEntries: 1 });
+        small.add(entry('step_allowed', 1));
+        await store.put('p', guardrails(), small);
+        const { audit } = await stored('p');
+        expect(audit.maxEntries).toBe(store.auditCapacity);
+      });
+
+      it('keeps the newest entries of a trail larger than its capacity', async () => {
+        const large = new AuditTrail({ maxEntries: store.auditCapacity + 2 });
+        for (let i = 0; i < store.auditCapacity + 2; i++) large.add(entry('step_allowed', i));
+        await store.put('p', guardrails(), large);
+        const kept = ids((await stored('p')).audit);
+        expect(kept.length).toBe(store.auditCapacity);
+        expect(kept[0]).toBe(2);
+        expect(kept.at(-1)).toBe(store.auditCapacity + 1);
       });
 
       it('stores copies of what was put, so later changes by the caller change nothing stored', async () => {

@@ -233,4 +233,12 @@ describe('AuditEntry', () => {
     expect(parsed['timestamp']).toBe(new Date(T0).toISOString());
     expect(parsed['event_type']).toBe('step_allowed');
   });
+
+  it('refuses a timestamp with a fraction of a millisecond, which the wire form cannot keep', () => {
+    expect(
+      fieldOf(() =>
+        AuditEntry.create({ eventType: 'step_allowed', guardName: 'step_limit', timestamp: 1.7 }),
+      ),
+    ).toBe('timestamp');
+  });
 });

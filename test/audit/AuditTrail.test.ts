@@ -178,4 +178,8 @@ describe('AuditTrail', () => {
     expect(trail.deniedCount).toBe(deniedTypes.length);
     expect(trail.allowedCount).toBe(0);
   });
+
+  it('refuses a null maxEntries rather than using the default', () => {
+    expect(() => new AuditTrail({ maxEntries: null as unknown as number })).toThrow(GuardrailValidationError);
+  });
 });

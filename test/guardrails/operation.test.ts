@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { GuardrailValidationError } from '../../src/errors.js';
 import { normalizeOperation } from '../../src/guardrails/operation.js';
@@ -154,5 +155,29 @@ describe('normalizeOperation', () => {
 
   it('measures the maximum length after NFKC folding', () => {
     expect(() => normalizeOperation('\u33af', 'operation', 3)).toThrow(GuardrailValidationError);
+  });
+});
+
+describe('normalizeOperation is stable', () => {
+  it('gives the same name when applied to its own output', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme', maxLength: 12 }), (raw) => {
+        let once: string;
+        try {
+          once = normalizeOperation(raw);
+        } catch {
+          return; // refused names are covered elsewhere
+        }
+        expect(normalizeOperation(once)).toBe(once);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('folds a capital with a combining mark the same way however often it is applied', () => {
+    const once = normalizeOperation('PUSH\u0331');
+    expect(once).toBe('pusẖ');
+    expect(normalizeOperation(once)).toBe(once);
+    expect(normalizeOperation('pusẖ')).toBe(once);
   });
 });

@@ -239,6 +239,26 @@ describe('configure, get and remove', () => {
     expect((await trailOf(service)).size).toBe(1);
   });
 
+  it('keeps the money spent, the steps taken and the start time when a plan is configured again', async () => {
+    const { service, clock } = await configured({ toolBudget: 10, maxWallClockSeconds: 60 });
+    await service.markStarted('plan');
+    await service.checkToolBudget('plan', 9);
+    await service.takeStep('plan');
+    clock.advance(1000);
+    await service.configureGuardrails('plan', { toolBudget: 10, maxWallClockSeconds: 60 });
+    const g = await guardrailsOf(service);
+    expect([g.budgetSpent, g.stepCount, g.startTime]).toEqual([9, 1, T0_ISO]);
+    expect((await service.checkToolBudget('plan', 9)).allowed).toBe(false);
+  });
+
+  it('takes counters given explicitly when a plan is configured again', async () => {
+    const { service } = await configured({ toolBudget: 10 });
+    await service.checkToolBudget('plan', 9);
+    await service.configureGuardrails('plan', { toolBudget: 10, budgetSpent: 1, stepCount: 4 });
+    const g = await guardrailsOf(service);
+    expect([g.budgetSpent, g.stepCount]).toEqual([1, 4]);
+  });
+
   it('leaves the previous guardrails and trail untouched when a configure is refused', async () => {
     const { service } = await configured({ maxSteps: 5, toolBudget: 1 });
     await service.checkToolBudget('plan', 0.5);
@@ -601,6 +621,27 @@ describe('confirmation', () => {
     const { service } = await configured({}, { metadataLimits: { maxOperationNameLength: 6 } });
     expect((await service.checkConfirmation('plan', 'deploy')).allowed).toBe(true);
     expect(await rejectedField(service.checkConfirmation('plan', 'deploys'))).toBe('operation');
+  });
+});
+
+describe('confirmation names that normalize in more than one pass', () => {
+  it('answers as the model does for a capital with a combining mark', async () => {
+    const { service } = await configured({ requiredConfirmations: ['PUSH\u0331'] });
+    const model = await guardrailsOf(service);
+    const check = await service.checkConfirmation('plan', 'PUSH\u0331');
+    expect(check.eventType).toBe('confirmation_required');
+    expect(model.checkConfirmation('PUSH\u0331').eventType).toBe('confirmation_required');
+  });
+});
+
+describe('bad arguments', () => {
+  it('refuses a store that does not implement GuardrailStore', () => {
+    expect(fieldOf(() => new AutonomyGuardrailService({ store: {} as never }))).toBe('store');
+  });
+
+  it('refuses metadata that is not an object', async () => {
+    const { service } = await configured({ maxSteps: 1 });
+    expect(await rejectedField(service.toMetadata('plan', 'ab' as never))).toBe('metadata');
   });
 });
 

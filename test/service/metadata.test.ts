@@ -304,6 +304,12 @@ describe('loadFromMetadata of malformed metadata', () => {
   const cases: [string, () => unknown, string][] = [
     // the outer object
     ['metadata that is null', () => null, 'metadata'],
+    [
+      'an entry timestamp whose UTC form falls before the year 0000',
+      () => mutated((m) => (entry3(m)['timestamp'] = '0000-01-01T00:00:00.000+01:00')),
+      `${E3}.timestamp`,
+    ],
+
     ['metadata that is an array', () => [wire()], 'metadata'],
     ['metadata that is a string', () => JSON.stringify(wire()), 'metadata'],
     ['metadata without autonomy_guardrails', () => ({ owner: 'ops' }), 'autonomy_guardrails'],

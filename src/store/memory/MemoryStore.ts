@@ -31,13 +31,16 @@ export class MemoryStore implements GuardrailStore {
       this.#open();
       const entry = this.#plans.get(planId);
       const out = change(entry ? entry.guardrails : null);
-      if (out.mutation === undefined && out.audit === undefined) return Promise.resolve(out.result);
+      if (out.mutation === undefined && out.audit === undefined && out.replace === undefined) {
+        return Promise.resolve(out.result);
+      }
       if (!entry) {
         throw new GuardrailError(
           'STORE_CONTRACT',
           `cannot record a change for unconfigured plan "${planId}"`,
         );
       }
+      if (out.replace !== undefined) entry.guardrails = out.replace.clone();
       if (out.mutation !== undefined) entry.guardrails = applyMutation(entry.guardrails, out.mutation);
       if (out.audit !== undefined) entry.audit.add(out.audit);
       return Promise.resolve(out.result);
@@ -51,7 +54,9 @@ export class MemoryStore implements GuardrailStore {
     const existing = this.#plans.get(planId);
     this.#plans.set(planId, {
       guardrails: guardrails.clone(),
-      audit: audit?.clone() ?? existing?.audit ?? new AuditTrail({ maxEntries: this.auditCapacity }),
+      audit:
+        (audit ?? existing?.audit)?.withCapacity(this.auditCapacity) ??
+        new AuditTrail({ maxEntries: this.auditCapacity }),
     });
   }
 
