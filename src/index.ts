@@ -8,7 +8,7 @@ export {
   isGuardrailValidationError,
   isGuardrailViolationError,
 } from './errors.js';
-export type { JsonValue, JsonObject } from './json.js';
+export { canonicalJson, type JsonValue, type JsonObject } from './json.js';
 export {
   GuardrailEventType,
   GuardrailResult,
@@ -39,6 +39,8 @@ export {
 } from './service/metadata.js';
 export { MAX_PLAN_ID_LENGTH } from './service/planId.js';
 export type {
+  Approval,
+  ApprovalStatus,
   GuardrailStore,
   PlanChange,
   PlanChangeFn,
@@ -46,11 +48,26 @@ export type {
   PlanRecord,
 } from './store/GuardrailStore.js';
 export { MemoryStore } from './store/memory/MemoryStore.js';
+export { PLAN_PHASES, type Decision, type Plan, type PlanPhase } from './executor/Plan.js';
 export {
   PlanExecutor,
-  type CompletedDecision,
   type ExecutionResult,
+  type ExecutionStatus,
+  type ExecutorEvents,
   type PlanExecutorOptions,
+  type Timers,
 } from './executor/PlanExecutor.js';
-export { PLAN_PHASES, type Decision, type Plan, type PlanPhase } from './executor/Plan.js';
-export type { Tool, ToolContext } from './executor/tools.js';
+export { EXECUTION_KEY, type CompletedDecision, type ExecutionState, type Paused } from './executor/state.js';
+export {
+  NonRetryableError,
+  isRetryable,
+  toolResult,
+  isToolResult,
+  type Tool,
+  type ToolContext,
+  type ToolResult,
+  type ToolRule,
+} from './executor/tools.js';
+export { BudgetReservation } from './service/BudgetReservation.js';
+export type { ConfirmationRequest, GrantUse } from './service/AutonomyGuardrailService.js';
+export type { Decision as ApprovalDecision } from './service/approvals.js';

@@ -68,3 +68,37 @@ function copyJson(value: unknown, path: string, depth: number): JsonValue {
       throw new GuardrailValidationError(path, `${path} must be plain JSON, got ${describeValue(value)}`);
   }
 }
+
+/**
+ * The canonical JSON text of a JSON value (RFC 8785): object keys sorted by UTF-16 code units, no
+ * white space, numbers and strings as ECMAScript's JSON.stringify writes them. Two values that are equal
+ * as JSON give the same text, whatever order their keys were written in.
+ * @throws GuardrailValidationError for anything that is not finite, plain JSON
+ */
+export function canonicalJson(value: unknown, path = 'value'): string {
+  return canonical(value, path, 0);
+}
+
+function canonical(value: unknown, path: string, depth: number): string {
+  if (depth > MAX_JSON_DEPTH) {
+    throw new GuardrailValidationError(path, `${path} nests deeper than ${MAX_JSON_DEPTH} levels`);
+  }
+  if (value === null || typeof value === 'boolean' || typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) {
+      throw new GuardrailValidationError(
+        path,
+        `${path} must be a finite number, got ${describeValue(value)}`,
+      );
+    }
+    return JSON.stringify(value);
+  }
+  if (Array.isArray(value)) {
+    return `[${value.map((v, i) => canonical(v, `${path}[${i}]`, depth + 1)).join(',')}]`;
+  }
+  if (isPlainObject(value)) {
+    const keys = Object.keys(value).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical(value[k], `${path}.${k}`, depth + 1)}`).join(',')}}`;
+  }
+  throw new GuardrailValidationError(path, `${path} must be plain JSON, got ${describeValue(value)}`);
+}

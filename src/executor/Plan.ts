@@ -1,8 +1,11 @@
-import { describeValue, GuardrailValidationError } from '../errors.js';
-import { isPlainObject, type JsonValue } from '../json.js';
+import { describeValue, GuardrailValidationError, invalid } from '../errors.js';
+import { validRuntimeKey } from '../guardrails/AutonomyGuardrails.js';
+import { normalizeOperation } from '../guardrails/operation.js';
+import { canonicalJson, isPlainObject, type JsonValue } from '../json.js';
+import { toMicros } from '../money.js';
 import { validatePlanId } from '../service/planId.js';
 
-/** Where a plan is in its life. Only a plan in `execute` runs. */
+/** Where a plan is in its life. `execute()` runs a plan in `execute`; `resume()` one awaiting confirmation. */
 export type PlanPhase = 'draft' | 'execute' | 'completed' | 'failed' | 'awaiting_confirmation' | 'cancelled';
 
 export const PLAN_PHASES: readonly PlanPhase[] = Object.freeze([
@@ -19,9 +22,15 @@ export interface Decision {
   readonly id: string;
   readonly tool: string;
   readonly input?: JsonValue;
-  /** Estimated cost in budget units; defaults to the tool's cost. */
+  /**
+   * Estimated cost in budget units. It can raise the tool's own estimate, never lower it: the plan is
+   * written by the agent the guardrails are there to bound.
+   */
   readonly cost?: number;
-  /** Operation name checked against `required_confirmations`; defaults to the tool's operation. */
+  /**
+   * An operation name to confirm in addition to the tool's own. It cannot replace the tool's operation,
+   * for the same reason.
+   */
   readonly operation?: string;
 }
 
@@ -32,49 +41,37 @@ export interface Plan {
   metadata: Record<string, unknown>;
 }
 
-/** Checks a plan's shape (a programmer error if wrong) before anything runs. */
+/**
+ * Checks a plan's shape before anything runs, so a malformed decision cannot stop a run half-way:
+ * ids, tools, costs, operation names and inputs (plain JSON) of every decision.
+ */
 export function validatePlan(plan: unknown, knownTools: ReadonlySet<string>): asserts plan is Plan {
-  if (!isPlainObject(plan) && !(typeof plan === 'object' && plan !== null)) {
+  if (typeof plan !== 'object' || plan === null) {
     throw new GuardrailValidationError('plan', `plan must be an object, got ${describeValue(plan)}`);
   }
   const p = plan as Record<string, unknown>;
   validatePlanId(p['id']);
   if (!PLAN_PHASES.includes(p['phase'] as PlanPhase)) {
-    throw new GuardrailValidationError(
-      'plan.phase',
-      `plan.phase must be one of ${PLAN_PHASES.join(', ')}, got ${describeValue(p['phase'])}`,
-    );
+    invalid('plan.phase', `one of ${PLAN_PHASES.join(', ')}`, p['phase']);
   }
-  if (!Array.isArray(p['decisions'])) {
-    throw new GuardrailValidationError(
-      'plan.decisions',
-      `plan.decisions must be an array, got ${describeValue(p['decisions'])}`,
-    );
-  }
+  const decisions = p['decisions'];
+  if (!Array.isArray(decisions)) invalid('plan.decisions', 'an array', decisions);
   const seen = new Set<string>();
-  p['decisions'].forEach((d: unknown, i: number) => {
+  // An index loop, not forEach: forEach skips the holes of a sparse array.
+  for (let i = 0; i < decisions.length; i++) {
     const path = `plan.decisions[${i}]`;
-    if (!isPlainObject(d))
-      throw new GuardrailValidationError(path, `${path} must be an object, got ${describeValue(d)}`);
-    const id = d['id'];
-    if (typeof id !== 'string' || id.length === 0 || seen.has(id)) {
-      throw new GuardrailValidationError(
-        `${path}.id`,
-        `${path}.id must be a unique non-empty string, got ${describeValue(id)}`,
-      );
-    }
+    const d: unknown = decisions[i];
+    if (!isPlainObject(d)) invalid(path, 'an object', d);
+    const id = validRuntimeKey(d['id'], `${path}.id`);
+    if (seen.has(id)) invalid(`${path}.id`, 'unique within the plan', id);
     seen.add(id);
-    if (typeof d['tool'] !== 'string' || !knownTools.has(d['tool'])) {
-      throw new GuardrailValidationError(
-        `${path}.tool`,
-        `${path}.tool must name a registered tool (${[...knownTools].join(', ') || 'none registered'}), got ${describeValue(d['tool'])}`,
-      );
+    const tool = d['tool'];
+    if (typeof tool !== 'string' || !knownTools.has(tool)) {
+      invalid(`${path}.tool`, `a registered tool (${[...knownTools].join(', ') || 'none registered'})`, tool);
     }
-  });
-  if (!isPlainObject(p['metadata'])) {
-    throw new GuardrailValidationError(
-      'plan.metadata',
-      `plan.metadata must be an object, got ${describeValue(p['metadata'])}`,
-    );
+    if (d['cost'] !== undefined) toMicros(d['cost'], `${path}.cost`, 'up');
+    if (d['operation'] !== undefined) normalizeOperation(d['operation'], `${path}.operation`);
+    if (d['input'] !== undefined) canonicalJson(d['input'], `${path}.input`);
   }
+  if (!isPlainObject(p['metadata'])) invalid('plan.metadata', 'an object', p['metadata']);
 }

@@ -1,114 +1,548 @@
-import { GuardrailValidationError, GuardrailViolationError } from '../errors.js';
+import type { Clock } from '../clock.js';
+import {
+  describeValue,
+  GuardrailValidationError,
+  GuardrailViolationError,
+  invalid,
+  isGuardrailError,
+  isGuardrailViolationError,
+} from '../errors.js';
 import type { GuardCheck } from '../guardrails/GuardCheck.js';
+import { normalizeOperation } from '../guardrails/operation.js';
+import { objectWithKeys } from '../guardrails/validate.js';
+import type { JsonValue } from '../json.js';
+import { toMicros } from '../money.js';
 import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
+import type { BudgetReservation } from '../service/BudgetReservation.js';
+import type { Approval } from '../store/GuardrailStore.js';
 import { validatePlan, type Decision, type Plan } from './Plan.js';
-import type { Tool } from './tools.js';
+import {
+  EXECUTION_KEY,
+  stateFromMetadata,
+  stateToJson,
+  type CompletedDecision,
+  type ExecutionState,
+  type Paused,
+} from './state.js';
+import { isRetryable, isToolResult, type Tool, type ToolContext, type ToolRule } from './tools.js';
 
-/** A decision that ran to completion. */
-export interface CompletedDecision {
-  readonly decisionId: string;
-  readonly output: unknown;
-  readonly cost: number;
-  readonly attempts: number;
-}
+export type ExecutionStatus = 'completed' | 'failed' | 'awaiting_confirmation';
 
+/** How a run ended. Work done before the end is in `completed`, whatever the status. */
 export interface ExecutionResult {
-  readonly status: 'completed' | 'failed' | 'awaiting_confirmation';
-  /** Work done before the run ended, in order: kept whatever the outcome. */
+  readonly status: ExecutionStatus;
   readonly completed: readonly CompletedDecision[];
   /** The guard that ended the run, when one did. */
   readonly violation?: GuardrailViolationError;
-  /** The tool error that ended the run, when one did. */
+  /** The confirmation a person must give before `resume`, when the run is waiting for one. */
+  readonly approval?: Approval;
+  /** The error that ended the run, when a tool failed for good or the store could not be reached. */
   readonly error?: unknown;
 }
 
+/** What the executor reports while it runs; see {@link PlanExecutor.on}. */
+export interface ExecutorEvents {
+  /** A decision ran to completion. */
+  decision: { readonly planId: string; readonly decision: CompletedDecision };
+  /** A guard ended the run. */
+  violation: {
+    readonly planId: string;
+    readonly decisionId: string | null;
+    readonly violation: GuardrailViolationError;
+  };
+  /** The run stopped to wait for a person. */
+  awaiting_confirmation: { readonly planId: string; readonly approval: Approval };
+  /** The run ended, whatever its status. */
+  completed: { readonly planId: string; readonly result: ExecutionResult };
+}
+
+/** Timers for the wall-clock abort; injectable so tests need no real time. */
+export interface Timers {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
 export interface PlanExecutorOptions {
-  /** Guardrails to enforce; without one the plan runs unguarded. */
+  /** Guardrails to enforce; without one the plan runs unguarded (no checks, no retries). */
   service?: AutonomyGuardrailService | null;
   tools?: readonly Tool[];
+  /** Per-tool rules by tool name, e.g. `toolRules(policy)`. */
+  toolRules?: ReadonlyMap<string, ToolRule>;
+  /** How long a confirmation request stays valid. Default 24 hours. */
+  approvalTtlMs?: number;
+  /** Waits between retries; defaults to a real timer. Inject one in tests. */
+  sleep?: (ms: number) => Promise<void>;
+  /** Exponential backoff between retries of one failure: base * factor^n, at most maxMs. */
+  retry?: { baseMs?: number; factor?: number; maxMs?: number };
+  timers?: Timers;
+  /** Only to validate that callers pass one clock everywhere; the service's clock decides. */
+  clock?: Clock;
+}
+
+const OPTION_KEYS = ['service', 'tools', 'toolRules', 'approvalTtlMs', 'sleep', 'retry', 'timers', 'clock'];
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+const realTimers: Timers = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
+};
+
+type Listener<K extends keyof ExecutorEvents> = (event: ExecutorEvents[K]) => void;
+
+/** Ends a run from deep inside it: a pause for a person. */
+class Paused_ {
+  constructor(readonly approval: Approval) {}
+}
+
+/** Ends a run from deep inside it: a tool failed for good. */
+class ToolFailed {
+  constructor(readonly error: unknown) {}
 }
 
 /**
- * Runs a plan's decisions in order under the plan's guardrails. Per decision: wall clock, then the step
- * limit, then confirmation, then the budget, then the tool. A guard that says no ends the run with the
- * work done so far; `execute` resolves either way and throws only for a malformed plan.
+ * Runs a plan's decisions in order under the plan's guardrails. Per decision, each check audited: wall
+ * clock → step limit → confirmation → (per-tool calls) → budget reservation of the estimate → run →
+ * commit the actual cost, or release the reservation on failure; a failure is retried per failure
+ * (decision + error name) up to `max_retries_per_failure`, with exponential backoff.
+ *
+ * A guard that says no ends the run with the work done so far; an operation that needs a person pauses it
+ * with a pending approval (the plan's state saved in its metadata) until `resume`. `execute` and `resume`
+ * resolve in every such case and throw only for a malformed plan (GuardrailValidationError).
  */
 export class PlanExecutor {
   readonly #service: AutonomyGuardrailService | null;
   readonly #tools: ReadonlyMap<string, Tool>;
+  readonly #rules: ReadonlyMap<string, ToolRule>;
+  readonly #approvalTtlMs: number;
+  readonly #sleep: (ms: number) => Promise<void>;
+  readonly #retry: { baseMs: number; factor: number; maxMs: number };
+  readonly #timers: Timers;
+  readonly #listeners = new Map<keyof ExecutorEvents, Set<(e: never) => void>>();
 
   constructor(options: PlanExecutorOptions = {}) {
-    this.#service = options.service ?? null;
+    const o = objectWithKeys(options, 'options', OPTION_KEYS);
+    this.#service = (o['service'] as AutonomyGuardrailService | null | undefined) ?? null;
     const tools = new Map<string, Tool>();
-    for (const tool of options.tools ?? []) {
-      if (tools.has(tool.name)) {
-        throw new GuardrailValidationError('tools', `tools must have unique names, got "${tool.name}" twice`);
+    const list = o['tools'] ?? [];
+    if (!Array.isArray(list)) invalid('tools', 'an array of tools', list);
+    list.forEach((tool: unknown, i) => {
+      const t = tool as Tool | null;
+      if (typeof t !== 'object' || t === null || typeof t.name !== 'string' || typeof t.run !== 'function') {
+        invalid(`tools[${i}]`, 'a tool with a name and a run function', tool);
       }
-      tools.set(tool.name, tool);
-    }
+      if (tools.has(t.name)) invalid(`tools[${i}].name`, 'unique', t.name);
+      if (t.operation !== undefined) normalizeOperation(t.operation, `tools[${i}].operation`);
+      if (typeof t.cost === 'number') toMicros(t.cost, `tools[${i}].cost`, 'up');
+      tools.set(t.name, t);
+    });
     this.#tools = tools;
+    this.#rules = (o['toolRules'] as ReadonlyMap<string, ToolRule> | undefined) ?? new Map();
+    const ttl = o['approvalTtlMs'] ?? DAY_MS;
+    if (typeof ttl !== 'number' || !Number.isSafeInteger(ttl) || ttl < 1)
+      invalid('approvalTtlMs', 'an integer >= 1', ttl);
+    this.#approvalTtlMs = ttl;
+    this.#sleep =
+      (o['sleep'] as ((ms: number) => Promise<void>) | undefined) ??
+      ((ms) => new Promise((r) => setTimeout(r, ms)));
+    const retry = objectWithKeys(o['retry'], 'retry', ['baseMs', 'factor', 'maxMs']);
+    this.#retry = {
+      baseMs: nonNegative(retry['baseMs'] ?? 100, 'retry.baseMs'),
+      factor: nonNegative(retry['factor'] ?? 2, 'retry.factor'),
+      maxMs: nonNegative(retry['maxMs'] ?? 30_000, 'retry.maxMs'),
+    };
+    this.#timers = (o['timers'] as Timers | undefined) ?? realTimers;
   }
 
+  /**
+   * Subscribes to progress events; returns a function that unsubscribes. Events are frozen; a listener
+   * that throws is ignored, so reporting can never break a run.
+   */
+  on<K extends keyof ExecutorEvents>(event: K, listener: Listener<K>): () => void {
+    if (!['decision', 'violation', 'awaiting_confirmation', 'completed'].includes(event)) {
+      invalid('event', 'one of decision, violation, awaiting_confirmation, completed', event);
+    }
+    const set = this.#listeners.get(event) ?? new Set();
+    this.#listeners.set(event, set);
+    set.add(listener as (e: never) => void);
+    return () => void set.delete(listener as (e: never) => void);
+  }
+
+  /** Runs a plan in phase `execute` from where its metadata says it got to (the start, for a new plan). */
   async execute(plan: Plan): Promise<ExecutionResult> {
     validatePlan(plan, new Set(this.#tools.keys()));
     if (plan.phase !== 'execute') {
       throw new GuardrailValidationError(
         'plan.phase',
-        `only a plan in phase "execute" runs, got "${plan.phase}"`,
+        `execute() runs a plan in phase "execute", got ${describeValue(plan.phase)}`,
       );
     }
-    const service = this.#service;
-    if (service) await service.markStarted(plan.id);
-    const completed: CompletedDecision[] = [];
-    const end = async (result: ExecutionResult): Promise<ExecutionResult> => {
-      plan.phase = result.status;
-      if (service) plan.metadata = await service.toMetadata(plan.id, plan.metadata);
-      return result;
-    };
-    for (const decision of plan.decisions) {
-      const tool = this.#tools.get(decision.tool) as Tool;
-      const cost = estimate(decision, tool);
-      if (service) {
-        const denied = await this.#guard(service, plan.id, decision, tool, cost);
-        if (denied) {
-          const status = denied.eventType === 'confirmation_required' ? 'awaiting_confirmation' : 'failed';
-          return end({ status, completed, violation: new GuardrailViolationError(denied) });
-        }
-      }
-      try {
-        const output = await tool.run(decision.input, { planId: plan.id, decisionId: decision.id });
-        completed.push(Object.freeze({ decisionId: decision.id, output, cost, attempts: 1 }));
-      } catch (error) {
-        return end({ status: 'failed', completed, error });
-      }
-    }
-    return end({ status: 'completed', completed });
+    const state = stateFromMetadata(plan.metadata, plan.decisions.length);
+    return this.#run(plan, { ...state, paused: null });
   }
 
-  /** Runs the checks in order; returns the first denial, or undefined when all allow. */
-  async #guard(
-    service: AutonomyGuardrailService,
+  /** Continues a plan awaiting confirmation at the decision it paused at. */
+  async resume(plan: Plan): Promise<ExecutionResult> {
+    validatePlan(plan, new Set(this.#tools.keys()));
+    if (plan.phase !== 'awaiting_confirmation') {
+      throw new GuardrailValidationError(
+        'plan.phase',
+        `resume() continues a plan in phase "awaiting_confirmation", got ${describeValue(plan.phase)}`,
+      );
+    }
+    const state = stateFromMetadata(plan.metadata, plan.decisions.length);
+    if (state.paused === null || plan.decisions[state.next]?.id !== state.paused.decisionId) {
+      throw new GuardrailValidationError(
+        `plan.metadata.${EXECUTION_KEY}.paused`,
+        `plan "${plan.id}" has no paused decision to resume at`,
+      );
+    }
+    return this.#run(plan, state);
+  }
+
+  async #run(plan: Plan, start: ExecutionState): Promise<ExecutionResult> {
+    const completed = [...start.completed];
+    let index = start.next;
+    let paused = start.paused;
+    let result: ExecutionResult;
+    try {
+      if (this.#service) await this.#service.markStarted(plan.id);
+      for (; index < plan.decisions.length; index++) {
+        const decision = plan.decisions[index] as Decision;
+        const resuming = paused?.decisionId === decision.id ? paused : null;
+        paused = null;
+        const guarded = await this.#guardDecision(plan, decision, resuming);
+        if ('paused' in guarded) {
+          paused = guarded.paused;
+          throw new Paused_(guarded.approval);
+        }
+        completed.push(await this.#runDecision(plan, decision, completed, guarded.wall));
+      }
+      result = { status: 'completed', completed };
+    } catch (thrown) {
+      if (thrown instanceof Paused_)
+        result = { status: 'awaiting_confirmation', completed, approval: thrown.approval };
+      else if (thrown instanceof ToolFailed) result = { status: 'failed', completed, error: thrown.error };
+      else if (isGuardrailViolationError(thrown)) result = { status: 'failed', completed, violation: thrown };
+      else result = { status: 'failed', completed, error: thrown }; // the store failed: fail closed
+    }
+    const state: ExecutionState = { next: index, completed, paused };
+    return this.#end(plan, freezeResult(result), state);
+  }
+
+  /**
+   * The checks before a decision runs: wall clock, step, and confirmation of each operation. Returns the
+   * pause when a person must confirm first; throws a violation when a guard says no.
+   */
+  async #guardDecision(
+    plan: Plan,
+    decision: Decision,
+    resuming: Paused | null,
+  ): Promise<{ paused: Paused; approval: Approval } | { wall: GuardCheck | null }> {
+    const service = this.#service;
+    if (!service) return { wall: null };
+    const wall = await service.checkWallClock(plan.id);
+    deny(wall);
+    if (!resuming?.stepTaken) deny(await service.takeStep(plan.id));
+    const tool = this.#tools.get(decision.tool) as Tool;
+    const granted = [...(resuming?.granted ?? [])];
+    let approvalId = resuming?.approvalId ?? null;
+    for (const operation of operationsOf(decision, tool)) {
+      if (granted.includes(operation)) continue;
+      if (approvalId !== null) {
+        const use = await service.useGrant(plan.id, approvalId, {
+          decisionId: decision.id,
+          operation,
+          input: decision.input,
+        });
+        approvalId = null;
+        if (use.outcome === 'granted') {
+          granted.push(operation);
+          continue;
+        }
+        if (use.outcome === 'pending' && use.approval) {
+          return {
+            paused: { decisionId: decision.id, approvalId: use.approval.id, stepTaken: true, granted },
+            approval: use.approval,
+          };
+        }
+        if (use.outcome === 'denied') throw new GuardrailViolationError(use.check);
+        // refused (expired, used, other input): ask again below
+      }
+      const request = await service.requestConfirmation(plan.id, {
+        decisionId: decision.id,
+        operation,
+        input: decision.input,
+        ttlMs: this.#approvalTtlMs,
+      });
+      if (request.check.allowed) continue;
+      if (!request.approval) throw new GuardrailViolationError(request.check);
+      return {
+        paused: { decisionId: decision.id, approvalId: request.approval.id, stepTaken: true, granted },
+        approval: request.approval,
+      };
+    }
+    return { wall };
+  }
+
+  /** Runs one decision's tool with its budget reservation, retrying failures the guardrails allow. */
+  async #runDecision(
+    plan: Plan,
+    decision: Decision,
+    completed: CompletedDecision[],
+    firstWall: GuardCheck | null,
+  ): Promise<CompletedDecision> {
+    const service = this.#service;
+    const tool = this.#tools.get(decision.tool) as Tool;
+    const failures = new Map<string, number>();
+    let wall = firstWall;
+    for (let attempt = 1; ; attempt++) {
+      if (service && attempt > 1) {
+        wall = await service.checkWallClock(plan.id);
+        deny(wall);
+      }
+      const estimate = Math.max(this.#estimate(tool, decision.input), decision.cost ?? 0);
+      const call = await this.#openCall(plan.id, tool, estimate, `${decision.id}#${attempt}`);
+      let outcome: { output: unknown; actual: number };
+      try {
+        outcome = await this.#invoke(plan.id, decision, tool, attempt, estimate, remainingMs(wall));
+      } catch (error) {
+        await call?.release();
+        if (!service || isGuardrailViolationError(error) || !isRetryable(error)) throw failure(error);
+        const fingerprint = `${decision.id}:${errorName(error)}`;
+        const retries = failures.get(fingerprint) ?? 0;
+        const check = await service.checkRetries(plan.id, retries);
+        if (!check.allowed) throw new GuardrailViolationError(check, { cause: error });
+        failures.set(fingerprint, retries + 1);
+        await this.#sleep(this.#backoff(retries));
+        continue;
+      }
+      const done: CompletedDecision = Object.freeze({
+        decisionId: decision.id,
+        output: outcome.output,
+        cost: outcome.actual,
+        attempts: attempt,
+      });
+      const settled = await call?.commit(outcome.actual);
+      if (settled?.eventType === 'budget_overrun') {
+        completed.push(done); // the work happened and was paid for: keep it
+        this.#emit('decision', { planId: plan.id, decision: done });
+        throw new GuardrailViolationError(settled);
+      }
+      this.#emit('decision', { planId: plan.id, decision: done });
+      return done;
+    }
+  }
+
+  /** Per-tool calls and the budget reservation for one call; null when unguarded. */
+  async #openCall(
+    planId: string,
+    tool: Tool,
+    estimate: number,
+    reservationId: string,
+  ): Promise<BudgetReservation | null> {
+    const service = this.#service;
+    if (!service) return null;
+    const max = this.#rules.get(tool.name)?.maxCallsPerPlan ?? null;
+    if (max !== null) deny(await service.checkToolCalls(planId, tool.name, max));
+    const reservation = await service.reserveBudget(planId, estimate, { reservationId });
+    deny(reservation.check);
+    return reservation;
+  }
+
+  /**
+   * Calls the tool with a context whose signal aborts, and whose result stops being waited for, when
+   * the wall clock runs out: a tool that ignores the signal cannot hold the run past its limit.
+   */
+  async #invoke(
     planId: string,
     decision: Decision,
     tool: Tool,
-    cost: number,
-  ): Promise<GuardCheck | undefined> {
-    const wall = await service.checkWallClock(planId);
-    if (!wall.allowed) return wall;
-    const step = await service.takeStep(planId);
-    if (!step.allowed) return step;
-    const operation = decision.operation ?? tool.operation;
-    if (operation !== undefined) {
-      const confirmation = await service.checkConfirmation(planId, operation);
-      if (!confirmation.allowed) return confirmation;
+    attempt: number,
+    estimate: number,
+    limit: number | null,
+  ): Promise<{ output: unknown; actual: number }> {
+    const controller = new AbortController();
+    let timer: unknown;
+    const expired = new Promise<never>((_, reject) => {
+      if (limit === null) return;
+      timer = this.#timers.setTimeout(() => {
+        void this.#service?.checkWallClock(planId).then((check) => {
+          const violation = new GuardrailViolationError(check);
+          controller.abort(violation);
+          reject(violation);
+        }, reject);
+      }, limit);
+    });
+    expired.catch(() => undefined);
+    const calls = { count: 0 };
+    const ctx = this.#context(planId, decision.id, attempt, controller.signal, calls);
+    try {
+      const raw = await Promise.race([Promise.resolve().then(() => tool.run(decision.input, ctx)), expired]);
+      return unwrap(raw, estimate);
+    } finally {
+      if (timer !== undefined) this.#timers.clearTimeout(timer);
     }
-    const budget = await service.checkToolBudget(planId, cost);
-    return budget.allowed ? undefined : budget;
+  }
+
+  #context(
+    planId: string,
+    decisionId: string,
+    attempt: number,
+    signal: AbortSignal,
+    calls: { count: number },
+  ): ToolContext {
+    return Object.freeze({
+      planId,
+      decisionId,
+      attempt,
+      signal,
+      callTool: (name: string, input?: JsonValue) =>
+        this.#callNested(planId, decisionId, attempt, signal, calls, name, input),
+    });
+  }
+
+  /**
+   * A tool calling a tool. The call number is taken before the first await, so parallel calls are
+   * numbered apart and checked against the per-invocation limit one by one; each reserves its own cost.
+   * A nested tool that needs a person's confirmation is refused: a nested call cannot wait for one.
+   */
+  async #callNested(
+    planId: string,
+    decisionId: string,
+    attempt: number,
+    signal: AbortSignal,
+    calls: { count: number },
+    name: string,
+    input: JsonValue | undefined,
+  ): Promise<unknown> {
+    const n = calls.count++;
+    const service = this.#service;
+    const tool = this.#tools.get(name);
+    if (!tool) invalid('tool', `a registered tool (${[...this.#tools.keys()].join(', ')})`, name);
+    if (signal.aborted) throw signal.reason;
+    if (service) {
+      deny(await service.checkActorToolCalls(planId, n));
+      const confirmation = await service.checkConfirmation(planId, operationOf(tool));
+      deny(confirmation);
+    }
+    const estimate = this.#estimate(tool, input);
+    const call = await this.#openCall(planId, tool, estimate, `${decisionId}#${attempt}/${n}`);
+    let outcome: { output: unknown; actual: number };
+    try {
+      outcome = unwrap(
+        await tool.run(input, this.#context(planId, decisionId, attempt, signal, calls)),
+        estimate,
+      );
+    } catch (error) {
+      await call?.release();
+      throw error;
+    }
+    const settled = await call?.commit(outcome.actual);
+    if (settled?.eventType === 'budget_overrun') throw new GuardrailViolationError(settled);
+    return outcome.output;
+  }
+
+  /** The estimate for one call: the policy's cost per call, else the tool's own. */
+  #estimate(tool: Tool, input: JsonValue | undefined): number {
+    const rule = this.#rules.get(tool.name)?.costPerCall;
+    if (rule !== undefined && rule !== null) return rule;
+    const cost = typeof tool.cost === 'function' ? tool.cost(input) : (tool.cost ?? 0);
+    toMicros(cost, `tools.${tool.name}.cost`, 'up');
+    return cost;
+  }
+
+  #backoff(retries: number): number {
+    const { baseMs, factor, maxMs } = this.#retry;
+    return Math.min(maxMs, baseMs * factor ** retries);
+  }
+
+  async #end(plan: Plan, result: ExecutionResult, state: ExecutionState): Promise<ExecutionResult> {
+    plan.phase = result.status;
+    const metadata = { ...plan.metadata, [EXECUTION_KEY]: stateToJson(state) };
+    let ended = result;
+    try {
+      plan.metadata = this.#service ? await this.#service.toMetadata(plan.id, metadata) : metadata;
+    } catch (error) {
+      // The guardrail state could not be read back; keep the progress, and say why.
+      plan.metadata = metadata;
+      ended = freezeResult({ ...result, status: 'failed', error });
+      plan.phase = 'failed';
+    }
+    if (ended.violation) {
+      this.#emit('violation', {
+        planId: plan.id,
+        decisionId: plan.decisions[state.next]?.id ?? null,
+        violation: ended.violation,
+      });
+    }
+    if (ended.approval && ended.status === 'awaiting_confirmation') {
+      this.#emit('awaiting_confirmation', { planId: plan.id, approval: ended.approval });
+    }
+    this.#emit('completed', { planId: plan.id, result: ended });
+    return ended;
+  }
+
+  #emit<K extends keyof ExecutorEvents>(event: K, payload: ExecutorEvents[K]): void {
+    const listeners = this.#listeners.get(event);
+    if (!listeners || listeners.size === 0) return;
+    const frozen = Object.freeze(payload);
+    for (const listener of listeners) {
+      try {
+        (listener as Listener<K>)(frozen as ExecutorEvents[K]);
+      } catch {
+        // Reporting must never break a run.
+      }
+    }
   }
 }
 
-function estimate(decision: Decision, tool: Tool): number {
-  if (decision.cost !== undefined) return decision.cost;
-  if (typeof tool.cost === 'function') return tool.cost(decision.input);
-  return tool.cost ?? 0;
+/** Milliseconds left on the wall clock as of `wall`, or null when there is no running limit. */
+function remainingMs(wall: GuardCheck | null): number | null {
+  if (!wall || wall.limit === null || wall.limit === undefined || wall.observed === undefined) return null;
+  return Math.max(0, Math.ceil((wall.limit - wall.observed) * 1000));
+}
+
+/** Throws the violation when a check denies. */
+function deny(check: GuardCheck): void {
+  if (!check.allowed) throw new GuardrailViolationError(check);
+}
+
+/** The operation a tool performs: its declared operation, else its name. */
+function operationOf(tool: Tool): string {
+  return tool.operation ?? tool.name;
+}
+
+/** The tool's operation, plus the decision's own if it names another; normalized, without repeats. */
+function operationsOf(decision: Decision, tool: Tool): string[] {
+  const ops = [normalizeOperation(operationOf(tool))];
+  if (decision.operation !== undefined) {
+    const extra = normalizeOperation(decision.operation);
+    if (!ops.includes(extra)) ops.push(extra);
+  }
+  return ops;
+}
+
+function unwrap(raw: unknown, estimate: number): { output: unknown; actual: number } {
+  if (!isToolResult(raw)) return { output: raw, actual: estimate };
+  toMicros(raw.cost, 'toolResult.cost', 'up');
+  return { output: raw.output, actual: raw.cost };
+}
+
+function errorName(error: unknown): string {
+  return error instanceof Error ? error.name : typeof error;
+}
+
+/** A failure to end the run with: guard errors as they are, anything else as the tool's error. */
+function failure(error: unknown): unknown {
+  return isGuardrailError(error) ? error : new ToolFailed(error);
+}
+
+function nonNegative(value: unknown, field: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
+    invalid(field, 'a finite number >= 0', value);
+  return value;
+}
+
+function freezeResult(result: ExecutionResult): ExecutionResult {
+  return Object.freeze({ ...result, completed: Object.freeze([...result.completed]) });
 }

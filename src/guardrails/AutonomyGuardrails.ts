@@ -27,7 +27,7 @@ export interface GuardrailsInit {
 }
 
 /** Wire form (DESIGN.md §3) of {@link AutonomyGuardrails}. */
-export interface GuardrailsJson {
+export interface GuardrailsJson extends RuntimeJson {
   max_steps: number | null;
   tool_budget: number | null;
   required_confirmations: string[];
@@ -74,6 +74,41 @@ interface State {
   actorLimits: ActorLimits;
   stepCount: number;
   spentMicros: number;
+  runtime: Runtime;
+}
+
+/**
+ * What a running plan holds besides its counters: budget reserved for calls in flight, time spent
+ * waiting for a person (which the wall clock does not count), and calls per tool. Optional on the wire,
+ * and written only when not empty, so state without it reads as DESIGN.md §3 shows.
+ */
+interface Runtime {
+  readonly reservations: ReadonlyMap<string, number>;
+  readonly reservedMicros: number;
+  readonly pausedMs: number;
+  readonly pausedSince: string | null;
+  readonly toolCalls: ReadonlyMap<string, number>;
+}
+
+const EMPTY_RUNTIME: Runtime = Object.freeze({
+  reservations: new Map<string, number>(),
+  reservedMicros: 0,
+  pausedMs: 0,
+  pausedSince: null,
+  toolCalls: new Map<string, number>(),
+});
+
+/** Longest reservation id or tool name kept in state. */
+const MAX_KEY_LENGTH = 256;
+/** Most reservations open at once, and most tools counted, per plan. */
+export const MAX_RUNTIME_ENTRIES = 10_000;
+
+/** Wire form of the runtime state; every key optional. */
+export interface RuntimeJson {
+  reservations?: { id: string; amount: number }[];
+  paused_ms?: number;
+  paused_since?: string | null;
+  tool_calls?: Record<string, number>;
 }
 
 /**
@@ -96,6 +131,7 @@ export class AutonomyGuardrails {
   #spentMicros: number;
   #stepCount: number;
   #confirmSet: ReadonlySet<string>;
+  #runtime: Runtime;
   #parsedStart: { text: string | null; ms: number } = { text: null, ms: NaN };
 
   private constructor(s: State) {
@@ -108,6 +144,7 @@ export class AutonomyGuardrails {
     this.actorLimits = s.actorLimits;
     this.#stepCount = s.stepCount;
     this.#spentMicros = s.spentMicros;
+    this.#runtime = s.runtime;
   }
 
   /**
@@ -126,7 +163,7 @@ export class AutonomyGuardrails {
     snakeKeys: boolean,
     limits?: ConfirmationLimits,
   ): AutonomyGuardrails {
-    const keys = snakeKeys ? SNAKE : CAMEL;
+    const keys = snakeKeys ? [...SNAKE, ...RUNTIME_KEYS] : CAMEL;
     const o = objectWithKeys(init, prefix.replace(/\.$/, '') || 'init', keys, prefix);
     const get = (i: number): unknown => o[keys[i] as string];
     const f = (i: number): string => `${prefix}${SNAKE[i]}`;
@@ -149,6 +186,7 @@ export class AutonomyGuardrails {
       ),
       stepCount: optional(6, (v, n) => intField(v, n, 0, false) as number, 0),
       spentMicros: optional(7, (v, n) => toMicros(v, n, snakeKeys ? 'nearest' : 'up'), 0),
+      runtime: snakeKeys ? parseRuntime(o, prefix) : EMPTY_RUNTIME,
     });
   }
 
@@ -198,7 +236,7 @@ export class AutonomyGuardrails {
     const budget = this.#budgetMicros;
     const cost = fromMicros(costMicros);
     if (budget === null) return makeCheck(E.BUDGET_ALLOWED, 'no budget limit', null, cost);
-    const after = this.#spentMicros + costMicros;
+    const after = this.#spentMicros + this.#runtime.reservedMicros + costMicros;
     return after <= budget
       ? makeCheck(E.BUDGET_ALLOWED, budgetFits, fromMicros(budget), cost, after)
       : makeCheck(E.BUDGET_BLOCKED, budgetOver, fromMicros(budget), cost, after);
@@ -230,7 +268,7 @@ export class AutonomyGuardrails {
     if (Number.isNaN(start)) {
       return makeCheck(E.WALL_CLOCK_BLOCKED, startUnreadable, max, undefined, describeValue(startTime));
     }
-    const elapsed = Math.max(0, nowMs - start) / 1000;
+    const elapsed = this.#elapsedMs(nowMs, start) / 1000;
     return elapsed < max
       ? makeCheck(E.WALL_CLOCK_ALLOWED, elapsedWithin, max, elapsed)
       : makeCheck(E.WALL_CLOCK_BLOCKED, elapsedReaches, max, elapsed);
@@ -278,6 +316,58 @@ export class AutonomyGuardrails {
     this.#spentMicros = after;
   }
 
+  /** Money reserved for calls in flight, in units. */
+  get budgetReserved(): number {
+    return fromMicros(this.#runtime.reservedMicros);
+  }
+
+  /** Money reserved for calls in flight, in micro-units. */
+  get budgetReservedMicros(): number {
+    return this.#runtime.reservedMicros;
+  }
+
+  /** The micro-units held by an open reservation, or undefined. */
+  reservationMicros(id: string): number | undefined {
+    return this.#runtime.reservations.get(id);
+  }
+
+  /** Milliseconds spent waiting for a person, not counting a wait still going on. */
+  get pausedMs(): number {
+    return this.#runtime.pausedMs;
+  }
+
+  /** When the current wait for a person began (ISO-8601 UTC), or null when not waiting. */
+  get pausedSince(): string | null {
+    return this.#runtime.pausedSince;
+  }
+
+  /** Calls made so far to the named tool. */
+  toolCallCount(tool: string): number {
+    return this.#runtime.toolCalls.get(tool) ?? 0;
+  }
+
+  /**
+   * Wall-clock time the plan has run: now − start − time spent waiting for a person (a wait still going
+   * on counts up to now). Never negative.
+   */
+  #elapsedMs(nowMs: number, startMs: number): number {
+    const { pausedMs, pausedSince } = this.#runtime;
+    const waiting = pausedSince === null ? 0 : Math.max(0, nowMs - parseIsoMs(pausedSince));
+    return Math.max(0, nowMs - startMs - pausedMs - waiting);
+  }
+
+  /** @internal the runtime state, read by applyMutation. */
+  get runtime(): Runtime {
+    return this.#runtime;
+  }
+
+  /** @internal a copy with the runtime state changed; used by stores through applyMutation. */
+  withRuntime(change: (r: Runtime) => Runtime): AutonomyGuardrails {
+    const copy = this.#state();
+    copy.runtime = change(this.#runtime);
+    return new AutonomyGuardrails(copy);
+  }
+
   /** A copy with `startTime` set; guardrails that already started are returned unchanged. */
   withStartTime(iso: string): AutonomyGuardrails {
     if (this.startTime !== null) return this;
@@ -302,6 +392,7 @@ export class AutonomyGuardrails {
       actor_limits: this.actorLimits.toJSON(),
       step_count: this.#stepCount,
       budget_spent: this.budgetSpent,
+      ...runtimeJson(this.#runtime),
     };
   }
 
@@ -320,6 +411,7 @@ export class AutonomyGuardrails {
       actorLimits: this.actorLimits,
       stepCount: this.#stepCount,
       spentMicros: this.#spentMicros,
+      runtime: this.#runtime,
     };
   }
 
@@ -380,3 +472,80 @@ function confirmationList(v: unknown, field: string, limits?: ConfirmationLimits
   }
   return [...out];
 }
+
+const RUNTIME_KEYS = ['reservations', 'paused_ms', 'paused_since', 'tool_calls'] as const;
+
+function parseRuntime(o: Record<string, unknown>, prefix: string): Runtime {
+  const reservations = new Map<string, number>();
+  let reservedMicros = 0;
+  const rawReservations = o['reservations'];
+  if (rawReservations !== undefined) {
+    const field = `${prefix}reservations`;
+    if (!Array.isArray(rawReservations) || rawReservations.length > MAX_RUNTIME_ENTRIES) {
+      invalid(field, `an array of at most ${MAX_RUNTIME_ENTRIES} reservations`, rawReservations);
+    }
+    for (let i = 0; i < rawReservations.length; i++) {
+      const at = `${field}[${i}]`;
+      const r = objectWithKeys(rawReservations[i] ?? null, at, ['id', 'amount']);
+      const id = runtimeKey(r['id'], `${at}.id`);
+      if (reservations.has(id)) invalid(`${at}.id`, 'unique', id);
+      const micros = toMicros(r['amount'], `${at}.amount`, 'nearest');
+      reservations.set(id, micros);
+      reservedMicros += micros;
+    }
+  }
+  const toolCalls = new Map<string, number>();
+  const rawCalls = o['tool_calls'];
+  if (rawCalls !== undefined) {
+    const field = `${prefix}tool_calls`;
+    const calls = objectWithKeys(rawCalls, field, Object.keys(rawCalls ?? {}));
+    const names = Object.keys(calls);
+    if (names.length > MAX_RUNTIME_ENTRIES) invalid(field, `at most ${MAX_RUNTIME_ENTRIES} tools`, rawCalls);
+    for (const name of names) {
+      toolCalls.set(
+        runtimeKey(name, `${field}.${name}`),
+        intField(calls[name], `${field}.${name}`, 0, false) as number,
+      );
+    }
+  }
+  const pausedMs =
+    o['paused_ms'] === undefined ? 0 : (intField(o['paused_ms'], `${prefix}paused_ms`, 0, false) as number);
+  const rawSince = o['paused_since'];
+  const pausedSince =
+    rawSince === undefined || rawSince === null ? null : canonicalIso(rawSince, `${prefix}paused_since`);
+  return { reservations, reservedMicros, pausedMs, pausedSince, toolCalls };
+}
+
+function runtimeKey(value: unknown, field: string): string {
+  if (
+    typeof value !== 'string' ||
+    value.length === 0 ||
+    value.length > MAX_KEY_LENGTH ||
+    /\p{Cc}/u.test(value)
+  ) {
+    invalid(
+      field,
+      `a non-empty string of at most ${MAX_KEY_LENGTH} characters without control characters`,
+      value,
+    );
+  }
+  return value;
+}
+
+function runtimeJson(r: Runtime): RuntimeJson {
+  const out: RuntimeJson = {};
+  if (r.reservations.size > 0) {
+    out.reservations = [...r.reservations].map(([id, micros]) => ({ id, amount: fromMicros(micros) }));
+  }
+  if (r.pausedMs > 0) out.paused_ms = r.pausedMs;
+  if (r.pausedSince !== null) out.paused_since = r.pausedSince;
+  if (r.toolCalls.size > 0) out.tool_calls = Object.fromEntries(r.toolCalls);
+  return out;
+}
+
+/** Validates a key used in runtime state (a reservation id or a tool name). */
+export function validRuntimeKey(value: unknown, field: string): string {
+  return runtimeKey(value, field);
+}
+
+export type { Runtime };

@@ -12,6 +12,26 @@ export const GuardrailEventType = Object.freeze({
   ACTOR_TOOL_CALLS_BLOCKED: 'actor_tool_calls_blocked',
   RETRY_ALLOWED: 'retry_allowed',
   RETRY_BLOCKED: 'retry_blocked',
+  /** Budget set aside for a call in flight. */
+  BUDGET_RESERVED: 'budget_reserved',
+  /** A reservation settled at the call's actual cost, within the budget. */
+  BUDGET_COMMITTED: 'budget_committed',
+  /** A reservation given back unspent (the call failed or was not made). */
+  BUDGET_RELEASED: 'budget_released',
+  /** A call cost more than the budget had left: recorded, and the plan stops. */
+  BUDGET_OVERRUN: 'budget_overrun',
+  /** A person approved a pending confirmation. */
+  CONFIRMATION_APPROVED: 'confirmation_approved',
+  /** A person denied a pending confirmation. */
+  CONFIRMATION_DENIED: 'confirmation_denied',
+  /** An approval was used, once, for the decision it was given for. */
+  CONFIRMATION_GRANT_USED: 'confirmation_grant_used',
+  /** An approval could not be used: expired, already used, or for other input. */
+  CONFIRMATION_GRANT_REFUSED: 'confirmation_grant_refused',
+  /** A tool call within the tool's calls-per-plan limit. */
+  TOOL_CALLS_ALLOWED: 'tool_calls_allowed',
+  /** A tool call past the tool's calls-per-plan limit. */
+  TOOL_CALLS_BLOCKED: 'tool_calls_blocked',
 } as const);
 export type GuardrailEventType = (typeof GuardrailEventType)[keyof typeof GuardrailEventType];
 
@@ -20,7 +40,13 @@ export const GuardrailResult = Object.freeze({ ALLOWED: 'allowed', DENIED: 'deni
 export type GuardrailResult = (typeof GuardrailResult)[keyof typeof GuardrailResult];
 
 export type GuardName =
-  'step_limit' | 'tool_budget' | 'confirmation' | 'wall_clock' | 'actor_tool_calls' | 'retry_limit';
+  | 'step_limit'
+  | 'tool_budget'
+  | 'confirmation'
+  | 'wall_clock'
+  | 'actor_tool_calls'
+  | 'retry_limit'
+  | 'tool_calls_per_plan';
 
 export const GUARD_NAMES: readonly GuardName[] = Object.freeze([
   'step_limit',
@@ -29,6 +55,7 @@ export const GUARD_NAMES: readonly GuardName[] = Object.freeze([
   'wall_clock',
   'actor_tool_calls',
   'retry_limit',
+  'tool_calls_per_plan',
 ]);
 
 interface EventInfo {
@@ -52,6 +79,16 @@ export const EVENT_INFO: Readonly<Record<GuardrailEventType, EventInfo>> = Objec
   actor_tool_calls_blocked: { guardName: 'actor_tool_calls', result: DENIED },
   retry_allowed: { guardName: 'retry_limit', result: ALLOWED },
   retry_blocked: { guardName: 'retry_limit', result: DENIED },
+  budget_reserved: { guardName: 'tool_budget', result: ALLOWED },
+  budget_committed: { guardName: 'tool_budget', result: ALLOWED },
+  budget_released: { guardName: 'tool_budget', result: ALLOWED },
+  budget_overrun: { guardName: 'tool_budget', result: DENIED },
+  confirmation_approved: { guardName: 'confirmation', result: ALLOWED },
+  confirmation_denied: { guardName: 'confirmation', result: DENIED },
+  confirmation_grant_used: { guardName: 'confirmation', result: ALLOWED },
+  confirmation_grant_refused: { guardName: 'confirmation', result: DENIED },
+  tool_calls_allowed: { guardName: 'tool_calls_per_plan', result: ALLOWED },
+  tool_calls_blocked: { guardName: 'tool_calls_per_plan', result: DENIED },
 });
 
 export function isGuardrailEventType(value: unknown): value is GuardrailEventType {

@@ -1,16 +1,30 @@
+import { randomUUID } from 'node:crypto';
 import { AuditEntry, isSerializableTimestamp } from '../audit/AuditEntry.js';
 import type { AuditTrail } from '../audit/AuditTrail.js';
 import { systemClock, type Clock } from '../clock.js';
-import { describeValue, GuardrailValidationError } from '../errors.js';
-import { AutonomyGuardrails, type GuardrailsInit } from '../guardrails/AutonomyGuardrails.js';
+import { describeValue, GuardrailError, GuardrailValidationError } from '../errors.js';
+import {
+  AutonomyGuardrails,
+  validRuntimeKey,
+  type GuardrailsInit,
+} from '../guardrails/AutonomyGuardrails.js';
 import { GuardrailEventType as E, type GuardrailEventType } from '../guardrails/events.js';
 import { makeCheck, type GuardCheck, type Reason } from '../guardrails/GuardCheck.js';
 import { normalizeOperation } from '../guardrails/operation.js';
 import { intField, objectWithKeys } from '../guardrails/validate.js';
-import { formatIso } from '../iso.js';
+import { formatIso, parseIsoMs } from '../iso.js';
 import { isPlainObject, type JsonValue } from '../json.js';
 import { fromMicros, toMicros } from '../money.js';
-import type { GuardrailStore, PlanChange, PlanMutation } from '../store/GuardrailStore.js';
+import type {
+  Approval,
+  ApprovalStatus,
+  GuardrailStore,
+  PlanChange,
+  PlanMutation,
+} from '../store/GuardrailStore.js';
+import { validDecision, type Decision } from './approvals.js';
+import { BudgetReservation } from './BudgetReservation.js';
+import { inputHash } from './hash.js';
 import { MemoryStore } from '../store/memory/MemoryStore.js';
 import {
   METADATA_KEY,
@@ -34,11 +48,37 @@ export interface AutonomyGuardrailServiceOptions {
    * every check denies (fail closed).
    */
   unconfiguredPlans?: 'allow' | 'deny';
+  /** Makes approval ids; defaults to random UUIDs. */
+  ids?: () => string;
 }
 
 const unconfiguredAllowed: Reason = (_c, planId) => `plan "${planId}" has no guardrails configured`;
 const unconfiguredDenied: Reason = (_c, planId) =>
   `plan "${planId}" has no guardrails and unconfiguredPlans is "deny"`;
+
+const toolCallsWithin: Reason = (c, tool) =>
+  `call ${c.observed} of tool "${tool}" is within ${c.limit} per plan`;
+const toolCallsReach: Reason = (c, tool) =>
+  `call ${c.observed} of tool "${tool}" reaches ${c.limit} per plan`;
+const committedReason: Reason = (c, after) =>
+  `actual cost ${c.observed} committed: ${fromMicros(after as number)} of tool_budget ${c.limit ?? 'unlimited'}`;
+const overrunReason: Reason = (c, after) =>
+  `actual cost ${c.observed} brought spending to ${fromMicros(after as number)}, over tool_budget ${c.limit}`;
+
+const APPROVAL_STATUSES: readonly ApprovalStatus[] = ['pending', 'approved', 'denied', 'used'];
+
+/** What {@link AutonomyGuardrailService.requestConfirmation} did: the check, and the approval it opened. */
+export interface ConfirmationRequest {
+  readonly check: GuardCheck;
+  readonly approval?: Approval;
+}
+
+/** What {@link AutonomyGuardrailService.useGrant} found. */
+export interface GrantUse {
+  readonly outcome: 'granted' | 'pending' | 'denied' | 'refused';
+  readonly check: GuardCheck;
+  readonly approval: Approval | null;
+}
 
 const ONE_STEP: PlanMutation = Object.freeze({ steps: 1 });
 
@@ -51,7 +91,7 @@ function rejecting<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-const STORE_METHODS = ['update', 'put', 'get', 'delete', 'close'] as const;
+const STORE_METHODS = ['update', 'put', 'get', 'delete', 'close', 'getApproval', 'listApprovals'] as const;
 
 /** Refuses at construction what would otherwise fail on the first check with a TypeError. */
 function validStore(store: unknown): GuardrailStore {
@@ -71,7 +111,7 @@ function validStore(store: unknown): GuardrailStore {
   return store as GuardrailStore;
 }
 
-const OPTION_KEYS = ['store', 'clock', 'auditCapacity', 'metadataLimits', 'unconfiguredPlans'];
+const OPTION_KEYS = ['store', 'clock', 'auditCapacity', 'metadataLimits', 'unconfiguredPlans', 'ids'];
 
 /**
  * Guardrails per plan over a {@link GuardrailStore}: every check is recorded in the plan's audit trail
@@ -87,6 +127,7 @@ export class AutonomyGuardrailService {
   readonly #clock: Clock;
   readonly #limits: MetadataLimits;
   readonly #deny: boolean;
+  readonly #ids: () => string;
 
   constructor(options: AutonomyGuardrailServiceOptions = {}) {
     const o = objectWithKeys(options, 'options', OPTION_KEYS);
@@ -107,6 +148,14 @@ export class AutonomyGuardrailService {
       );
     }
     this.#deny = unconfigured === 'deny';
+    const ids = o['ids'] === undefined ? randomUUID : o['ids'];
+    if (typeof ids !== 'function') {
+      throw new GuardrailValidationError(
+        'ids',
+        `ids must be a function returning a new id, got ${describeValue(ids)}`,
+      );
+    }
+    this.#ids = ids as () => string;
     if (o['store'] !== undefined && o['auditCapacity'] !== undefined) {
       throw new GuardrailValidationError(
         'auditCapacity',
@@ -297,6 +346,321 @@ export class AutonomyGuardrailService {
     });
   }
 
+  /**
+   * Atomically sets `amount` aside for a call in flight: allowed iff spent + reserved + amount <= budget.
+   * Settle it with `commit(actual)` or give it back with `release()`. Idempotent on `reservationId`:
+   * while a reservation with that id is open, asking again returns it without reserving twice.
+   */
+  reserveBudget(
+    planId: string,
+    amount: number,
+    options: { reservationId: string },
+  ): Promise<BudgetReservation> {
+    return rejecting(() => {
+      validatePlanId(planId);
+      const micros = toMicros(amount, 'amount', 'up');
+      const id = validRuntimeKey(
+        isPlainObject(options) ? options['reservationId'] : undefined,
+        'reservationId',
+      );
+      return this.#store.update(planId, (g) => {
+        if (!g) {
+          const check = this.#unconfigured(E.BUDGET_ALLOWED, E.BUDGET_BLOCKED, planId).result;
+          return { result: new BudgetReservation(this, planId, id, micros, check, false) };
+        }
+        const held = g.reservationMicros(id);
+        if (held !== undefined) {
+          const check = makeCheck(
+            E.BUDGET_RESERVED,
+            `reservation "${id}" is already open`,
+            g.toolBudget,
+            fromMicros(held),
+          );
+          return { result: new BudgetReservation(this, planId, id, held, check, true) };
+        }
+        const verdict = g.checkToolBudgetMicros(micros);
+        const check = verdict.allowed
+          ? makeCheck(E.BUDGET_RESERVED, verdict.reason, verdict.limit ?? null, verdict.observed)
+          : verdict;
+        const details = {
+          reservation_id: id,
+          amount: fromMicros(micros),
+          spent: g.budgetSpent,
+          reserved: fromMicros(g.budgetReservedMicros + (check.allowed ? micros : 0)),
+          limit: check.limit ?? null,
+        };
+        const change = this.#audited(check, details, check.allowed ? { reserve: { id, micros } } : undefined);
+        return { ...change, result: new BudgetReservation(this, planId, id, micros, check, check.allowed) };
+      });
+    });
+  }
+
+  /** @internal settles an open reservation at its actual cost; see {@link BudgetReservation.commit}. */
+  settleReservation(planId: string, id: string, actual: number | null): Promise<GuardCheck> {
+    return rejecting(() => {
+      const actualMicros = actual === null ? null : toMicros(actual, 'actual', 'up');
+      return this.#store.update(planId, (g) => {
+        const held = g?.reservationMicros(id);
+        if (!g || held === undefined) {
+          return { result: makeCheck(E.BUDGET_RELEASED, `reservation "${id}" is not open`, null) };
+        }
+        if (actualMicros === null) {
+          const check = makeCheck(
+            E.BUDGET_RELEASED,
+            `reservation "${id}" released`,
+            g.toolBudget,
+            fromMicros(held),
+          );
+          return this.#audited(check, { reservation_id: id, amount: fromMicros(held) }, { release: id });
+        }
+        const budget = g.toolBudgetMicros;
+        const after = g.budgetSpentMicros + actualMicros;
+        const overrun = budget !== null && after + g.budgetReservedMicros - held > budget;
+        const check = overrun
+          ? makeCheck(E.BUDGET_OVERRUN, overrunReason, g.toolBudget, fromMicros(actualMicros), after)
+          : makeCheck(E.BUDGET_COMMITTED, committedReason, g.toolBudget, fromMicros(actualMicros), after);
+        const details = {
+          reservation_id: id,
+          reserved: fromMicros(held),
+          actual: fromMicros(actualMicros),
+          spent: fromMicros(after),
+          limit: check.limit ?? null,
+        };
+        // An overrun is spent all the same: the money is gone, and hiding it would understate the spend.
+        return this.#audited(check, details, { release: id, spendMicros: actualMicros });
+      });
+    });
+  }
+
+  /**
+   * Atomic check-and-count of one call of `tool` against its calls-per-plan limit (from a policy): allowed
+   * iff calls so far < `maxCallsPerPlan`, and then the call is counted. Recorded either way.
+   */
+  checkToolCalls(planId: string, tool: string, maxCallsPerPlan: number): Promise<GuardCheck> {
+    return rejecting(() => {
+      validatePlanId(planId);
+      const name = validRuntimeKey(tool, 'tool');
+      const max = intField(maxCallsPerPlan, 'max_calls_per_plan', 1, false) as number;
+      return this.#store.update(planId, (g) => {
+        if (!g) return this.#unconfigured(E.TOOL_CALLS_ALLOWED, E.TOOL_CALLS_BLOCKED, planId);
+        const calls = g.toolCallCount(name);
+        const check =
+          calls < max
+            ? makeCheck(E.TOOL_CALLS_ALLOWED, toolCallsWithin, max, calls, name)
+            : makeCheck(E.TOOL_CALLS_BLOCKED, toolCallsReach, max, calls, name);
+        return this.#audited(
+          check,
+          { tool: name, calls, limit: max },
+          check.allowed ? { toolCall: name } : undefined,
+        );
+      });
+    });
+  }
+
+  /**
+   * Checks whether `operation` needs a person's confirmation and, if it does, atomically opens a pending
+   * approval for this decision and input, and stops the plan's wall clock until the approval is used or
+   * denied. Recorded either way.
+   */
+  requestConfirmation(
+    planId: string,
+    request: { decisionId: string; operation: string; input?: unknown; ttlMs: number },
+  ): Promise<ConfirmationRequest> {
+    return rejecting(() => {
+      validatePlanId(planId);
+      const decisionId = validRuntimeKey(request.decisionId, 'decisionId');
+      const op = normalizeOperation(request.operation, 'operation', this.#limits.maxOperationNameLength);
+      const ttlMs = intField(request.ttlMs, 'ttlMs', 1, false) as number;
+      const hash = inputHash(request.input);
+      const now = this.#now();
+      return this.#store.update(planId, (g): PlanChange<ConfirmationRequest> => {
+        if (!g) {
+          return {
+            result: {
+              check: this.#unconfigured(E.CONFIRMATION_NOT_REQUIRED, E.CONFIRMATION_REQUIRED, planId).result,
+            },
+          };
+        }
+        const check = g.checkConfirmation(op);
+        if (check.allowed)
+          return {
+            ...this.#audited(check, { operation: op, limit: null }, undefined, now),
+            result: { check },
+          };
+        const approval: Approval = Object.freeze({
+          id: this.#newId(),
+          planId,
+          decisionId,
+          operation: op,
+          inputHash: hash,
+          requestedAt: formatIso(now),
+          expiresAt: formatIso(now + ttlMs),
+          status: 'pending',
+        });
+        const details = {
+          operation: op,
+          decision_id: decisionId,
+          approval_id: approval.id,
+          expires_at: approval.expiresAt,
+        };
+        const change = this.#audited(check, details, { pause: approval.requestedAt }, now);
+        return { ...change, approval, result: { check, approval } };
+      });
+    });
+  }
+
+  /** A person approves a pending confirmation: recorded with who and why. The grant is single-use. */
+  approve(id: string, decision: Decision): Promise<Approval> {
+    return this.#decide(id, validDecision(decision, false), 'approved');
+  }
+
+  /** A person denies a pending confirmation: recorded with who and why (a reason is required). */
+  deny(id: string, decision: Decision): Promise<Approval> {
+    return this.#decide(id, validDecision(decision, true), 'denied');
+  }
+
+  async #decide(
+    id: string,
+    who: { by: string; reason?: string },
+    status: 'approved' | 'denied',
+  ): Promise<Approval> {
+    const found = await this.#store.getApproval(validRuntimeKey(id, 'approval_id'));
+    if (!found) throw new GuardrailError('APPROVAL_NOT_FOUND', `no approval "${id}"`);
+    const now = this.#now();
+    return this.#store.update(
+      found.planId,
+      (_g, current) => {
+        if (!current) throw new GuardrailError('APPROVAL_NOT_FOUND', `no approval "${id}"`);
+        if (current.status !== 'pending') {
+          throw new GuardrailError('APPROVAL_NOT_PENDING', `approval "${id}" is already ${current.status}`);
+        }
+        if (now > parseIsoMs(current.expiresAt)) {
+          throw new GuardrailError('APPROVAL_EXPIRED', `approval "${id}" expired at ${current.expiresAt}`);
+        }
+        const decided: Approval = Object.freeze({
+          ...current,
+          status,
+          decidedBy: who.by,
+          decidedAt: formatIso(now),
+          ...(who.reason === undefined ? {} : { reason: who.reason }),
+        });
+        const eventType = status === 'approved' ? E.CONFIRMATION_APPROVED : E.CONFIRMATION_DENIED;
+        const check = makeCheck(
+          eventType,
+          status === 'approved' ? 'a person approved' : 'a person denied',
+          null,
+        );
+        const details = {
+          approval_id: id,
+          decision_id: current.decisionId,
+          operation: current.operation,
+          by: who.by,
+          reason: who.reason ?? null,
+        };
+        // A denial ends the wait; an approval's wait ends when the grant is used.
+        const mutation = status === 'denied' ? { unpause: now } : undefined;
+        return { ...this.#audited(check, details, mutation, now), approval: decided, result: decided };
+      },
+      { approvalId: found.id },
+    );
+  }
+
+  /**
+   * Uses the grant of `approvalId` for a decision about to run: allowed once, for the same plan, decision,
+   * normalized operation and input, before it expires. Marks it used and restarts the wall clock.
+   * Outcomes: `granted`; `pending` (nobody decided yet); `denied` (a person said no); `refused` (expired,
+   * used already, or for something else — a new approval is needed). Recorded unless pending or denied.
+   */
+  useGrant(
+    planId: string,
+    approvalId: string,
+    use: { decisionId: string; operation: string; input?: unknown },
+  ): Promise<GrantUse> {
+    return rejecting(() => {
+      validatePlanId(planId);
+      const id = validRuntimeKey(approvalId, 'approval_id');
+      const op = normalizeOperation(use.operation, 'operation', this.#limits.maxOperationNameLength);
+      const hash = inputHash(use.input);
+      const now = this.#now();
+      return this.#store.update(
+        planId,
+        (g, a): PlanChange<GrantUse> => {
+          if (!g || !a) {
+            const check = makeCheck(
+              E.CONFIRMATION_GRANT_REFUSED,
+              `no approval "${id}" for plan "${planId}"`,
+              null,
+            );
+            return { result: { outcome: 'refused', check, approval: null } };
+          }
+          if (a.status === 'pending') {
+            return {
+              result: {
+                outcome: 'pending',
+                check: makeCheck(E.CONFIRMATION_REQUIRED, 'awaiting a decision', null),
+                approval: a,
+              },
+            };
+          }
+          if (a.status === 'denied') {
+            const check = makeCheck(
+              E.CONFIRMATION_DENIED,
+              `denied by ${a.decidedBy ?? 'someone'}: ${a.reason ?? ''}`,
+              null,
+            );
+            return { result: { outcome: 'denied', check, approval: a } };
+          }
+          const problem =
+            a.status === 'used'
+              ? 'it was used already'
+              : a.decisionId !== use.decisionId
+                ? `it was given for decision "${a.decisionId}"`
+                : a.operation !== op
+                  ? `it was given for operation "${a.operation}"`
+                  : a.inputHash !== hash
+                    ? 'the input changed since it was given'
+                    : now > parseIsoMs(a.expiresAt)
+                      ? `it expired at ${a.expiresAt}`
+                      : null;
+          const details = { approval_id: id, decision_id: use.decisionId, operation: op };
+          if (problem !== null) {
+            const check = makeCheck(
+              E.CONFIRMATION_GRANT_REFUSED,
+              `approval "${id}" cannot be used: ${problem}`,
+              null,
+            );
+            return {
+              ...this.#audited(check, details, undefined, now),
+              result: { outcome: 'refused', check, approval: a },
+            };
+          }
+          const used: Approval = Object.freeze({ ...a, status: 'used', usedAt: formatIso(now) });
+          const check = makeCheck(E.CONFIRMATION_GRANT_USED, `approved by ${a.decidedBy ?? 'someone'}`, null);
+          const change = this.#audited(check, { ...details, by: a.decidedBy ?? null }, { unpause: now }, now);
+          return { ...change, approval: used, result: { outcome: 'granted', check, approval: used } };
+        },
+        { approvalId: id },
+      );
+    });
+  }
+
+  /** An approval by id, or null. */
+  async getApproval(id: string): Promise<Approval | null> {
+    return this.#store.getApproval(validRuntimeKey(id, 'approval_id'));
+  }
+
+  /** Approvals, oldest first, optionally of one plan and in one status. */
+  async listApprovals(filter: { planId?: string; status?: ApprovalStatus } = {}): Promise<Approval[]> {
+    if (filter.planId !== undefined) validatePlanId(filter.planId);
+    if (filter.status !== undefined && !APPROVAL_STATUSES.includes(filter.status)) {
+      throw new GuardrailValidationError(
+        'status',
+        `status must be one of ${APPROVAL_STATUSES.join(', ')}, got ${describeValue(filter.status)}`,
+      );
+    }
+    return this.#store.listApprovals(filter);
+  }
+
   /** A copy of the plan's audit trail (the newest entries, oldest first), or null when it has none. */
   async getAuditTrail(planId: string): Promise<AuditTrail | null> {
     validatePlanId(planId);
@@ -359,6 +723,10 @@ export class AutonomyGuardrailService {
     if (!check.allowed) details['reason'] = check.reason;
     const audit = AuditEntry.fromCheck(check, at, details);
     return mutation ? { result: check, audit, mutation } : { result: check, audit };
+  }
+
+  #newId(): string {
+    return validRuntimeKey(this.#ids(), 'ids()');
   }
 
   /** The clock's reading, refused if it could not be written to the audit trail and read back. */

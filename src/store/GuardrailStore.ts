@@ -10,6 +10,42 @@ export interface PlanMutation {
   readonly spendMicros?: number;
   /** Sets `start_time` (ISO-8601 UTC) if it is still unset. */
   readonly startTime?: string;
+  /** Opens a budget reservation; its id must not be open already. */
+  readonly reserve?: { readonly id: string; readonly micros: number };
+  /** Closes an open reservation (applied before `reserve` and `spendMicros`). */
+  readonly release?: string;
+  /** Starts a wait for a person at this ISO-8601 time, unless one is going on. */
+  readonly pause?: string;
+  /** Ends the wait going on at this epoch-millisecond time; the wall clock skips it. */
+  readonly unpause?: number;
+  /** Counts one call of the named tool. */
+  readonly toolCall?: string;
+}
+
+/** Where a request for a person's confirmation stands. */
+export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'used';
+
+/**
+ * A request for a person's confirmation of one decision, and, once decided, the grant or the denial. A
+ * grant is single-use and bound to the plan, the decision, the normalized operation and a hash of the
+ * input. Lives in the store only: approvals are never read from plan metadata, which is untrusted.
+ */
+export interface Approval {
+  readonly id: string;
+  readonly planId: string;
+  readonly decisionId: string;
+  /** Normalized operation name(s) needing confirmation, comma-separated. */
+  readonly operation: string;
+  /** SHA-256 (hex) of the decision's input as canonical JSON. */
+  readonly inputHash: string;
+  readonly requestedAt: string;
+  readonly expiresAt: string;
+  readonly status: ApprovalStatus;
+  /** Who approved or denied, and why. */
+  readonly decidedBy?: string;
+  readonly decidedAt?: string;
+  readonly reason?: string;
+  readonly usedAt?: string;
 }
 
 /** The outcome of a change: what to return, what to record, what to change. */
@@ -21,6 +57,8 @@ export interface PlanChange<T> {
   readonly mutation?: PlanMutation;
   /** New guardrails for a configured plan (a reconfiguration), applied before `mutation`. */
   readonly replace?: AutonomyGuardrails;
+  /** An approval of this plan to insert or replace, committed with the rest. */
+  readonly approval?: Approval;
 }
 
 /**
@@ -29,7 +67,10 @@ export interface PlanChange<T> {
  * may hand it the stored object itself rather than a copy, so a change that modifies it would change the
  * state without an audit entry.)
  */
-export type PlanChangeFn<T> = (guardrails: AutonomyGuardrails | null) => PlanChange<T>;
+export type PlanChangeFn<T> = (
+  guardrails: AutonomyGuardrails | null,
+  approval: Approval | null,
+) => PlanChange<T>;
 
 /** A plan's state as read from a store: independent copies the caller may keep. */
 export interface PlanRecord {
@@ -46,10 +87,17 @@ export interface GuardrailStore {
   readonly auditCapacity: number;
 
   /**
-   * Reads the plan, decides with `change`, and commits the mutation and its audit entry as one atomic
-   * step: concurrent updates of one plan never interleave between the read and the write.
+   * Reads the plan (and the approval named in `options`, if it belongs to the plan), decides with
+   * `change`, and commits the mutation, the approval and the audit entry as one atomic step: concurrent
+   * updates of one plan never interleave between the read and the write.
    */
-  update<T>(planId: string, change: PlanChangeFn<T>): Promise<T>;
+  update<T>(planId: string, change: PlanChangeFn<T>, options?: { readonly approvalId?: string }): Promise<T>;
+
+  /** An approval by id, or null. */
+  getApproval(id: string): Promise<Approval | null>;
+
+  /** Approvals, oldest request first, optionally of one plan and in one status. */
+  listApprovals(filter?: { readonly planId?: string; readonly status?: ApprovalStatus }): Promise<Approval[]>;
 
   /**
    * Stores a plan's guardrails, creating the plan if needed. With `audit`, the plan's audit trail is
@@ -61,7 +109,7 @@ export interface GuardrailStore {
   /** The plan's state, or null when it is not configured. */
   get(planId: string): Promise<PlanRecord | null>;
 
-  /** Forgets a plan; true if it existed. */
+  /** Forgets a plan and its approvals; true if it existed. */
   delete(planId: string): Promise<boolean>;
 
   /** Releases connections and files. The store is not used afterwards. */

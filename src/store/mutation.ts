@@ -1,11 +1,16 @@
 import { invalid } from '../errors.js';
-import type { AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
+import type { AutonomyGuardrails, Runtime } from '../guardrails/AutonomyGuardrails.js';
+import { MAX_RUNTIME_ENTRIES, validRuntimeKey } from '../guardrails/AutonomyGuardrails.js';
+import { canonicalIso, parseIsoMs } from '../iso.js';
+import { MAX_AMOUNT, MICROS_PER_UNIT } from '../money.js';
 import type { PlanMutation } from './GuardrailStore.js';
+
+const MAX_MICROS = MAX_AMOUNT * MICROS_PER_UNIT;
 
 /**
  * Applies a mutation to guardrails all or nothing: every part is checked before anything changes, so a
  * store never keeps spending without the step, or the step without its audit entry. Returns the
- * guardrails to keep: the same instance, or a copy when a start time was set.
+ * guardrails to keep: the same instance, or a copy when the start time or the runtime state changed.
  */
 export function applyMutation(g: AutonomyGuardrails, m: PlanMutation): AutonomyGuardrails {
   const steps = m.steps ?? 0;
@@ -13,11 +18,62 @@ export function applyMutation(g: AutonomyGuardrails, m: PlanMutation): AutonomyG
   if (!Number.isSafeInteger(steps) || steps < 0) invalid('mutation.steps', 'an integer >= 0', steps);
   if (!Number.isSafeInteger(spend) || spend < 0) invalid('mutation.spendMicros', 'an integer >= 0', spend);
   if (!Number.isSafeInteger(g.stepCount + steps)) invalid('step_count', 'below 2^53', g.stepCount + steps);
-  if (!Number.isSafeInteger(g.budgetSpentMicros + spend)) {
-    invalid('budget_spent', 'representable exactly', g.budgetSpent + spend / 1e6);
+  if (g.budgetSpentMicros + spend > MAX_MICROS) {
+    invalid('budget_spent', `at most ${MAX_AMOUNT}`, (g.budgetSpentMicros + spend) / MICROS_PER_UNIT);
   }
-  const next = m.startTime !== undefined ? g.withStartTime(m.startTime) : g; // validates before changing
+  const runtime = hasRuntimeChange(m) ? nextRuntime(g, m) : undefined;
+  let next = m.startTime !== undefined ? g.withStartTime(m.startTime) : g; // validates before changing
+  if (runtime !== undefined) next = next.withRuntime(() => runtime);
   if (spend > 0) next.recordCostMicros(spend);
   for (let i = 0; i < steps; i++) next.incrementStep();
   return next;
+}
+
+function hasRuntimeChange(m: PlanMutation): boolean {
+  return (
+    m.reserve !== undefined ||
+    m.release !== undefined ||
+    m.pause !== undefined ||
+    m.unpause !== undefined ||
+    m.toolCall !== undefined
+  );
+}
+
+/** The runtime state after the mutation, computed without touching `g`. */
+function nextRuntime(g: AutonomyGuardrails, m: PlanMutation): Runtime {
+  const reservations = new Map(g.runtime.reservations);
+  let reservedMicros = g.runtime.reservedMicros;
+  if (m.release !== undefined) {
+    const held = reservations.get(m.release);
+    if (held === undefined) invalid('mutation.release', 'an open reservation', m.release);
+    reservations.delete(m.release);
+    reservedMicros -= held;
+  }
+  if (m.reserve !== undefined) {
+    const id = validRuntimeKey(m.reserve.id, 'mutation.reserve.id');
+    const micros = m.reserve.micros;
+    if (!Number.isSafeInteger(micros) || micros < 0)
+      invalid('mutation.reserve.micros', 'an integer >= 0', micros);
+    if (reservations.has(id)) invalid('mutation.reserve.id', 'not already open', id);
+    if (reservations.size >= MAX_RUNTIME_ENTRIES)
+      invalid('reservations', `at most ${MAX_RUNTIME_ENTRIES}`, id);
+    reservations.set(id, micros);
+    reservedMicros += micros;
+  }
+  let { pausedMs, pausedSince } = g.runtime;
+  if (m.unpause !== undefined && pausedSince !== null) {
+    if (!Number.isFinite(m.unpause)) invalid('mutation.unpause', 'epoch milliseconds', m.unpause);
+    pausedMs += Math.max(0, Math.round(m.unpause - parseIsoMs(pausedSince)));
+    pausedSince = null;
+  }
+  if (m.pause !== undefined && pausedSince === null) pausedSince = canonicalIso(m.pause, 'mutation.pause');
+  let toolCalls = g.runtime.toolCalls;
+  if (m.toolCall !== undefined) {
+    const tool = validRuntimeKey(m.toolCall, 'mutation.toolCall');
+    if (!toolCalls.has(tool) && toolCalls.size >= MAX_RUNTIME_ENTRIES) {
+      invalid('tool_calls', `at most ${MAX_RUNTIME_ENTRIES} tools`, tool);
+    }
+    toolCalls = new Map(toolCalls).set(tool, (toolCalls.get(tool) ?? 0) + 1);
+  }
+  return { reservations, reservedMicros, pausedMs, pausedSince, toolCalls };
 }

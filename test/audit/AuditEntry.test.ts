@@ -6,8 +6,22 @@ const T0 = Date.parse('2026-11-30T10:00:00.000Z');
 const ALL_EVENT_TYPES = Object.values(GuardrailEventType);
 
 /** DESIGN.md: `*_allowed` and `confirmation_not_required` are allowed; everything else is denied. */
+/** Events that deny; the spec's rule (`*_blocked` and `confirmation_required` deny) plus the later ones. */
+const DENYING = new Set([
+  'step_blocked',
+  'budget_blocked',
+  'confirmation_required',
+  'wall_clock_blocked',
+  'actor_tool_calls_blocked',
+  'retry_blocked',
+  'budget_overrun',
+  'confirmation_denied',
+  'confirmation_grant_refused',
+  'tool_calls_blocked',
+]);
+
 function expectedResult(eventType: string): 'allowed' | 'denied' {
-  return eventType.endsWith('_allowed') || eventType === 'confirmation_not_required' ? 'allowed' : 'denied';
+  return DENYING.has(eventType) ? 'denied' : 'allowed';
 }
 
 describe('AuditEntry', () => {

@@ -1,7 +1,13 @@
 import { AuditTrail, DEFAULT_AUDIT_CAPACITY } from '../../audit/AuditTrail.js';
 import { GuardrailError } from '../../errors.js';
 import type { AutonomyGuardrails } from '../../guardrails/AutonomyGuardrails.js';
-import type { GuardrailStore, PlanChangeFn, PlanRecord } from '../GuardrailStore.js';
+import type {
+  Approval,
+  ApprovalStatus,
+  GuardrailStore,
+  PlanChangeFn,
+  PlanRecord,
+} from '../GuardrailStore.js';
 import { applyMutation } from '../mutation.js';
 
 interface Entry {
@@ -16,6 +22,8 @@ interface Entry {
 export class MemoryStore implements GuardrailStore {
   readonly auditCapacity: number;
   readonly #plans = new Map<string, Entry>();
+  // Insertion order is request order, which listApprovals promises.
+  readonly #approvals = new Map<string, Approval>();
   #closed = false;
 
   constructor(options?: { auditCapacity?: number }) {
@@ -26,12 +34,18 @@ export class MemoryStore implements GuardrailStore {
   }
 
   // Not `async`: an async frame would add microtask hops to the hottest path of every check.
-  update<T>(planId: string, change: PlanChangeFn<T>): Promise<T> {
+  update<T>(planId: string, change: PlanChangeFn<T>, options?: { readonly approvalId?: string }): Promise<T> {
     try {
       this.#open();
       const entry = this.#plans.get(planId);
-      const out = change(entry ? entry.guardrails : null);
-      if (out.mutation === undefined && out.audit === undefined && out.replace === undefined) {
+      const wanted = options?.approvalId === undefined ? undefined : this.#approvals.get(options.approvalId);
+      const out = change(entry ? entry.guardrails : null, wanted?.planId === planId ? wanted : null);
+      if (
+        out.mutation === undefined &&
+        out.audit === undefined &&
+        out.replace === undefined &&
+        out.approval === undefined
+      ) {
         return Promise.resolve(out.result);
       }
       if (!entry) {
@@ -40,13 +54,39 @@ export class MemoryStore implements GuardrailStore {
           `cannot record a change for unconfigured plan "${planId}"`,
         );
       }
-      if (out.replace !== undefined) entry.guardrails = out.replace.clone();
-      if (out.mutation !== undefined) entry.guardrails = applyMutation(entry.guardrails, out.mutation);
+      const approval = out.approval;
+      if (
+        approval !== undefined &&
+        (approval.planId !== planId || (this.#approvals.get(approval.id)?.planId ?? planId) !== planId)
+      ) {
+        throw new GuardrailError('STORE_CONTRACT', `approval "${approval.id}" belongs to another plan`);
+      }
+      let guardrails = out.replace !== undefined ? out.replace.clone() : entry.guardrails;
+      if (out.mutation !== undefined) guardrails = applyMutation(guardrails, out.mutation);
+      entry.guardrails = guardrails;
+      if (approval !== undefined) this.#approvals.set(approval.id, Object.freeze({ ...approval }));
       if (out.audit !== undefined) entry.audit.add(out.audit);
       return Promise.resolve(out.result);
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  async getApproval(id: string): Promise<Approval | null> {
+    this.#open();
+    return this.#approvals.get(id) ?? null;
+  }
+
+  async listApprovals(filter?: {
+    readonly planId?: string;
+    readonly status?: ApprovalStatus;
+  }): Promise<Approval[]> {
+    this.#open();
+    return [...this.#approvals.values()].filter(
+      (a) =>
+        (filter?.planId === undefined || a.planId === filter.planId) &&
+        (filter?.status === undefined || a.status === filter.status),
+    );
   }
 
   async put(planId: string, guardrails: AutonomyGuardrails, audit?: AuditTrail): Promise<void> {
@@ -68,12 +108,14 @@ export class MemoryStore implements GuardrailStore {
 
   async delete(planId: string): Promise<boolean> {
     this.#open();
+    for (const [id, a] of this.#approvals) if (a.planId === planId) this.#approvals.delete(id);
     return this.#plans.delete(planId);
   }
 
   async close(): Promise<void> {
     this.#closed = true;
     this.#plans.clear();
+    this.#approvals.clear();
   }
 
   #open(): void {

@@ -1,0 +1,58 @@
+import type { GuardCheck } from '../guardrails/GuardCheck.js';
+import { fromMicros } from '../money.js';
+import type { AutonomyGuardrailService } from './AutonomyGuardrailService.js';
+
+/**
+ * Budget set aside for one call in flight. Settle it once: `commit(actual)` spends the actual cost (an
+ * actual cost beyond what the budget has left is spent all the same and comes back as a
+ * `budget_overrun` denial), `release()` gives the amount back. Later calls return the first answer.
+ */
+export class BudgetReservation {
+  readonly planId: string;
+  readonly id: string;
+  /** The amount set aside, in units. */
+  readonly amount: number;
+  /** The reservation check: `budget_reserved` when allowed, `budget_blocked` when not. */
+  readonly check: GuardCheck;
+  /** True when the amount is set aside and must be settled. */
+  readonly allowed: boolean;
+  readonly #service: AutonomyGuardrailService;
+  #settled: Promise<GuardCheck> | undefined;
+
+  /** @internal made by {@link AutonomyGuardrailService.reserveBudget}. */
+  constructor(
+    service: AutonomyGuardrailService,
+    planId: string,
+    id: string,
+    micros: number,
+    check: GuardCheck,
+    open: boolean,
+  ) {
+    this.#service = service;
+    this.planId = planId;
+    this.id = id;
+    this.amount = fromMicros(micros);
+    this.check = check;
+    this.allowed = open;
+  }
+
+  /** Spends `actual` (units, >= 0) in place of the amount reserved. */
+  commit(actual: number): Promise<GuardCheck> {
+    this.#settled ??= this.#settle(actual);
+    return this.#settled;
+  }
+
+  /** Gives the reserved amount back unspent. */
+  release(): Promise<GuardCheck> {
+    this.#settled ??= this.#settle(null);
+    return this.#settled;
+  }
+
+  #settle(actual: number | null): Promise<GuardCheck> {
+    if (!this.allowed) return Promise.resolve(this.check);
+    const settling = this.#service.settleReservation(this.planId, this.id, actual);
+    // A refused settle (bad actual cost, store down) may be tried again.
+    settling.catch(() => (this.#settled = undefined));
+    return settling;
+  }
+}

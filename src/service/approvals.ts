@@ -1,0 +1,44 @@
+import { describeValue, GuardrailValidationError } from '../errors.js';
+import { isPlainObject } from '../json.js';
+
+/** Longest name of who decided, and longest reason, kept in an approval. */
+export const MAX_DECIDER_LENGTH = 256;
+export const MAX_REASON_LENGTH = 2048;
+
+const CONTROL = /[\p{Cc}]/u;
+
+/** Who decided and why, as given to `approve` and `deny`. */
+export interface Decision {
+  /** Who decided: a person's name or handle. */
+  readonly by: string;
+  /** Why; required for a denial. */
+  readonly reason?: string;
+}
+
+/** Validates `{ by, reason }`; a denial must say why. */
+export function validDecision(value: unknown, reasonRequired: boolean): { by: string; reason?: string } {
+  if (!isPlainObject(value)) {
+    throw new GuardrailValidationError('decision', `decision must be an object, got ${describeValue(value)}`);
+  }
+  const by = value['by'];
+  if (
+    typeof by !== 'string' ||
+    by.trim().length === 0 ||
+    by.length > MAX_DECIDER_LENGTH ||
+    CONTROL.test(by)
+  ) {
+    throw new GuardrailValidationError(
+      'by',
+      `by must name who decided (1 to ${MAX_DECIDER_LENGTH} characters, no control characters), got ${describeValue(by)}`,
+    );
+  }
+  const reason = value['reason'];
+  if (reason === undefined && !reasonRequired) return { by: by.trim() };
+  if (typeof reason !== 'string' || reason.trim().length === 0 || reason.length > MAX_REASON_LENGTH) {
+    throw new GuardrailValidationError(
+      'reason',
+      `reason must be ${reasonRequired ? 'given, as ' : ''}a non-empty string of at most ${MAX_REASON_LENGTH} characters, got ${describeValue(reason)}`,
+    );
+  }
+  return { by: by.trim(), reason: reason.trim() };
+}
