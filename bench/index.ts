@@ -1,5 +1,14 @@
 import os from 'node:os';
-import { ManualClock, systemClock, type AuditEntry, type AutonomyGuardrails } from '../src/index.js';
+import {
+  AutonomyGuardrailService,
+  ManualClock,
+  PlanExecutor,
+  systemClock,
+  type AuditEntry,
+  type AutonomyGuardrails,
+  type Plan,
+  type Tool,
+} from '../src/index.js';
 import {
   benchGuardrails,
   benchLimiter,
@@ -15,6 +24,7 @@ import {
 import { runCases, type BenchCase, type CaseResult } from './harness.js';
 import {
   latencyTarget,
+  overheadTarget,
   resultMarkdown,
   resultTable,
   targetMarkdown,
@@ -26,6 +36,7 @@ const TIME_MS = 1_000;
 const WARMUP_MS = 250;
 const SAMPLE_MS = 0.25;
 const METADATA_ENTRIES = 10_000;
+const PLAN_DECISIONS = 100;
 const TRAIL_CAPACITIES = [10, 1_000, 1_000_000] as const;
 
 const NAMES = {
@@ -33,6 +44,8 @@ const NAMES = {
   serviceBudget: 'service.checkToolBudget',
   serviceStep: 'service.checkStepLimit',
   serviceBudgetSystemClock: 'service.checkToolBudget (systemClock)',
+  executor: `PlanExecutor.execute (${PLAN_DECISIONS} no-op decisions)`,
+  plainLoop: `plain loop (${PLAN_DECISIONS} no-op tool calls)`,
   metadata: `metadata round trip (${METADATA_ENTRIES.toLocaleString('en-US')} entries)`,
   trailAdd: (capacity: number) => `AuditTrail.add @ ${capacity.toLocaleString('en-US')} (full)`,
   trailAddCold: (capacity: number) =>
@@ -137,6 +150,48 @@ function trailCase(capacity: number, cold: boolean): BenchCase {
   };
 }
 
+/** A plan of no-op decisions, and the same tool called in a plain loop, to price the executor. */
+function executorCases(): BenchCase[] {
+  const noop: Tool = { name: 'noop', description: 'does nothing', run: (input) => input };
+  const decisions = Array.from({ length: PLAN_DECISIONS }, (_, i) => ({
+    id: `d${i}`,
+    tool: 'noop',
+    input: i,
+  }));
+  return [
+    {
+      name: NAMES.executor,
+      async: true,
+      prepare: async () => {
+        const service = new AutonomyGuardrailService({ clock: new ManualClock(START_MS) });
+        await service.configureGuardrails(PLAN_ID, { toolBudget: 1e9, requiredConfirmations: ['deploy'] });
+        const executor = new PlanExecutor({ service, tools: [noop] });
+        const run = async () => {
+          const plan: Plan = { id: PLAN_ID, phase: 'execute', decisions, metadata: {} };
+          const result = await executor.execute(plan);
+          if (result.status !== 'completed' || result.completed.length !== PLAN_DECISIONS) {
+            fail(`executor run ended ${result.status}`);
+          }
+          return result;
+        };
+        await run();
+        return { op: run };
+      },
+    },
+    {
+      name: NAMES.plainLoop,
+      async: true,
+      prepare: () => ({
+        op: async () => {
+          const outputs: unknown[] = [];
+          for (const d of decisions) outputs.push(await noop.run(d.input, undefined as never));
+          return outputs;
+        },
+      }),
+    },
+  ];
+}
+
 const trailCases: BenchCase[] = [
   ...TRAIL_CAPACITIES.map((capacity) => trailCase(capacity, false)),
   trailCase(1_000_000, true),
@@ -153,7 +208,14 @@ async function main(): Promise<void> {
       `tinybench: ${TIME_MS} ms per task after ${WARMUP_MS} ms warmup, samples of ~${SAMPLE_MS} ms batches\n`,
   );
 
-  const cases = [...syncCases, rateLimiterCase, ...serviceCases, metadataCase, ...trailCases];
+  const cases = [
+    ...syncCases,
+    rateLimiterCase,
+    ...serviceCases,
+    ...executorCases(),
+    metadataCase,
+    ...trailCases,
+  ];
   const results = await runCases(cases, {
     timeMs: TIME_MS,
     warmupMs: WARMUP_MS,
@@ -189,6 +251,13 @@ async function main(): Promise<void> {
       slowestSync,
       limiter,
       2.0,
+    ),
+    overheadTarget(
+      'time PlanExecutor adds per decision over the plain loop',
+      find(results, NAMES.executor),
+      find(results, NAMES.plainLoop),
+      PLAN_DECISIONS,
+      5_000,
     ),
     latencyTarget(
       `${NAMES.trailAdd(1_000_000)} ÷ ${NAMES.trailAdd(10)} (ns/op)`,

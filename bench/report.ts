@@ -57,6 +57,8 @@ export interface Target {
   readonly goal: string;
   /** Undefined for a ratio printed for information only. */
   readonly pass: boolean | undefined;
+  /** How `value` is printed: a ratio (the default) or nanoseconds. */
+  readonly unit?: 'x' | 'ns';
 }
 
 /** `a / b` of ops/s, with its margins combined in quadrature. */
@@ -83,12 +85,37 @@ export function latencyTarget(label: string, a: CaseResult, b: CaseResult, atMos
   };
 }
 
+/**
+ * Time `a` adds over `b` per item, when each operation handles `items` items: (a − b) / items in ns,
+ * with the margins of both combined (in ns, then relative to the difference).
+ */
+export function overheadTarget(
+  label: string,
+  a: CaseResult,
+  b: CaseResult,
+  items: number,
+  atMostNs: number,
+): Target {
+  const value = (a.meanNs - b.meanNs) / items;
+  const marginNs = Math.hypot((a.meanNs * a.rmePercent) / 100, (b.meanNs * b.rmePercent) / 100) / items;
+  return {
+    label,
+    value,
+    rmePercent: value === 0 ? 0 : (100 * marginNs) / Math.abs(value),
+    goal: `≤ ${atMostNs.toLocaleString('en-US')} ns`,
+    pass: value <= atMostNs,
+    unit: 'ns',
+  };
+}
+
 const TARGET_HEADER = ['Ratio', 'value', 'target', 'result'] as const;
 
 function targetRows(targets: readonly Target[]): string[][] {
   return targets.map((t) => [
     t.label,
-    `${fixed(t.value, 2)}x ±${fixed(t.rmePercent, 1)}%`,
+    t.unit === 'ns'
+      ? `${Math.round(t.value).toLocaleString('en-US')} ns ±${fixed(t.rmePercent, 1)}%`
+      : `${fixed(t.value, 2)}x ±${fixed(t.rmePercent, 1)}%`,
     t.goal,
     t.pass === undefined ? 'info' : t.pass ? 'PASS' : 'FAIL',
   ]);

@@ -71,3 +71,4 @@ export {
 export { BudgetReservation } from './service/BudgetReservation.js';
 export type { ConfirmationRequest, GrantUse } from './service/AutonomyGuardrailService.js';
 export type { Decision as ApprovalDecision } from './service/approvals.js';
+export * from './policy/index.js';

@@ -37,9 +37,17 @@ export function parseIsoMs(text: string): number {
   return utc.getTime() - offsetMin * 60_000;
 }
 
+let lastMs = NaN;
+let lastIso = '';
+
 /** Formats epoch milliseconds as ISO-8601 UTC with milliseconds. */
 export function formatIso(ms: number): string {
-  return new Date(ms).toISOString();
+  // Entries written together share their millisecond; formatting dominates serializing a trail.
+  if (ms !== lastMs) {
+    lastIso = new Date(ms).toISOString();
+    lastMs = ms;
+  }
+  return lastIso;
 }
 
 /** Validates an ISO-8601 timestamp and returns it in canonical UTC form. */

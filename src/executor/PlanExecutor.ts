@@ -82,6 +82,9 @@ export interface PlanExecutorOptions {
 const OPTION_KEYS = ['service', 'tools', 'toolRules', 'approvalTtlMs', 'sleep', 'retry', 'timers', 'clock'];
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+/** The signal of tools that cannot be aborted: no wall-clock limit is running. */
+const QUIET: AbortSignal = new AbortController().signal;
+
 const realTimers: Timers = {
   setTimeout: (fn, ms) => setTimeout(fn, ms),
   clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
@@ -246,7 +249,7 @@ export class PlanExecutor {
     const tool = this.#tools.get(decision.tool) as Tool;
     const granted = [...(resuming?.granted ?? [])];
     let approvalId = resuming?.approvalId ?? null;
-    for (const operation of operationsOf(decision, tool)) {
+    for (const operation of operationsOf(decision, tool, this.#rules.get(tool.name))) {
       if (granted.includes(operation)) continue;
       if (approvalId !== null) {
         const use = await service.useGrant(plan.id, approvalId, {
@@ -361,10 +364,18 @@ export class PlanExecutor {
     estimate: number,
     limit: number | null,
   ): Promise<{ output: unknown; actual: number }> {
-    const controller = new AbortController();
+    // Only a plan with a running wall-clock limit can be aborted; the rest share one quiet signal.
+    const controller = limit === null ? null : new AbortController();
+    const calls = { count: 0 };
+    const running = Promise.resolve().then(() =>
+      tool.run(
+        decision.input,
+        this.#context(planId, decision.id, attempt, controller?.signal ?? QUIET, calls),
+      ),
+    );
+    if (controller === null || limit === null) return unwrap(await running, estimate);
     let timer: unknown;
     const expired = new Promise<never>((_, reject) => {
-      if (limit === null) return;
       timer = this.#timers.setTimeout(() => {
         void this.#service?.checkWallClock(planId).then((check) => {
           const violation = new GuardrailViolationError(check);
@@ -373,14 +384,10 @@ export class PlanExecutor {
         }, reject);
       }, limit);
     });
-    expired.catch(() => undefined);
-    const calls = { count: 0 };
-    const ctx = this.#context(planId, decision.id, attempt, controller.signal, calls);
     try {
-      const raw = await Promise.race([Promise.resolve().then(() => tool.run(decision.input, ctx)), expired]);
-      return unwrap(raw, estimate);
+      return unwrap(await Promise.race([running, expired]), estimate);
     } finally {
-      if (timer !== undefined) this.#timers.clearTimeout(timer);
+      this.#timers.clearTimeout(timer);
     }
   }
 
@@ -512,12 +519,17 @@ function operationOf(tool: Tool): string {
   return tool.operation ?? tool.name;
 }
 
-/** The tool's operation, plus the decision's own if it names another; normalized, without repeats. */
-function operationsOf(decision: Decision, tool: Tool): string[] {
+/**
+ * The operations to confirm for a decision, normalized and without repeats: the tool's, the tool's name
+ * when a rule says every call needs a person, and the decision's own when it names another.
+ */
+function operationsOf(decision: Decision, tool: Tool, rule: ToolRule | undefined): string[] {
   const ops = [normalizeOperation(operationOf(tool))];
-  if (decision.operation !== undefined) {
-    const extra = normalizeOperation(decision.operation);
-    if (!ops.includes(extra)) ops.push(extra);
+  const extras = [rule?.requiresConfirmation ? tool.name : undefined, decision.operation];
+  for (const extra of extras) {
+    if (extra === undefined) continue;
+    const op = normalizeOperation(extra);
+    if (!ops.includes(op)) ops.push(op);
   }
   return ops;
 }

@@ -5,7 +5,7 @@ import { ActorLimits, type ActorLimitsInit, type ActorLimitsJson } from './Actor
 import { GuardrailEventType as E } from './events.js';
 import { makeCheck, type GuardCheck, type Reason } from './GuardCheck.js';
 import { normalizeOperation } from './operation.js';
-import { intField, missing, objectWithKeys } from './validate.js';
+import { hasControl, intField, missing, objectWithKeys } from './validate.js';
 
 /** What {@link AutonomyGuardrails.create} accepts. Every limit is optional; null or absent = unlimited. */
 export interface GuardrailsInit {
@@ -361,11 +361,9 @@ export class AutonomyGuardrails {
     return this.#runtime;
   }
 
-  /** @internal a copy with the runtime state changed; used by stores through applyMutation. */
-  withRuntime(change: (r: Runtime) => Runtime): AutonomyGuardrails {
-    const copy = this.#state();
-    copy.runtime = change(this.#runtime);
-    return new AutonomyGuardrails(copy);
+  /** @internal replaces the runtime state; only applyMutation calls it, after validating all of it. */
+  replaceRuntime(runtime: Runtime): void {
+    this.#runtime = runtime;
   }
 
   /** A copy with `startTime` set; guardrails that already started are returned unchanged. */
@@ -517,12 +515,7 @@ function parseRuntime(o: Record<string, unknown>, prefix: string): Runtime {
 }
 
 function runtimeKey(value: unknown, field: string): string {
-  if (
-    typeof value !== 'string' ||
-    value.length === 0 ||
-    value.length > MAX_KEY_LENGTH ||
-    /\p{Cc}/u.test(value)
-  ) {
+  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_KEY_LENGTH || hasControl(value)) {
     invalid(
       field,
       `a non-empty string of at most ${MAX_KEY_LENGTH} characters without control characters`,

@@ -37,3 +37,13 @@ export function objectWithKeys(
 export function missing(field: string): never {
   throw new GuardrailValidationError(field, `${field} is missing`);
 }
+
+/** True when `text` holds a control character (Unicode category Cc: U+0000-U+001F, U+007F-U+009F). */
+export function hasControl(text: string): boolean {
+  // A loop, not /\p{Cc}/u: every check validates its plan id, and this is several times cheaper.
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) return true;
+  }
+  return false;
+}

@@ -471,7 +471,6 @@ export class AutonomyGuardrailService {
       const decisionId = validRuntimeKey(request.decisionId, 'decisionId');
       const op = normalizeOperation(request.operation, 'operation', this.#limits.maxOperationNameLength);
       const ttlMs = intField(request.ttlMs, 'ttlMs', 1, false) as number;
-      const hash = inputHash(request.input);
       const now = this.#now();
       return this.#store.update(planId, (g): PlanChange<ConfirmationRequest> => {
         if (!g) {
@@ -492,7 +491,7 @@ export class AutonomyGuardrailService {
           planId,
           decisionId,
           operation: op,
-          inputHash: hash,
+          inputHash: inputHash(request.input), // hashed only when a person must confirm
           requestedAt: formatIso(now),
           expiresAt: formatIso(now + ttlMs),
           status: 'pending',

@@ -1,4 +1,5 @@
 import { describeValue, GuardrailValidationError } from '../errors.js';
+import { hasControl } from '../guardrails/validate.js';
 
 /** Longest plan id accepted. */
 export const MAX_PLAN_ID_LENGTH = 256;
@@ -17,14 +18,4 @@ export function validatePlanId(planId: unknown): string {
     );
   }
   return planId;
-}
-
-/** True when `text` holds a control character (Unicode category Cc: U+0000-U+001F, U+007F-U+009F). */
-function hasControl(text: string): boolean {
-  // A loop, not /\p{Cc}/u: every check validates its plan id, and this is several times cheaper.
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) return true;
-  }
-  return false;
 }

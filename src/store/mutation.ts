@@ -10,7 +10,7 @@ const MAX_MICROS = MAX_AMOUNT * MICROS_PER_UNIT;
 /**
  * Applies a mutation to guardrails all or nothing: every part is checked before anything changes, so a
  * store never keeps spending without the step, or the step without its audit entry. Returns the
- * guardrails to keep: the same instance, or a copy when the start time or the runtime state changed.
+ * guardrails to keep: the same instance, changed in place, or a copy when the start time was set.
  */
 export function applyMutation(g: AutonomyGuardrails, m: PlanMutation): AutonomyGuardrails {
   const steps = m.steps ?? 0;
@@ -22,8 +22,8 @@ export function applyMutation(g: AutonomyGuardrails, m: PlanMutation): AutonomyG
     invalid('budget_spent', `at most ${MAX_AMOUNT}`, (g.budgetSpentMicros + spend) / MICROS_PER_UNIT);
   }
   const runtime = hasRuntimeChange(m) ? nextRuntime(g, m) : undefined;
-  let next = m.startTime !== undefined ? g.withStartTime(m.startTime) : g; // validates before changing
-  if (runtime !== undefined) next = next.withRuntime(() => runtime);
+  const next = m.startTime !== undefined ? g.withStartTime(m.startTime) : g; // validates before changing
+  if (runtime !== undefined) next.replaceRuntime(runtime);
   if (spend > 0) next.recordCostMicros(spend);
   for (let i = 0; i < steps; i++) next.incrementStep();
   return next;
@@ -41,24 +41,28 @@ function hasRuntimeChange(m: PlanMutation): boolean {
 
 /** The runtime state after the mutation, computed without touching `g`. */
 function nextRuntime(g: AutonomyGuardrails, m: PlanMutation): Runtime {
-  const reservations = new Map(g.runtime.reservations);
+  // Maps are copied only when they change: most mutations touch one of them or none.
+  let reservations = g.runtime.reservations;
   let reservedMicros = g.runtime.reservedMicros;
-  if (m.release !== undefined) {
-    const held = reservations.get(m.release);
-    if (held === undefined) invalid('mutation.release', 'an open reservation', m.release);
-    reservations.delete(m.release);
-    reservedMicros -= held;
-  }
-  if (m.reserve !== undefined) {
-    const id = validRuntimeKey(m.reserve.id, 'mutation.reserve.id');
-    const micros = m.reserve.micros;
-    if (!Number.isSafeInteger(micros) || micros < 0)
-      invalid('mutation.reserve.micros', 'an integer >= 0', micros);
-    if (reservations.has(id)) invalid('mutation.reserve.id', 'not already open', id);
-    if (reservations.size >= MAX_RUNTIME_ENTRIES)
-      invalid('reservations', `at most ${MAX_RUNTIME_ENTRIES}`, id);
-    reservations.set(id, micros);
-    reservedMicros += micros;
+  if (m.release !== undefined || m.reserve !== undefined) {
+    const copy = new Map(reservations);
+    if (m.release !== undefined) {
+      const held = copy.get(m.release);
+      if (held === undefined) invalid('mutation.release', 'an open reservation', m.release);
+      copy.delete(m.release);
+      reservedMicros -= held;
+    }
+    if (m.reserve !== undefined) {
+      const id = validRuntimeKey(m.reserve.id, 'mutation.reserve.id');
+      const micros = m.reserve.micros;
+      if (!Number.isSafeInteger(micros) || micros < 0)
+        invalid('mutation.reserve.micros', 'an integer >= 0', micros);
+      if (copy.has(id)) invalid('mutation.reserve.id', 'not already open', id);
+      if (copy.size >= MAX_RUNTIME_ENTRIES) invalid('reservations', `at most ${MAX_RUNTIME_ENTRIES}`, id);
+      copy.set(id, micros);
+      reservedMicros += micros;
+    }
+    reservations = copy;
   }
   let { pausedMs, pausedSince } = g.runtime;
   if (m.unpause !== undefined && pausedSince !== null) {

@@ -1,0 +1,23 @@
+export {
+  approvalTtlMs,
+  MAX_YAML_ALIAS_COUNT,
+  parsePolicy,
+  policyToGuardrailsInit,
+  toolRules,
+  validatePolicy,
+  type ParsePolicyOptions,
+  type ToolRule,
+  type ValidatePolicyOptions,
+} from './policy.js';
+export { POLICY_SCHEMA_ID, policyJsonSchema } from './jsonSchema.js';
+export {
+  DEFAULT_APPROVAL_TTL_SECONDS,
+  MAX_APPROVAL_TTL_SECONDS,
+  MAX_TOOL_NAME_LENGTH,
+  POLICY_VERSION,
+  type Policy,
+  type PolicyActorLimits,
+  type PolicyApprovals,
+  type PolicyGuardrails,
+  type PolicyToolRule,
+} from './schema.js';

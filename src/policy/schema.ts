@@ -1,0 +1,161 @@
+import { z } from 'zod';
+import { MAX_AMOUNT } from '../money.js';
+
+/** The policy file format version this release reads. */
+export const POLICY_VERSION = 1;
+/** Longest tool name accepted, in UTF-16 code units (as `string.length` counts). */
+export const MAX_TOOL_NAME_LENGTH = 128;
+/** How long a confirmation request stays valid when a policy does not say. One day. */
+export const DEFAULT_APPROVAL_TTL_SECONDS = 86_400;
+/** Longest approval TTL accepted: beyond it the TTL in milliseconds is no longer an exact integer. */
+export const MAX_APPROVAL_TTL_SECONDS = Math.floor(Number.MAX_SAFE_INTEGER / 1000);
+
+/** `guardrails.actor_limits` as written in a policy file. */
+export interface PolicyActorLimits {
+  readonly max_tool_calls_per_invocation?: number | null;
+  readonly max_retries_per_failure?: number | null;
+}
+
+/**
+ * `guardrails` as written in a policy file: the limits of the wire form (DESIGN.md §3) without its runtime
+ * state (`step_count`, `budget_spent`, `start_time`), which a policy must not reset.
+ */
+export interface PolicyGuardrails {
+  readonly max_steps?: number | null;
+  readonly tool_budget?: number | null;
+  readonly required_confirmations?: readonly string[];
+  readonly max_wall_clock_seconds?: number | null;
+  readonly actor_limits?: PolicyActorLimits;
+}
+
+/** `approvals` as written in a policy file. */
+export interface PolicyApprovals {
+  readonly ttl_seconds?: number;
+}
+
+/** One entry of `tools` as written in a policy file. */
+export interface PolicyToolRule {
+  readonly max_calls_per_plan?: number;
+  readonly cost_per_call?: number;
+  readonly requires_confirmation?: boolean;
+}
+
+/**
+ * A validated policy file. Keys are spelt as in the file (snake_case); absent keys stay absent, and the
+ * helpers in `policy.ts` supply the defaults. `tools` has no prototype, so a tool named `constructor` is
+ * just a tool.
+ */
+export interface Policy {
+  readonly version: typeof POLICY_VERSION;
+  readonly guardrails?: PolicyGuardrails;
+  readonly approvals?: PolicyApprovals;
+  readonly tools?: Readonly<Record<string, PolicyToolRule>>;
+}
+
+// Every check carries its rule as its message, so that an issue renders as `<path> must be <rule>, got <v>`
+// in the library's own words rather than zod's.
+
+function integer(min: number) {
+  const rule = `an integer >= ${min}`;
+  return z.int({ error: rule }).min(min, { error: rule });
+}
+
+function amount() {
+  const rule = 'a finite number >= 0';
+  return z
+    .number({ error: rule })
+    .min(0, { error: rule })
+    .max(MAX_AMOUNT, { error: `at most ${MAX_AMOUNT}` });
+}
+
+function positiveSeconds(max?: number) {
+  const rule = 'a finite number > 0';
+  const seconds = z.number({ error: rule }).positive({ error: rule });
+  return max === undefined ? seconds : seconds.max(max, { error: `at most ${max}` });
+}
+
+/** A strict object: an unknown key is refused, so a misspelt limit is never silently absent. */
+function strict<T extends z.ZodRawShape>(shape: T) {
+  const known = Object.keys(shape).join(', ');
+  return z.strictObject(shape, {
+    error: (issue) => (issue.code === 'unrecognized_keys' ? known : 'an object'),
+  });
+}
+
+// Control characters, and a key that JavaScript objects treat as their prototype. JSON Schema validators
+// cannot all read \p{...} classes, so the pattern spells the ranges out; invisible format characters are
+// refused by the refinement below, which only zod applies.
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const TOOL_NAME_PATTERN = /^(?!__proto__$)[^\u0000-\u001f\u007f-\u009f]*$/;
+const INVISIBLE = /[\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
+export const TOOL_NAME_RULE = `a non-empty string of at most ${MAX_TOOL_NAME_LENGTH} characters without control or invisible characters`;
+
+const toolName = z
+  .string({ error: TOOL_NAME_RULE })
+  .min(1, { error: TOOL_NAME_RULE })
+  .max(MAX_TOOL_NAME_LENGTH, { error: TOOL_NAME_RULE })
+  .regex(TOOL_NAME_PATTERN, { error: TOOL_NAME_RULE })
+  .refine((name) => !INVISIBLE.test(name), { error: TOOL_NAME_RULE });
+
+export const actorLimitsSchema = strict({
+  max_tool_calls_per_invocation: integer(1)
+    .nullable()
+    .optional()
+    .describe('Tool calls one actor invocation may make; null or absent = unlimited.'),
+  max_retries_per_failure: integer(0)
+    .nullable()
+    .optional()
+    .describe('Retries allowed for one failure; null or absent = unlimited.'),
+}).describe('Limits that apply to one actor invocation rather than to the whole plan.');
+
+export const guardrailsSchema = strict({
+  max_steps: integer(1).nullable().optional().describe('Steps a plan may take; null or absent = unlimited.'),
+  tool_budget: amount()
+    .nullable()
+    .optional()
+    .describe('Money the plan’s tools may spend, exact to one millionth; null or absent = unlimited.'),
+  required_confirmations: z
+    .array(z.string({ error: 'a string' }), { error: 'an array of strings' })
+    .optional()
+    .describe(
+      'Operation names that need a person’s confirmation. Compared after NFKC normalization, trimming and lower-casing; control and invisible characters are refused.',
+    ),
+  max_wall_clock_seconds: positiveSeconds()
+    .nullable()
+    .optional()
+    .describe('Seconds a plan may run from its first execution; null or absent = unlimited.'),
+  actor_limits: actorLimitsSchema.optional(),
+}).describe('The plan’s limits. Runtime state (step_count, budget_spent, start_time) is not allowed here.');
+
+export const approvalsSchema = strict({
+  ttl_seconds: positiveSeconds(MAX_APPROVAL_TTL_SECONDS)
+    .optional()
+    .meta({
+      description: `How long a confirmation request stays valid, in seconds. Default ${DEFAULT_APPROVAL_TTL_SECONDS}.`,
+      default: DEFAULT_APPROVAL_TTL_SECONDS,
+    }),
+}).describe('How confirmation requests behave.');
+
+export const toolRuleSchema = strict({
+  max_calls_per_plan: integer(1)
+    .optional()
+    .describe('Calls of this tool one plan may make; absent = unlimited.'),
+  cost_per_call: amount().optional().describe('Money one call of this tool costs.'),
+  requires_confirmation: z
+    .boolean({ error: 'a boolean' })
+    .optional()
+    .describe('Whether every call of this tool needs a person’s confirmation. Default false.'),
+}).describe('Rules for one tool.');
+
+export const toolsSchema = z
+  .record(toolName, toolRuleSchema, { error: 'an object' })
+  .describe(`Per-tool rules, keyed by tool name (${TOOL_NAME_RULE}; "__proto__" is reserved).`);
+
+export const policySchema = strict({
+  version: z
+    .literal(POLICY_VERSION, { error: `${POLICY_VERSION} (the version this release reads)` })
+    .describe('Policy file format version.'),
+  guardrails: guardrailsSchema.optional(),
+  approvals: approvalsSchema.optional(),
+  tools: toolsSchema.optional(),
+});
