@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AuditEntry, isSerializableTimestamp } from '../audit/AuditEntry.js';
 import type { AuditTrail } from '../audit/AuditTrail.js';
 import { systemClock, type Clock } from '../clock.js';
-import { describeValue, GuardrailError, GuardrailValidationError } from '../errors.js';
+import { describeValue, GuardrailError, GuardrailValidationError, invalid } from '../errors.js';
 import {
   AutonomyGuardrails,
   validRuntimeKey,
@@ -64,6 +64,9 @@ const committedReason: Reason = (c, after) =>
   `actual cost ${c.observed} committed: ${fromMicros(after as number)} of tool_budget ${c.limit ?? 'unlimited'}`;
 const overrunReason: Reason = (c, after) =>
   `actual cost ${c.observed} brought spending to ${fromMicros(after as number)}, over tool_budget ${c.limit}`;
+
+/** The longest a confirmation request may stay open. */
+export const MAX_APPROVAL_TTL_MS = 10 * 365 * 24 * 60 * 60 * 1000;
 
 const APPROVAL_STATUSES: readonly ApprovalStatus[] = ['pending', 'approved', 'denied', 'used'];
 
@@ -216,6 +219,7 @@ export class AutonomyGuardrailService {
         false,
         this.#limits,
       );
+      merged.replaceRuntime(g.runtime); // open reservations, tool calls and waits go on
       return { result: merged, replace: merged };
     });
     if (replaced) return replaced.clone();
@@ -402,7 +406,9 @@ export class AutonomyGuardrailService {
       return this.#store.update(planId, (g) => {
         const held = g?.reservationMicros(id);
         if (!g || held === undefined) {
-          return { result: makeCheck(E.BUDGET_RELEASED, `reservation "${id}" is not open`, null) };
+          // Settled already (a second commit or release): nothing to do, and nothing spent twice.
+          const reason = `reservation "${id}" is not open (settled already, or never reserved); nothing changed`;
+          return { result: makeCheck(E.BUDGET_RELEASED, reason, null) };
         }
         if (actualMicros === null) {
           const check = makeCheck(
@@ -468,54 +474,67 @@ export class AutonomyGuardrailService {
   ): Promise<ConfirmationRequest> {
     return rejecting(() => {
       validatePlanId(planId);
+      if (!isPlainObject(request)) invalid('request', 'an object', request);
       const decisionId = validRuntimeKey(request.decisionId, 'decisionId');
       const op = normalizeOperation(request.operation, 'operation', this.#limits.maxOperationNameLength);
       const ttlMs = intField(request.ttlMs, 'ttlMs', 1, false) as number;
+      if (ttlMs > MAX_APPROVAL_TTL_MS) invalid('ttlMs', `at most ${MAX_APPROVAL_TTL_MS} (ten years)`, ttlMs);
       const now = this.#now();
-      return this.#store.update(planId, (g): PlanChange<ConfirmationRequest> => {
-        if (!g) {
-          return {
-            result: {
-              check: this.#unconfigured(E.CONFIRMATION_NOT_REQUIRED, E.CONFIRMATION_REQUIRED, planId).result,
-            },
+      const expires = now + ttlMs;
+      if (!isSerializableTimestamp(expires))
+        invalid('ttlMs', 'small enough to expire before the year 10000', ttlMs);
+      const id = this.#newId();
+      return this.#store.update(
+        planId,
+        (g, existing): PlanChange<ConfirmationRequest> => {
+          // Ids come from `ids()`; one that is taken must never replace a grant given for something else.
+          if (existing) throw new GuardrailError('APPROVAL_ID_TAKEN', `approval id "${id}" is already used`);
+          if (!g) {
+            return {
+              result: {
+                check: this.#unconfigured(E.CONFIRMATION_NOT_REQUIRED, E.CONFIRMATION_REQUIRED, planId)
+                  .result,
+              },
+            };
+          }
+          const check = g.checkConfirmation(op);
+          if (check.allowed)
+            return {
+              ...this.#audited(check, { operation: op, limit: null }, undefined, now),
+              result: { check },
+            };
+          const approval: Approval = Object.freeze({
+            id,
+            planId,
+            decisionId,
+            operation: op,
+            inputHash: inputHash(request.input), // hashed only when a person must confirm
+            requestedAt: formatIso(now),
+            expiresAt: formatIso(expires),
+            status: 'pending',
+          });
+          const details = {
+            operation: op,
+            decision_id: decisionId,
+            approval_id: approval.id,
+            expires_at: approval.expiresAt,
           };
-        }
-        const check = g.checkConfirmation(op);
-        if (check.allowed)
-          return {
-            ...this.#audited(check, { operation: op, limit: null }, undefined, now),
-            result: { check },
-          };
-        const approval: Approval = Object.freeze({
-          id: this.#newId(),
-          planId,
-          decisionId,
-          operation: op,
-          inputHash: inputHash(request.input), // hashed only when a person must confirm
-          requestedAt: formatIso(now),
-          expiresAt: formatIso(now + ttlMs),
-          status: 'pending',
-        });
-        const details = {
-          operation: op,
-          decision_id: decisionId,
-          approval_id: approval.id,
-          expires_at: approval.expiresAt,
-        };
-        const change = this.#audited(check, details, { pause: approval.requestedAt }, now);
-        return { ...change, approval, result: { check, approval } };
-      });
+          const change = this.#audited(check, details, { pause: approval.requestedAt }, now);
+          return { ...change, approval, result: { check, approval } };
+        },
+        { approvalId: id },
+      );
     });
   }
 
   /** A person approves a pending confirmation: recorded with who and why. The grant is single-use. */
   approve(id: string, decision: Decision): Promise<Approval> {
-    return this.#decide(id, validDecision(decision, false), 'approved');
+    return rejecting(() => this.#decide(id, validDecision(decision, false), 'approved'));
   }
 
   /** A person denies a pending confirmation: recorded with who and why (a reason is required). */
   deny(id: string, decision: Decision): Promise<Approval> {
-    return this.#decide(id, validDecision(decision, true), 'denied');
+    return rejecting(() => this.#decide(id, validDecision(decision, true), 'denied'));
   }
 
   async #decide(
@@ -533,7 +552,8 @@ export class AutonomyGuardrailService {
         if (current.status !== 'pending') {
           throw new GuardrailError('APPROVAL_NOT_PENDING', `approval "${id}" is already ${current.status}`);
         }
-        if (now > parseIsoMs(current.expiresAt)) {
+        // A person may always say no; only a yes must come in time.
+        if (status === 'approved' && now > parseIsoMs(current.expiresAt)) {
           throw new GuardrailError('APPROVAL_EXPIRED', `approval "${id}" expired at ${current.expiresAt}`);
         }
         const decided: Approval = Object.freeze({
@@ -577,6 +597,7 @@ export class AutonomyGuardrailService {
   ): Promise<GrantUse> {
     return rejecting(() => {
       validatePlanId(planId);
+      if (!isPlainObject(use)) invalid('use', 'an object', use);
       const id = validRuntimeKey(approvalId, 'approval_id');
       const op = normalizeOperation(use.operation, 'operation', this.#limits.maxOperationNameLength);
       const hash = inputHash(use.input);
@@ -590,9 +611,12 @@ export class AutonomyGuardrailService {
               `no approval "${id}" for plan "${planId}"`,
               null,
             );
-            return { result: { outcome: 'refused', check, approval: null } };
+            const result: GrantUse = { outcome: 'refused', check, approval: null };
+            if (!g) return { result };
+            const details = { approval_id: id, decision_id: use.decisionId, operation: op };
+            return { ...this.#audited(check, details, undefined, now), result };
           }
-          if (a.status === 'pending') {
+          if (a.status === 'pending' && now <= parseIsoMs(a.expiresAt)) {
             return {
               result: {
                 outcome: 'pending',
@@ -650,6 +674,7 @@ export class AutonomyGuardrailService {
 
   /** Approvals, oldest first, optionally of one plan and in one status. */
   async listApprovals(filter: { planId?: string; status?: ApprovalStatus } = {}): Promise<Approval[]> {
+    if (!isPlainObject(filter)) invalid('filter', 'an object', filter);
     if (filter.planId !== undefined) validatePlanId(filter.planId);
     if (filter.status !== undefined && !APPROVAL_STATUSES.includes(filter.status)) {
       throw new GuardrailValidationError(
@@ -719,7 +744,7 @@ export class AutonomyGuardrailService {
     mutation?: PlanMutation,
     at: number = this.#now(),
   ): PlanChange<GuardCheck> {
-    if (!check.allowed) details['reason'] = check.reason;
+    if (!check.allowed && details['reason'] === undefined) details['reason'] = check.reason;
     const audit = AuditEntry.fromCheck(check, at, details);
     return mutation ? { result: check, audit, mutation } : { result: check, audit };
   }

@@ -14,8 +14,10 @@ export class BudgetReservation {
   readonly amount: number;
   /** The reservation check: `budget_reserved` when allowed, `budget_blocked` when not. */
   readonly check: GuardCheck;
-  /** True when the amount is set aside and must be settled. */
+  /** True when the call may go ahead (`check.allowed`). */
   readonly allowed: boolean;
+  /** True when an amount is set aside and must be settled (false for a plan with no guardrails). */
+  readonly open: boolean;
   readonly #service: AutonomyGuardrailService;
   #settled: Promise<GuardCheck> | undefined;
 
@@ -33,7 +35,8 @@ export class BudgetReservation {
     this.id = id;
     this.amount = fromMicros(micros);
     this.check = check;
-    this.allowed = open;
+    this.allowed = check.allowed;
+    this.open = open;
   }
 
   /** Spends `actual` (units, >= 0) in place of the amount reserved. */
@@ -49,7 +52,7 @@ export class BudgetReservation {
   }
 
   #settle(actual: number | null): Promise<GuardCheck> {
-    if (!this.allowed) return Promise.resolve(this.check);
+    if (!this.open) return Promise.resolve(this.check);
     const settling = this.#service.settleReservation(this.planId, this.id, actual);
     // A refused settle (bad actual cost, store down) may be tried again.
     settling.catch(() => (this.#settled = undefined));

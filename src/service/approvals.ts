@@ -5,7 +5,11 @@ import { isPlainObject } from '../json.js';
 export const MAX_DECIDER_LENGTH = 256;
 export const MAX_REASON_LENGTH = 2048;
 
-const CONTROL = /[\p{Cc}]/u;
+// Who decided is shown to people: invisible and format characters could make one name pass for another.
+const HIDDEN = /[\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
+// A reason may run over lines, but no other control character (a terminal escape) may reach a screen.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const CONTROL_BUT_LINES = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
 
 /** Who decided and why, as given to `approve` and `deny`. */
 export interface Decision {
@@ -21,23 +25,23 @@ export function validDecision(value: unknown, reasonRequired: boolean): { by: st
     throw new GuardrailValidationError('decision', `decision must be an object, got ${describeValue(value)}`);
   }
   const by = value['by'];
-  if (
-    typeof by !== 'string' ||
-    by.trim().length === 0 ||
-    by.length > MAX_DECIDER_LENGTH ||
-    CONTROL.test(by)
-  ) {
+  if (typeof by !== 'string' || by.trim().length === 0 || by.length > MAX_DECIDER_LENGTH || HIDDEN.test(by)) {
     throw new GuardrailValidationError(
       'by',
-      `by must name who decided (1 to ${MAX_DECIDER_LENGTH} characters, no control characters), got ${describeValue(by)}`,
+      `by must name who decided (1 to ${MAX_DECIDER_LENGTH} characters, none of them control or invisible), got ${describeValue(by)}`,
     );
   }
   const reason = value['reason'];
   if (reason === undefined && !reasonRequired) return { by: by.trim() };
-  if (typeof reason !== 'string' || reason.trim().length === 0 || reason.length > MAX_REASON_LENGTH) {
+  if (
+    typeof reason !== 'string' ||
+    reason.trim().length === 0 ||
+    reason.length > MAX_REASON_LENGTH ||
+    CONTROL_BUT_LINES.test(reason)
+  ) {
     throw new GuardrailValidationError(
       'reason',
-      `reason must be ${reasonRequired ? 'given, as ' : ''}a non-empty string of at most ${MAX_REASON_LENGTH} characters, got ${describeValue(reason)}`,
+      `reason must be ${reasonRequired ? 'given, as ' : ''}a non-empty string of at most ${MAX_REASON_LENGTH} characters without control characters (line breaks and tabs allowed), got ${describeValue(reason)}`,
     );
   }
   return { by: by.trim(), reason: reason.trim() };

@@ -4,7 +4,7 @@ import { AuditTrail } from '../audit/AuditTrail.js';
 import { AutonomyGuardrails, type GuardrailsInit } from '../guardrails/AutonomyGuardrails.js';
 import type { GuardrailEventType } from '../guardrails/events.js';
 import type { GuardCheck } from '../guardrails/GuardCheck.js';
-import type { GuardrailStore, PlanChange } from './GuardrailStore.js';
+import type { Approval, ApprovalStatus, GuardrailStore, PlanChange } from './GuardrailStore.js';
 
 export interface StoreContractOptions {
   /** A new, empty, open store. Called once per test; the suite closes it afterwards. */
@@ -14,6 +14,7 @@ export interface StoreContractOptions {
 const T0 = Date.parse('2026-11-30T10:00:00.000Z');
 const START = '2026-11-30T10:00:00.000Z';
 const LATER = '2026-11-30T11:00:00.000Z';
+const HASH = 'a'.repeat(64);
 
 function guardrails(init: GuardrailsInit = {}): AutonomyGuardrails {
   return AutonomyGuardrails.create({ maxSteps: 10, toolBudget: 5, ...init });
@@ -38,6 +39,20 @@ function spend(micros: number, i: number) {
     return check.allowed
       ? { result: check, audit, mutation: { spendMicros: micros } }
       : { result: check, audit };
+  };
+}
+
+/** A pending approval of `planId`, requested `i` minutes after START. */
+function approval(id: string, planId: string, i = 0, status: ApprovalStatus = 'pending'): Approval {
+  return {
+    id,
+    planId,
+    decisionId: `decision-${id}`,
+    operation: 'deploy',
+    inputHash: HASH,
+    requestedAt: new Date(T0 + i * 60_000).toISOString(),
+    expiresAt: new Date(T0 + (i + 10) * 60_000).toISOString(),
+    status,
   };
 }
 
@@ -328,6 +343,387 @@ export function runStoreContract(name: string, options: StoreContractOptions): v
       });
     });
 
+    describe('approvals', () => {
+      /** Stores `a` with a change of `planId`, whatever plan `a` names. */
+      function insertInto(planId: string, a: Approval): Promise<null> {
+        return store.update(planId, () => ({ result: null, approval: a }));
+      }
+
+      /** Stores `a` with a change of its own plan that does nothing else. */
+      function insert(a: Approval): Promise<null> {
+        return insertInto(a.planId, a);
+      }
+
+      /** What a change is handed for the approval named `approvalId` in an update of `planId`. */
+      function handed(planId: string, approvalId?: string): Promise<Approval | null> {
+        const change = (_g: AutonomyGuardrails | null, a: Approval | null) => ({ result: a });
+        return approvalId === undefined
+          ? store.update(planId, change)
+          : store.update(planId, change, { approvalId });
+      }
+
+      async function listedIds(filter?: { planId?: string; status?: ApprovalStatus }): Promise<string[]> {
+        return (await store.listApprovals(filter)).map((a) => a.id);
+      }
+
+      it('returns null for an approval that was never stored', async () => {
+        expect(await store.getApproval('missing')).toBeNull();
+      });
+
+      it('stores the approval of a change', async () => {
+        await store.put('p', guardrails());
+        await insert(approval('a1', 'p'));
+        expect(await store.getApproval('a1')).toEqual(approval('a1', 'p'));
+      });
+
+      it('replaces an approval of the same id with the one a later change gives', async () => {
+        await store.put('p', guardrails());
+        await insert(approval('a1', 'p'));
+        const approved: Approval = {
+          ...approval('a1', 'p'),
+          status: 'approved',
+          decidedBy: 'ann',
+          decidedAt: LATER,
+          reason: 'looks right',
+        };
+        await insert(approved);
+        expect(await store.getApproval('a1')).toEqual(approved);
+        expect(await listedIds()).toEqual(['a1']);
+      });
+
+      it('commits the approval together with the audit entry and the mutation of its change', async () => {
+        await store.put('p', guardrails());
+        await store.update('p', () => ({
+          result: null,
+          approval: approval('a1', 'p'),
+          audit: entry('step_allowed', 1),
+          mutation: { steps: 1 },
+        }));
+        const record = await stored('p');
+        expect(await store.getApproval('a1')).toEqual(approval('a1', 'p'));
+        expect(ids(record.audit)).toEqual([1]);
+        expect(record.guardrails.stepCount).toBe(1);
+      });
+
+      it('stores neither the approval nor the audit entry when the change throws', async () => {
+        await store.put('p', guardrails());
+        await insert(approval('a1', 'p'));
+        const boom = new Error('boom');
+        await expect(
+          store.update(
+            'p',
+            () => {
+              throw boom;
+            },
+            { approvalId: 'a1' },
+          ),
+        ).rejects.toBe(boom);
+        expect(await store.getApproval('a1')).toEqual(approval('a1', 'p'));
+        expect((await stored('p')).audit.size).toBe(0);
+      });
+
+      it('stores neither the approval nor the audit entry of a change whose mutation is refused', async () => {
+        await store.put('p', guardrails());
+        await expect(
+          store.update('p', () => ({
+            result: null,
+            approval: approval('a1', 'p'),
+            audit: entry('budget_allowed', 1),
+            mutation: { release: 'never-reserved' },
+          })),
+        ).rejects.toBeInstanceOf(Error);
+        expect(await store.getApproval('a1')).toBeNull();
+        expect((await stored('p')).audit.size).toBe(0);
+      });
+
+      it('refuses an approval of another plan than the one updated', async () => {
+        await store.put('p', guardrails());
+        await store.put('q', guardrails());
+        await expect(insertInto('p', approval('a1', 'q'))).rejects.toBeInstanceOf(Error);
+        expect(await store.getApproval('a1')).toBeNull();
+      });
+
+      it('refuses to replace an approval that belongs to another plan', async () => {
+        await store.put('p', guardrails());
+        await store.put('q', guardrails());
+        await insert(approval('a1', 'q'));
+        await expect(insert(approval('a1', 'p'))).rejects.toBeInstanceOf(Error);
+        expect(await store.getApproval('a1')).toEqual(approval('a1', 'q'));
+      });
+
+      it('refuses an approval for an unconfigured plan', async () => {
+        await expect(insert(approval('a1', 'missing'))).rejects.toBeInstanceOf(Error);
+        expect(await store.getApproval('a1')).toBeNull();
+      });
+
+      it('stores a copy of the approval, so later changes by the caller change nothing stored', async () => {
+        await store.put('p', guardrails());
+        const a = approval('a1', 'p');
+        await insert(a);
+        (a as { status: ApprovalStatus }).status = 'used';
+        expect((await store.getApproval('a1'))?.status).toBe('pending');
+      });
+
+      it('hands the change the approval named in the options when it belongs to the plan', async () => {
+        await store.put('p', guardrails());
+        await insert(approval('a1', 'p'));
+        expect(await handed('p', 'a1')).toEqual(approval('a1', 'p'));
+      });
+
+      it('hands the change null for an approval of another plan', async () => {
+        await store.put('p', guardrails());
+        await store.put('q', guardrails());
+        await insert(approval('a1', 'q'));
+        expect(await handed('p', 'a1')).toBeNull();
+      });
+
+      it('hands the change null for an approval id that is not stored', async () => {
+        await store.put('p', guardrails());
+        expect(await handed('p', 'missing')).toBeNull();
+      });
+
+      it('hands the change null when the options name no approval', async () => {
+        await store.put('p', guardrails());
+        await insert(approval('a1', 'p'));
+        expect(await handed('p')).toBeNull();
+      });
+
+      it('lists approvals oldest request first', async () => {
+        await store.put('p', guardrails());
+        await store.put('q', guardrails());
+        await insert(approval('a1', 'q', 1));
+        await insert(approval('a2', 'p', 2));
+        await insert(approval('a3', 'q', 3));
+        expect(await listedIds()).toEqual(['a1', 'a2', 'a3']);
+      });
+
+      it('keeps the place of an approval in the list when it is replaced', async () => {
+        await store.put('p', guardrails());
+        await insert(approval('a1', 'p', 1));
+        await insert(approval('a2', 'p', 2));
+        await insert(approval('a1', 'p', 1, 'approved'));
+        expect(await listedIds()).toEqual(['a1', 'a2']);
+      });
+
+      it('lists the approvals of one plan', async () => {
+        await store.put('p', guardrails());
+        await store.put('q', guardrails());
+        await insert(approval('a1', 'p', 1));
+        await insert(approval('a2', 'q', 2));
+        await insert(approval('a3', 'p', 3));
+        expect(await listedIds({ planId: 'p' })).toEqual(['a1', 'a3']);
+      });
+
+      it('lists the approvals in one status', async () => {
+        await store.put('p', guardrails());
+        await insert(approval('a1', 'p', 1, 'approved'));
+        await insert(approval('a2', 'p', 2));
+        await insert(approval('a3', 'p', 3, 'approved'));
+        expect(await listedIds({ status: 'approved' })).toEqual(['a1', 'a3']);
+      });
+
+      it('lists the approvals of one plan in one status', async () => {
+        await store.put('p', guardrails());
+        await store.put('q', guardrails());
+        await insert(approval('a1', 'p', 1, 'denied'));
+        await insert(approval('a2', 'q', 2, 'denied'));
+        await insert(approval('a3', 'p', 3));
+        expect(await listedIds({ planId: 'p', status: 'denied' })).toEqual(['a1']);
+      });
+
+      it('lists nothing when no approval matches', async () => {
+        await store.put('p', guardrails());
+        await insert(approval('a1', 'p'));
+        expect(await listedIds({ planId: 'q' })).toEqual([]);
+        expect(await listedIds({ status: 'used' })).toEqual([]);
+      });
+
+      it("deletes a plan's approvals with the plan and keeps the other plans' approvals", async () => {
+        await store.put('p', guardrails());
+        await store.put('q', guardrails());
+        await insert(approval('a1', 'p', 1));
+        await insert(approval('a2', 'q', 2));
+        await store.delete('p');
+        expect(await store.getApproval('a1')).toBeNull();
+        expect(await listedIds()).toEqual(['a2']);
+      });
+    });
+
+    describe('runtime mutations', () => {
+      it('opens a reservation and adds it to the amount reserved', async () => {
+        await store.put('p', guardrails());
+        await store.update('p', () => ({
+          result: null,
+          mutation: { reserve: { id: 'r1', micros: 250_000 } },
+        }));
+        const g = (await stored('p')).guardrails;
+        expect(g.reservationMicros('r1')).toBe(250_000);
+        expect(g.budgetReservedMicros).toBe(250_000);
+      });
+
+      it('keeps the total of several open reservations', async () => {
+        await store.put('p', guardrails());
+        await store.update('p', () => ({
+          result: null,
+          mutation: { reserve: { id: 'r1', micros: 250_000 } },
+        }));
+        await store.update('p', () => ({
+          result: null,
+          mutation: { reserve: { id: 'r2', micros: 500_000 } },
+        }));
+        expect((await stored('p')).guardrails.budgetReservedMicros).toBe(750_000);
+      });
+
+      it('closes a released reservation and takes it off the amount reserved', async () => {
+        await store.put('p', guardrails());
+        await store.update('p', () => ({
+          result: null,
+          mutation: { reserve: { id: 'r1', micros: 250_000 } },
+        }));
+        await store.update('p', () => ({
+          result: null,
+          mutation: { reserve: { id: 'r2', micros: 500_000 } },
+        }));
+        await store.update('p', () => ({ result: null, mutation: { release: 'r1' } }));
+        const g = (await stored('p')).guardrails;
+        expect(g.reservationMicros('r1')).toBeUndefined();
+        expect(g.budgetReservedMicros).toBe(500_000);
+      });
+
+      it('releases a reservation and spends in one mutation', async () => {
+        await store.put('p', guardrails());
+        await store.update('p', () => ({
+          result: null,
+          mutation: { reserve: { id: 'r1', micros: 250_000 } },
+        }));
+        await store.update('p', () => ({ result: null, mutation: { release: 'r1', spendMicros: 300_000 } }));
+        const g = (await stored('p')).guardrails;
+        expect([g.budgetReservedMicros, g.budgetSpentMicros]).toEqual([0, 300_000]);
+      });
+
+      it('releases before it reserves, so one mutation can reopen the same id', async () => {
+        await store.put('p', guardrails());
+        await store.update('p', () => ({
+          result: null,
+          mutation: { reserve: { id: 'r1', micros: 250_000 } },
+        }));
+        await store.update('p', () => ({
+          result: null,
+          mutation: { release: 'r1', reserve: { id: 'r1', micros: 100_000 } },
+        }));
+        const g = (await stored('p')).guardrails;
+        expect([g.reservationMicros('r1'), g.budgetReservedMicros]).toEqual([100_000, 100_000]);
+      });
+
+      it('refuses to release a reservation that is not open and records nothing', async () => {
+        await store.put('p', guardrails());
+        await expect(
+          store.update('p', () => ({
+            result: null,
+            audit: entry('budget_allowed', 1),
+            mutation: { release: 'r1', spendMicros: 100_000 },
+          })),
+        ).rejects.toBeInstanceOf(Error);
+        const record = await stored('p');
+        expect(record.guardrails.budgetSpentMicros).toBe(0);
+        expect(record.audit.size).toBe(0);
+      });
+
+      it('refuses to reserve an id that is already open and records nothing', async () => {
+        await store.put('p', guardrails());
+        await store.update('p', () => ({
+          result: null,
+          mutation: { reserve: { id: 'r1', micros: 250_000 } },
+        }));
+        await expect(
+          store.update('p', () => ({
+            result: null,
+            audit: entry('budget_allowed', 1),
+            mutation: { reserve: { id: 'r1', micros: 100_000 } },
+          })),
+        ).rejects.toBeInstanceOf(Error);
+        const record = await stored('p');
+        expect(record.guardrails.budgetReservedMicros).toBe(250_000);
+        expect(record.audit.size).toBe(0);
+      });
+
+      it('grants exactly the budget to 1,000 concurrent check-and-reserve updates', async () => {
+        await store.put('p', guardrails({ toolBudget: 0.0001 }));
+        const reserve = (i: number) => (g: AutonomyGuardrails | null) => {
+          const allowed = g?.checkToolBudgetMicros(1).allowed ?? false;
+          return allowed
+            ? { result: true, mutation: { reserve: { id: `r${i}`, micros: 1 } } }
+            : { result: false };
+        };
+        const granted = await Promise.all(
+          Array.from({ length: 1000 }, (_, i) => store.update('p', reserve(i))),
+        );
+        expect(granted.filter(Boolean)).toHaveLength(100);
+        expect((await stored('p')).guardrails.budgetReservedMicros).toBe(100);
+      });
+
+      it('starts a wait for a person at the time of a pause', async () => {
+        await store.put('p', guardrails());
+        await store.update('p', () => ({ result: null, mutation: { pause: START } }));
+        const g = (await stored('p')).guardrails;
+        expect([g.pausedSince, g.pausedMs]).toEqual([START, 0]);
+      });
+
+      it('keeps the wait going on when paused again', async () => {
+        await store.put('p', guardrails());
+        await store.update('p', () => ({ result: null, mutation: { pause: START } }));
+        await store.update('p', () => ({ result: null, mutation: { pause: LATER } }));
+        expect((await stored('p')).guardrails.pausedSince).toBe(START);
+      });
+
+      it('adds the wait to the time paused when unpaused', async () => {
+        await store.put('p', guardrails());
+        await store.update('p', () => ({ result: null, mutation: { pause: START } }));
+        await store.update('p', () => ({ result: null, mutation: { unpause: T0 + 90_000 } }));
+        const g = (await stored('p')).guardrails;
+        expect([g.pausedSince, g.pausedMs]).toEqual([null, 90_000]);
+      });
+
+      it('adds up the time of every wait', async () => {
+        await store.put('p', guardrails());
+        await store.update('p', () => ({ result: null, mutation: { pause: START } }));
+        await store.update('p', () => ({ result: null, mutation: { unpause: T0 + 1_000 } }));
+        await store.update('p', () => ({ result: null, mutation: { pause: LATER } }));
+        await store.update('p', () => ({ result: null, mutation: { unpause: Date.parse(LATER) + 2_500 } }));
+        expect((await stored('p')).guardrails.pausedMs).toBe(3_500);
+      });
+
+      it('changes nothing when unpaused without a wait going on', async () => {
+        await store.put('p', guardrails());
+        await store.update('p', () => ({ result: null, mutation: { unpause: T0 + 90_000 } }));
+        const g = (await stored('p')).guardrails;
+        expect([g.pausedSince, g.pausedMs]).toEqual([null, 0]);
+      });
+
+      it('counts the calls of each tool', async () => {
+        await store.put('p', guardrails());
+        for (const tool of ['search', 'fetch', 'search']) {
+          await store.update('p', () => ({ result: null, mutation: { toolCall: tool } }));
+        }
+        const g = (await stored('p')).guardrails;
+        expect([g.toolCallCount('search'), g.toolCallCount('fetch'), g.toolCallCount('email')]).toEqual([
+          2, 1, 0,
+        ]);
+      });
+
+      it('stores the runtime state of guardrails that are put', async () => {
+        const g = AutonomyGuardrails.fromJSON({
+          ...guardrails().toJSON(),
+          reservations: [{ id: 'r1', amount: 0.25 }],
+          paused_ms: 1_500,
+          paused_since: START,
+          tool_calls: { search: 2 },
+        });
+        await store.put('p', g);
+        expect((await stored('p')).guardrails.toJSON()).toEqual(g.toJSON());
+      });
+    });
+
     describe('close', () => {
       async function closedStore(): Promise<GuardrailStore> {
         const s = await options.newStore();
@@ -351,6 +747,14 @@ export function runStoreContract(name: string, options: StoreContractOptions): v
 
       it('refuses delete after close', async () => {
         await expect((await closedStore()).delete('p')).rejects.toBeInstanceOf(Error);
+      });
+
+      it('refuses getApproval after close', async () => {
+        await expect((await closedStore()).getApproval('a1')).rejects.toBeInstanceOf(Error);
+      });
+
+      it('refuses listApprovals after close', async () => {
+        await expect((await closedStore()).listApprovals()).rejects.toBeInstanceOf(Error);
       });
     });
   });

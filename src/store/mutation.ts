@@ -59,6 +59,7 @@ function nextRuntime(g: AutonomyGuardrails, m: PlanMutation): Runtime {
         invalid('mutation.reserve.micros', 'an integer >= 0', micros);
       if (copy.has(id)) invalid('mutation.reserve.id', 'not already open', id);
       if (copy.size >= MAX_RUNTIME_ENTRIES) invalid('reservations', `at most ${MAX_RUNTIME_ENTRIES}`, id);
+      if (reservedMicros + micros > MAX_MICROS) invalid('reserved', `at most ${MAX_AMOUNT} in all`, id);
       copy.set(id, micros);
       reservedMicros += micros;
     }

@@ -22,7 +22,6 @@ interface Entry {
 export class MemoryStore implements GuardrailStore {
   readonly auditCapacity: number;
   readonly #plans = new Map<string, Entry>();
-  // Insertion order is request order, which listApprovals promises.
   readonly #approvals = new Map<string, Approval>();
   #closed = false;
 
@@ -82,11 +81,13 @@ export class MemoryStore implements GuardrailStore {
     readonly status?: ApprovalStatus;
   }): Promise<Approval[]> {
     this.#open();
-    return [...this.#approvals.values()].filter(
-      (a) =>
-        (filter?.planId === undefined || a.planId === filter.planId) &&
-        (filter?.status === undefined || a.status === filter.status),
-    );
+    return [...this.#approvals.values()]
+      .filter(
+        (a) =>
+          (filter?.planId === undefined || a.planId === filter.planId) &&
+          (filter?.status === undefined || a.status === filter.status),
+      )
+      .sort((a, b) => compareRequests(a, b));
   }
 
   async put(planId: string, guardrails: AutonomyGuardrails, audit?: AuditTrail): Promise<void> {
@@ -121,4 +122,10 @@ export class MemoryStore implements GuardrailStore {
   #open(): void {
     if (this.#closed) throw new GuardrailError('STORE_CLOSED', 'the store is closed');
   }
+}
+
+/** Oldest request first; ties (and clocks that went back) broken by id so the order is stable. */
+function compareRequests(a: Approval, b: Approval): number {
+  if (a.requestedAt !== b.requestedAt) return a.requestedAt < b.requestedAt ? -1 : 1;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
