@@ -94,7 +94,14 @@ function canonical(value: unknown, path: string, depth: number): string {
     return JSON.stringify(value);
   }
   if (Array.isArray(value)) {
-    return `[${value.map((v, i) => canonical(v, `${path}[${i}]`, depth + 1)).join(',')}]`;
+    const parts: string[] = [];
+    // An index loop, not map: map skips the holes of a sparse array, which JSON cannot hold.
+    for (let i = 0; i < value.length; i++) {
+      if (!(i in value))
+        throw new GuardrailValidationError(`${path}[${i}]`, `${path}[${i}] is a hole in the array`);
+      parts.push(canonical(value[i], `${path}[${i}]`, depth + 1));
+    }
+    return `[${parts.join(',')}]`;
   }
   if (isPlainObject(value)) {
     const keys = Object.keys(value).sort();

@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import {
   describeValue,
+  GuardrailError,
   GuardrailValidationError,
   GuardrailViolationError,
   invalid,
@@ -72,8 +73,11 @@ export interface PlanExecutorOptions {
   approvalTtlMs?: number;
   /** Waits between retries; defaults to a real timer. Inject one in tests. */
   sleep?: (ms: number) => Promise<void>;
-  /** Exponential backoff between retries of one failure: base * factor^n, at most maxMs. */
-  retry?: { baseMs?: number; factor?: number; maxMs?: number };
+  /**
+   * Exponential backoff between retries of one failure: base * factor^n, at most maxMs. `maxRetries`
+   * (default 3) caps retries per failure when the guardrails set no `max_retries_per_failure`.
+   */
+  retry?: { baseMs?: number; factor?: number; maxMs?: number; maxRetries?: number };
   timers?: Timers;
   /** Only to validate that callers pass one clock everywhere; the service's clock decides. */
   clock?: Clock;
@@ -91,6 +95,26 @@ const realTimers: Timers = {
 };
 
 type Listener<K extends keyof ExecutorEvents> = (event: ExecutorEvents[K]) => void;
+
+/** What a call produced: its output, what it cost, and whether its reported cost was refused. */
+interface Outcome {
+  readonly output: unknown;
+  readonly actual: number;
+  readonly problem?: unknown;
+}
+
+/** One call of a decision's tool, shared by the contexts of the tools it calls. */
+interface Invocation {
+  readonly planId: string;
+  readonly decisionId: string;
+  readonly attempt: number;
+  readonly signal: AbortSignal;
+  /** Nested calls numbered so far. */
+  count: number;
+  /** False once the tool returned: later calls are refused. */
+  open: boolean;
+  readonly inFlight: Set<Promise<unknown>>;
+}
 
 /** Ends a run from deep inside it: a pause for a person. */
 class Paused_ {
@@ -118,7 +142,7 @@ export class PlanExecutor {
   readonly #rules: ReadonlyMap<string, ToolRule>;
   readonly #approvalTtlMs: number;
   readonly #sleep: (ms: number) => Promise<void>;
-  readonly #retry: { baseMs: number; factor: number; maxMs: number };
+  readonly #retry: { baseMs: number; factor: number; maxMs: number; maxRetries: number };
   readonly #timers: Timers;
   readonly #listeners = new Map<keyof ExecutorEvents, Set<(e: never) => void>>();
 
@@ -147,11 +171,16 @@ export class PlanExecutor {
     this.#sleep =
       (o['sleep'] as ((ms: number) => Promise<void>) | undefined) ??
       ((ms) => new Promise((r) => setTimeout(r, ms)));
-    const retry = objectWithKeys(o['retry'], 'retry', ['baseMs', 'factor', 'maxMs']);
+    const retry = objectWithKeys(o['retry'], 'retry', ['baseMs', 'factor', 'maxMs', 'maxRetries']);
+    const maxRetries = retry['maxRetries'] ?? 3;
+    if (!Number.isSafeInteger(maxRetries) || (maxRetries as number) < 0) {
+      invalid('retry.maxRetries', 'an integer >= 0', maxRetries);
+    }
     this.#retry = {
       baseMs: nonNegative(retry['baseMs'] ?? 100, 'retry.baseMs'),
       factor: nonNegative(retry['factor'] ?? 2, 'retry.factor'),
       maxMs: nonNegative(retry['maxMs'] ?? 30_000, 'retry.maxMs'),
+      maxRetries: maxRetries as number,
     };
     this.#timers = (o['timers'] as Timers | undefined) ?? realTimers;
   }
@@ -172,7 +201,7 @@ export class PlanExecutor {
 
   /** Runs a plan in phase `execute` from where its metadata says it got to (the start, for a new plan). */
   async execute(plan: Plan): Promise<ExecutionResult> {
-    validatePlan(plan, new Set(this.#tools.keys()));
+    this.#validate(plan);
     if (plan.phase !== 'execute') {
       throw new GuardrailValidationError(
         'plan.phase',
@@ -180,12 +209,12 @@ export class PlanExecutor {
       );
     }
     const state = stateFromMetadata(plan.metadata, plan.decisions.length);
-    return this.#run(plan, { ...state, paused: null });
+    return this.#run(plan, { ...state, paused: null }, false);
   }
 
   /** Continues a plan awaiting confirmation at the decision it paused at. */
   async resume(plan: Plan): Promise<ExecutionResult> {
-    validatePlan(plan, new Set(this.#tools.keys()));
+    this.#validate(plan);
     if (plan.phase !== 'awaiting_confirmation') {
       throw new GuardrailValidationError(
         'plan.phase',
@@ -199,26 +228,50 @@ export class PlanExecutor {
         `plan "${plan.id}" has no paused decision to resume at`,
       );
     }
-    return this.#run(plan, state);
+    // The step was counted before the approval was asked for, and only the store can say it was asked
+    // for: a paused state written by hand finds no approval, and the step is counted again.
+    const paused = state.paused;
+    const approval = this.#service
+      ? await this.#service.getApproval(paused.approvalId).catch(() => null)
+      : null;
+    const stepTaken = approval?.planId === plan.id && approval.decisionId === paused.decisionId;
+    return this.#run(plan, state, stepTaken);
   }
 
-  async #run(plan: Plan, start: ExecutionState): Promise<ExecutionResult> {
+  /** The plan's shape, and each remaining decision's cost estimate, before anything runs. */
+  #validate(plan: Plan): void {
+    validatePlan(plan, new Set(this.#tools.keys()));
+    plan.decisions.forEach((decision, i) => {
+      const tool = this.#tools.get(decision.tool) as Tool;
+      try {
+        this.#estimate(tool, decision.input);
+      } catch (error) {
+        throw new GuardrailValidationError(
+          `plan.decisions[${i}].cost`,
+          `plan.decisions[${i}] has no valid cost estimate from tool "${tool.name}": ${error instanceof Error ? error.message : String(error)}`,
+          { cause: error },
+        );
+      }
+    });
+  }
+
+  async #run(plan: Plan, start: ExecutionState, stepTaken: boolean): Promise<ExecutionResult> {
     const completed = [...start.completed];
-    let index = start.next;
     let paused = start.paused;
     let result: ExecutionResult;
     try {
       if (this.#service) await this.#service.markStarted(plan.id);
-      for (; index < plan.decisions.length; index++) {
-        const decision = plan.decisions[index] as Decision;
+      // Decisions run in order, so the next one to run is always the count of those completed.
+      while (completed.length < plan.decisions.length) {
+        const decision = plan.decisions[completed.length] as Decision;
         const resuming = paused?.decisionId === decision.id ? paused : null;
         paused = null;
-        const guarded = await this.#guardDecision(plan, decision, resuming);
+        const guarded = await this.#guardDecision(plan, decision, resuming, resuming !== null && stepTaken);
         if ('paused' in guarded) {
           paused = guarded.paused;
           throw new Paused_(guarded.approval);
         }
-        completed.push(await this.#runDecision(plan, decision, completed, guarded.wall));
+        await this.#runDecision(plan, decision, completed, guarded.wall);
       }
       result = { status: 'completed', completed };
     } catch (thrown) {
@@ -228,72 +281,62 @@ export class PlanExecutor {
       else if (isGuardrailViolationError(thrown)) result = { status: 'failed', completed, violation: thrown };
       else result = { status: 'failed', completed, error: thrown }; // the store failed: fail closed
     }
-    const state: ExecutionState = { next: index, completed, paused };
+    const state: ExecutionState = { next: completed.length, completed, paused };
     return this.#end(plan, freezeResult(result), state);
   }
 
   /**
-   * The checks before a decision runs: wall clock, step, and confirmation of each operation. Returns the
-   * pause when a person must confirm first; throws a violation when a guard says no.
+   * The checks before a decision runs: wall clock, step, and confirmation of all its operations at once
+   * (one approval covers those that need a person). Returns the pause when a person must confirm first;
+   * throws a violation when a guard says no.
    */
   async #guardDecision(
     plan: Plan,
     decision: Decision,
     resuming: Paused | null,
+    stepTaken: boolean,
   ): Promise<{ paused: Paused; approval: Approval } | { wall: GuardCheck | null }> {
     const service = this.#service;
     if (!service) return { wall: null };
     const wall = await service.checkWallClock(plan.id);
     deny(wall);
-    if (!resuming?.stepTaken) deny(await service.takeStep(plan.id));
+    if (!stepTaken) deny(await service.takeStep(plan.id));
     const tool = this.#tools.get(decision.tool) as Tool;
-    const granted = [...(resuming?.granted ?? [])];
-    let approvalId = resuming?.approvalId ?? null;
-    for (const operation of operationsOf(decision, tool, this.#rules.get(tool.name))) {
-      if (granted.includes(operation)) continue;
-      if (approvalId !== null) {
-        const use = await service.useGrant(plan.id, approvalId, {
-          decisionId: decision.id,
-          operation,
-          input: decision.input,
-        });
-        approvalId = null;
-        if (use.outcome === 'granted') {
-          granted.push(operation);
-          continue;
-        }
-        if (use.outcome === 'pending' && use.approval) {
-          return {
-            paused: { decisionId: decision.id, approvalId: use.approval.id, stepTaken: true, granted },
-            approval: use.approval,
-          };
-        }
-        if (use.outcome === 'denied') throw new GuardrailViolationError(use.check);
-        // refused (expired, used, other input): ask again below
+    const rule = this.#rules.get(tool.name);
+    const ask = {
+      decisionId: decision.id,
+      operation: operationsOf(decision, tool, rule),
+      input: decision.input,
+      alwaysRequire: rule?.requiresConfirmation ? [tool.name] : [],
+    };
+    if (resuming) {
+      const use = await service.useGrant(plan.id, resuming.approvalId, ask);
+      if (use.outcome === 'granted') return { wall };
+      if (use.outcome === 'denied') throw new GuardrailViolationError(use.check);
+      if (use.outcome === 'pending' && use.approval) {
+        return { paused: { decisionId: decision.id, approvalId: use.approval.id }, approval: use.approval };
       }
-      const request = await service.requestConfirmation(plan.id, {
-        decisionId: decision.id,
-        operation,
-        input: decision.input,
-        ttlMs: this.#approvalTtlMs,
-      });
-      if (request.check.allowed) continue;
-      if (!request.approval) throw new GuardrailViolationError(request.check);
-      return {
-        paused: { decisionId: decision.id, approvalId: request.approval.id, stepTaken: true, granted },
-        approval: request.approval,
-      };
+      // refused (expired, used, other input, or not found): ask again
     }
-    return { wall };
+    const request = await service.requestConfirmation(plan.id, { ...ask, ttlMs: this.#approvalTtlMs });
+    if (request.check.allowed) return { wall };
+    if (!request.approval) throw new GuardrailViolationError(request.check);
+    return {
+      paused: { decisionId: decision.id, approvalId: request.approval.id },
+      approval: request.approval,
+    };
   }
 
-  /** Runs one decision's tool with its budget reservation, retrying failures the guardrails allow. */
+  /**
+   * Runs one decision's tool with its budget reservation, retrying failures the guardrails allow, and
+   * adds it to `completed` once it ran (also when its cost then overran the budget: the work is kept).
+   */
   async #runDecision(
     plan: Plan,
     decision: Decision,
     completed: CompletedDecision[],
     firstWall: GuardCheck | null,
-  ): Promise<CompletedDecision> {
+  ): Promise<void> {
     const service = this.#service;
     const tool = this.#tools.get(decision.tool) as Tool;
     const failures = new Map<string, number>();
@@ -305,16 +348,19 @@ export class PlanExecutor {
       }
       const estimate = Math.max(this.#estimate(tool, decision.input), decision.cost ?? 0);
       const call = await this.#openCall(plan.id, tool, estimate, `${decision.id}#${attempt}`);
-      let outcome: { output: unknown; actual: number };
+      let outcome: Outcome;
       try {
         outcome = await this.#invoke(plan.id, decision, tool, attempt, estimate, remainingMs(wall));
       } catch (error) {
         await call?.release();
-        if (!service || isGuardrailViolationError(error) || !isRetryable(error)) throw failure(error);
+        // Guard errors (a violation, a bad argument) and errors marked so are not worth another try.
+        if (!service || isGuardrailError(error) || !isRetryable(error)) throw failure(error);
         const fingerprint = `${decision.id}:${errorName(error)}`;
         const retries = failures.get(fingerprint) ?? 0;
         const check = await service.checkRetries(plan.id, retries);
         if (!check.allowed) throw new GuardrailViolationError(check, { cause: error });
+        // With no max_retries_per_failure the guardrails allow any number: the executor's cap stops it.
+        if (check.limit === null && retries >= this.#retry.maxRetries) throw failure(error);
         failures.set(fingerprint, retries + 1);
         await this.#sleep(this.#backoff(retries));
         continue;
@@ -326,13 +372,12 @@ export class PlanExecutor {
         attempts: attempt,
       });
       const settled = await call?.commit(outcome.actual);
-      if (settled?.eventType === 'budget_overrun') {
-        completed.push(done); // the work happened and was paid for: keep it
-        this.#emit('decision', { planId: plan.id, decision: done });
-        throw new GuardrailViolationError(settled);
-      }
+      completed.push(done); // the work happened and was paid for: keep it, whatever comes next
       this.#emit('decision', { planId: plan.id, decision: done });
-      return done;
+      if (settled?.eventType === 'budget_overrun') throw new GuardrailViolationError(settled);
+      // A tool that misreported its cost was charged its estimate; it ran, but the run stops here.
+      if (outcome.problem) throw new ToolFailed(outcome.problem);
+      return;
     }
   }
 
@@ -354,7 +399,9 @@ export class PlanExecutor {
 
   /**
    * Calls the tool with a context whose signal aborts, and whose result stops being waited for, when
-   * the wall clock runs out: a tool that ignores the signal cannot hold the run past its limit.
+   * the wall clock runs out: a tool that ignores the signal cannot hold the run past its limit. Nested
+   * calls still in flight when the tool returns settle before the run moves on, so their cost is in the
+   * state saved next; after that the context refuses further calls.
    */
   async #invoke(
     planId: string,
@@ -363,89 +410,112 @@ export class PlanExecutor {
     attempt: number,
     estimate: number,
     limit: number | null,
-  ): Promise<{ output: unknown; actual: number }> {
+  ): Promise<Outcome> {
     // Only a plan with a running wall-clock limit can be aborted; the rest share one quiet signal.
     const controller = limit === null ? null : new AbortController();
-    const calls = { count: 0 };
-    const running = Promise.resolve().then(() =>
-      tool.run(
-        decision.input,
-        this.#context(planId, decision.id, attempt, controller?.signal ?? QUIET, calls),
-      ),
-    );
-    if (controller === null || limit === null) return unwrap(await running, estimate);
+    const inv: Invocation = {
+      planId,
+      decisionId: decision.id,
+      attempt,
+      signal: controller?.signal ?? QUIET,
+      count: 0,
+      open: true,
+      inFlight: new Set(),
+    };
+    const running = Promise.resolve().then(() => tool.run(decision.input, this.#context(inv)));
     let timer: unknown;
-    const expired = new Promise<never>((_, reject) => {
-      timer = this.#timers.setTimeout(() => {
-        void this.#service?.checkWallClock(planId).then((check) => {
-          const violation = new GuardrailViolationError(check);
-          controller.abort(violation);
-          reject(violation);
-        }, reject);
-      }, limit);
-    });
+    const expired =
+      controller === null || limit === null
+        ? null
+        : new Promise<never>((_, reject) => {
+            const arm = (ms: number): void => {
+              timer = this.#timers.setTimeout(() => {
+                void this.#service?.checkWallClock(planId).then((check) => {
+                  // A timer may fire a little early: only the clock's own answer ends the call.
+                  if (check.allowed) return arm(Math.max(1, remainingMs(check) ?? 1));
+                  const violation = new GuardrailViolationError(check);
+                  controller.abort(violation);
+                  reject(violation);
+                }, reject);
+              }, ms);
+            };
+            arm(limit);
+          });
+    expired?.catch(() => undefined);
     try {
-      return unwrap(await Promise.race([running, expired]), estimate);
+      return unwrap(await (expired ? Promise.race([running, expired]) : running), estimate);
     } finally {
-      this.#timers.clearTimeout(timer);
+      inv.open = false;
+      if (inv.inFlight.size > 0) {
+        const settled = Promise.allSettled(inv.inFlight);
+        await (expired ? Promise.race([settled, expired.catch(() => undefined)]) : settled);
+      }
+      if (timer !== undefined) this.#timers.clearTimeout(timer);
     }
   }
 
-  #context(
-    planId: string,
-    decisionId: string,
-    attempt: number,
-    signal: AbortSignal,
-    calls: { count: number },
-  ): ToolContext {
+  #context(inv: Invocation): ToolContext {
     return Object.freeze({
-      planId,
-      decisionId,
-      attempt,
-      signal,
-      callTool: (name: string, input?: JsonValue) =>
-        this.#callNested(planId, decisionId, attempt, signal, calls, name, input),
+      planId: inv.planId,
+      decisionId: inv.decisionId,
+      attempt: inv.attempt,
+      signal: inv.signal,
+      callTool: (name: string, input?: JsonValue) => {
+        if (!inv.open) {
+          return Promise.reject(
+            new GuardrailError(
+              'INVOCATION_ENDED',
+              `tool "${name}" was called after its caller's invocation ended`,
+            ),
+          );
+        }
+        const n = inv.count++; // taken before any await: parallel calls are numbered apart
+        const call = this.#callNested(inv, n, name, input);
+        inv.inFlight.add(call);
+        void call.then(
+          () => inv.inFlight.delete(call),
+          () => inv.inFlight.delete(call),
+        );
+        return call;
+      },
     });
   }
 
   /**
-   * A tool calling a tool. The call number is taken before the first await, so parallel calls are
-   * numbered apart and checked against the per-invocation limit one by one; each reserves its own cost.
-   * A nested tool that needs a person's confirmation is refused: a nested call cannot wait for one.
+   * A tool calling a tool: checked against the per-invocation limit, then for confirmation, then its
+   * own budget reservation. A nested tool that needs a person's confirmation is refused: a nested call
+   * cannot wait for one.
    */
   async #callNested(
-    planId: string,
-    decisionId: string,
-    attempt: number,
-    signal: AbortSignal,
-    calls: { count: number },
+    inv: Invocation,
+    n: number,
     name: string,
     input: JsonValue | undefined,
   ): Promise<unknown> {
-    const n = calls.count++;
     const service = this.#service;
     const tool = this.#tools.get(name);
     if (!tool) invalid('tool', `a registered tool (${[...this.#tools.keys()].join(', ')})`, name);
-    if (signal.aborted) throw signal.reason;
+    if (inv.signal.aborted) throw inv.signal.reason;
+    const rule = this.#rules.get(tool.name);
     if (service) {
-      deny(await service.checkActorToolCalls(planId, n));
-      const confirmation = await service.checkConfirmation(planId, operationOf(tool));
-      deny(confirmation);
+      deny(await service.checkActorToolCalls(inv.planId, n));
+      const always = rule?.requiresConfirmation ? normalizeOperation(tool.name) : null;
+      for (const op of operationsOf({ id: inv.decisionId, tool: tool.name }, tool, rule)) {
+        deny(await service.checkConfirmation(inv.planId, op, { alwaysRequire: op === always }));
+      }
     }
     const estimate = this.#estimate(tool, input);
-    const call = await this.#openCall(planId, tool, estimate, `${decisionId}#${attempt}/${n}`);
-    let outcome: { output: unknown; actual: number };
+    const call = await this.#openCall(inv.planId, tool, estimate, `${inv.decisionId}#${inv.attempt}/${n}`);
+    let outcome: Outcome;
     try {
-      outcome = unwrap(
-        await tool.run(input, this.#context(planId, decisionId, attempt, signal, calls)),
-        estimate,
-      );
+      outcome = unwrap(await tool.run(input, this.#context(inv)), estimate);
     } catch (error) {
       await call?.release();
       throw error;
     }
     const settled = await call?.commit(outcome.actual);
     if (settled?.eventType === 'budget_overrun') throw new GuardrailViolationError(settled);
+    if (outcome.problem) throw outcome.problem;
     return outcome.output;
   }
 
@@ -534,9 +604,14 @@ function operationsOf(decision: Decision, tool: Tool, rule: ToolRule | undefined
   return ops;
 }
 
-function unwrap(raw: unknown, estimate: number): { output: unknown; actual: number } {
+/** The output and actual cost of a tool's result; an invalid reported cost is charged at the estimate. */
+function unwrap(raw: unknown, estimate: number): Outcome {
   if (!isToolResult(raw)) return { output: raw, actual: estimate };
-  toMicros(raw.cost, 'toolResult.cost', 'up');
+  try {
+    toMicros(raw.cost, 'toolResult.cost', 'up');
+  } catch (problem) {
+    return { output: raw.output, actual: estimate, problem };
+  }
   return { output: raw.output, actual: raw.cost };
 }
 

@@ -1,4 +1,4 @@
-import { GuardrailValidationError, invalid } from '../errors.js';
+import { invalid } from '../errors.js';
 import { validRuntimeKey } from '../guardrails/AutonomyGuardrails.js';
 import { intField, objectWithKeys } from '../guardrails/validate.js';
 import { isPlainObject } from '../json.js';
@@ -17,19 +17,18 @@ export interface CompletedDecision {
   readonly attempts: number;
 }
 
-/** Where a paused plan stopped: the decision awaiting a person, and what was done for it already. */
+/**
+ * Where a paused plan stopped: the decision awaiting a person and the approval asked for. Nothing here
+ * grants anything: on resume the approval is looked up in the store, where a forged id finds nothing.
+ */
 export interface Paused {
   readonly decisionId: string;
   readonly approvalId: string;
-  /** The step for this decision was counted before the pause; resuming must not count it again. */
-  readonly stepTaken: boolean;
-  /** Operations of this decision already confirmed (a decision can need more than one). */
-  readonly granted: readonly string[];
 }
 
 /** The executor's progress, saved in `plan.metadata[EXECUTION_KEY]` so a paused plan can resume. */
 export interface ExecutionState {
-  /** Index of the next decision to run. */
+  /** Index of the next decision to run: decisions run in order, so also the number completed. */
   readonly next: number;
   readonly completed: readonly CompletedDecision[];
   readonly paused: Paused | null;
@@ -48,15 +47,7 @@ export function stateToJson(s: ExecutionState): Record<string, unknown> {
       cost: c.cost,
       attempts: c.attempts,
     })),
-    paused:
-      s.paused === null
-        ? null
-        : {
-            decision_id: s.paused.decisionId,
-            approval_id: s.paused.approvalId,
-            step_taken: s.paused.stepTaken,
-            granted: [...s.paused.granted],
-          },
+    paused: s.paused === null ? null : { decision_id: s.paused.decisionId, approval_id: s.paused.approvalId },
   };
 }
 
@@ -90,21 +81,14 @@ export function stateFromMetadata(metadata: Record<string, unknown>, decisionCou
   if (o['paused'] !== null) {
     const at = `${path}.paused`;
     if (!isPlainObject(o['paused'])) invalid(at, 'an object or null', o['paused']);
-    const p = objectWithKeys(o['paused'], at, ['decision_id', 'approval_id', 'step_taken', 'granted']);
-    if (typeof p['step_taken'] !== 'boolean') invalid(`${at}.step_taken`, 'a boolean', p['step_taken']);
-    const granted = p['granted'];
-    if (!Array.isArray(granted) || granted.some((g) => typeof g !== 'string')) {
-      throw new GuardrailValidationError(
-        `${at}.granted`,
-        `${at}.granted must be an array of operation names`,
-      );
-    }
+    const p = objectWithKeys(o['paused'], at, ['decision_id', 'approval_id']);
     paused = Object.freeze({
       decisionId: validRuntimeKey(p['decision_id'], `${at}.decision_id`),
       approvalId: validRuntimeKey(p['approval_id'], `${at}.approval_id`),
-      stepTaken: p['step_taken'],
-      granted: Object.freeze([...(granted as string[])]),
     });
+  }
+  if (completed.length !== next) {
+    invalid(`${path}.next`, `the number of completed decisions (${completed.length})`, next);
   }
   return Object.freeze({ next, completed: Object.freeze(completed), paused });
 }

@@ -1,4 +1,5 @@
 import type { JsonValue } from '../json.js';
+import { toMicros } from '../money.js';
 
 /** What a tool is handed besides its input. */
 export interface ToolContext {
@@ -52,6 +53,7 @@ export interface ToolResult<O = unknown> {
  * @example return toolResult(answer, { cost: usage.totalTokens * PRICE_PER_TOKEN });
  */
 export function toolResult<O>(output: O, actual: { cost: number }): ToolResult<O> {
+  toMicros(actual.cost, 'cost', 'up'); // refused where it is made, not after the call was paid for
   return Object.freeze({ [TOOL_RESULT]: true as const, output, cost: actual.cost });
 }
 

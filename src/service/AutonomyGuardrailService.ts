@@ -68,6 +68,14 @@ const overrunReason: Reason = (c, after) =>
 /** The longest a confirmation request may stay open. */
 export const MAX_APPROVAL_TTL_MS = 10 * 365 * 24 * 60 * 60 * 1000;
 
+const confirmationRequired: Reason = (_c, op) => `operation "${op}" requires confirmation`;
+const confirmationNotRequired: Reason = (_c, op) => `operation "${op}" does not require confirmation`;
+
+/** The operations among `ops` that need a person: listed in the guardrails, or always. */
+function requiredOf(g: AutonomyGuardrails, ops: readonly string[], always: readonly string[]): string[] {
+  return ops.filter((op) => always.includes(op) || !g.checkConfirmation(op).allowed);
+}
+
 const APPROVAL_STATUSES: readonly ApprovalStatus[] = ['pending', 'approved', 'denied', 'used'];
 
 /** What {@link AutonomyGuardrailService.requestConfirmation} did: the check, and the approval it opened. */
@@ -286,15 +294,23 @@ export class AutonomyGuardrailService {
   }
 
   /** Denied (`confirmation_required`) when a person must confirm `operation`. Recorded either way. */
-  checkConfirmation(planId: string, operation: string): Promise<GuardCheck> {
+  checkConfirmation(
+    planId: string,
+    operation: string,
+    options?: { readonly alwaysRequire?: boolean },
+  ): Promise<GuardCheck> {
     return rejecting(() => {
       validatePlanId(planId);
       const op = normalizeOperation(operation, 'operation', this.#limits.maxOperationNameLength);
-      return this.#store.update(planId, (g) =>
-        g
-          ? this.#audited(g.checkConfirmation(op), { operation: op, limit: null })
-          : this.#unconfigured(E.CONFIRMATION_NOT_REQUIRED, E.CONFIRMATION_REQUIRED, planId),
-      );
+      // A per-tool rule can demand a person whatever the plan's list says.
+      const always = options?.alwaysRequire === true;
+      return this.#store.update(planId, (g) => {
+        if (!g) return this.#unconfigured(E.CONFIRMATION_NOT_REQUIRED, E.CONFIRMATION_REQUIRED, planId);
+        const check = always
+          ? makeCheck(E.CONFIRMATION_REQUIRED, confirmationRequired, null, undefined, op)
+          : g.checkConfirmation(op);
+        return this.#audited(check, { operation: op, limit: null });
+      });
     });
   }
 
@@ -470,13 +486,22 @@ export class AutonomyGuardrailService {
    */
   requestConfirmation(
     planId: string,
-    request: { decisionId: string; operation: string; input?: unknown; ttlMs: number },
+    request: {
+      decisionId: string;
+      /** The operation, or all the operations of the decision: one approval covers those that need it. */
+      operation: string | readonly string[];
+      input?: unknown;
+      ttlMs: number;
+      /** Operations that need a person whatever the plan's list says (a per-tool rule). */
+      alwaysRequire?: readonly string[];
+    },
   ): Promise<ConfirmationRequest> {
     return rejecting(() => {
       validatePlanId(planId);
       if (!isPlainObject(request)) invalid('request', 'an object', request);
       const decisionId = validRuntimeKey(request.decisionId, 'decisionId');
-      const op = normalizeOperation(request.operation, 'operation', this.#limits.maxOperationNameLength);
+      const ops = this.#operations(request.operation);
+      const always = this.#operations(request.alwaysRequire ?? [], 'alwaysRequire', true);
       const ttlMs = intField(request.ttlMs, 'ttlMs', 1, false) as number;
       if (ttlMs > MAX_APPROVAL_TTL_MS) invalid('ttlMs', `at most ${MAX_APPROVAL_TTL_MS} (ten years)`, ttlMs);
       const now = this.#now();
@@ -497,12 +522,23 @@ export class AutonomyGuardrailService {
               },
             };
           }
-          const check = g.checkConfirmation(op);
-          if (check.allowed)
+          const required = requiredOf(g, ops, always);
+          if (required.length === 0) {
+            const all = ops.join(',');
+            const check = makeCheck(
+              E.CONFIRMATION_NOT_REQUIRED,
+              confirmationNotRequired,
+              null,
+              undefined,
+              all,
+            );
             return {
-              ...this.#audited(check, { operation: op, limit: null }, undefined, now),
+              ...this.#audited(check, { operation: all, limit: null }, undefined, now),
               result: { check },
             };
+          }
+          const op = required.join(',');
+          const check = makeCheck(E.CONFIRMATION_REQUIRED, confirmationRequired, null, undefined, op);
           const approval: Approval = Object.freeze({
             id,
             planId,
@@ -593,13 +629,20 @@ export class AutonomyGuardrailService {
   useGrant(
     planId: string,
     approvalId: string,
-    use: { decisionId: string; operation: string; input?: unknown },
+    use: {
+      decisionId: string;
+      /** The operation, or all the operations of the decision, as given to requestConfirmation. */
+      operation: string | readonly string[];
+      input?: unknown;
+      alwaysRequire?: readonly string[];
+    },
   ): Promise<GrantUse> {
     return rejecting(() => {
       validatePlanId(planId);
       if (!isPlainObject(use)) invalid('use', 'an object', use);
       const id = validRuntimeKey(approvalId, 'approval_id');
-      const op = normalizeOperation(use.operation, 'operation', this.#limits.maxOperationNameLength);
+      const ops = this.#operations(use.operation);
+      const always = this.#operations(use.alwaysRequire ?? [], 'alwaysRequire', true);
       const hash = inputHash(use.input);
       const now = this.#now();
       return this.#store.update(
@@ -613,7 +656,7 @@ export class AutonomyGuardrailService {
             );
             const result: GrantUse = { outcome: 'refused', check, approval: null };
             if (!g) return { result };
-            const details = { approval_id: id, decision_id: use.decisionId, operation: op };
+            const details = { approval_id: id, decision_id: use.decisionId, operation: ops.join(',') };
             return { ...this.#audited(check, details, undefined, now), result };
           }
           if (a.status === 'pending' && now <= parseIsoMs(a.expiresAt)) {
@@ -633,6 +676,8 @@ export class AutonomyGuardrailService {
             );
             return { result: { outcome: 'denied', check, approval: a } };
           }
+          // What needs a person now: a grant covers exactly that, so a wider need asks again.
+          const op = requiredOf(g, ops, always).join(',');
           const problem =
             a.status === 'used'
               ? 'it was used already'
@@ -645,7 +690,7 @@ export class AutonomyGuardrailService {
                     : now > parseIsoMs(a.expiresAt)
                       ? `it expired at ${a.expiresAt}`
                       : null;
-          const details = { approval_id: id, decision_id: use.decisionId, operation: op };
+          const details = { approval_id: id, decision_id: use.decisionId, operation: ops.join(',') };
           if (problem !== null) {
             const check = makeCheck(
               E.CONFIRMATION_GRANT_REFUSED,
@@ -747,6 +792,20 @@ export class AutonomyGuardrailService {
     if (!check.allowed && details['reason'] === undefined) details['reason'] = check.reason;
     const audit = AuditEntry.fromCheck(check, at, details);
     return mutation ? { result: check, audit, mutation } : { result: check, audit };
+  }
+
+  /** Normalized operation names, without repeats, in a stable order; at least one unless `mayBeEmpty`. */
+  #operations(value: unknown, field = 'operation', mayBeEmpty = false): string[] {
+    const list = typeof value === 'string' ? [value] : value;
+    const max = this.#limits.maxRequiredConfirmations;
+    if (!Array.isArray(list) || (list.length === 0 && !mayBeEmpty) || list.length > max) {
+      invalid(field, `an operation name or a list of 1 to ${max}`, value);
+    }
+    const ops = new Set<string>();
+    for (let i = 0; i < list.length; i++) {
+      ops.add(normalizeOperation(list[i], `${field}[${i}]`, this.#limits.maxOperationNameLength));
+    }
+    return [...ops].sort();
   }
 
   #newId(): string {
