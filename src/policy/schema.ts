@@ -86,9 +86,10 @@ function strict<T extends z.ZodRawShape>(shape: T) {
 // cannot all read \p{...} classes, so the pattern spells the ranges out; invisible format characters are
 // refused by the refinement below, which only zod applies.
 // eslint-disable-next-line no-control-regex -- finding control characters is the point
-const TOOL_NAME_PATTERN = /^(?!__proto__$)[^\u0000-\u001f\u007f-\u009f]*$/;
+const TOOL_NAME_PATTERN = /^(?!__proto__$)(?=.*\S)[^\u0000-\u001f\u007f-\u009f]*$/;
 const INVISIBLE = /[\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
-export const TOOL_NAME_RULE = `a non-empty string of at most ${MAX_TOOL_NAME_LENGTH} characters without control or invisible characters`;
+// A tool's name is also the operation it is confirmed under, so it must be one: not blank, nothing hidden.
+export const TOOL_NAME_RULE = `a string of 1 to ${MAX_TOOL_NAME_LENGTH} characters, not only space, without control or invisible characters`;
 
 const toolName = z
   .string({ error: TOOL_NAME_RULE })

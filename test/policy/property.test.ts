@@ -43,7 +43,7 @@ const amount = fc.integer({ min: 0, max: 50_000_000 }).map((micros) => micros / 
 const seconds = fc.double({ min: 0.001, max: 1e6, noNaN: true });
 const toolName = fc.oneof(
   fc.constantFrom('shell', 'search', 'constructor', 'my.tool', 'ｗｉｄｅ'),
-  fc.string({ minLength: 1, maxLength: 8 }).filter((name) => name !== '__proto__'),
+  fc.string({ minLength: 1, maxLength: 8 }).filter((name) => name !== '__proto__' && name.trim() !== ''),
 );
 
 /** Valid policies, every key optional but the version. */

@@ -190,10 +190,11 @@ describe('validatePolicy', () => {
   });
 
   describe('refusing a bad tool name', () => {
-    const rule = 'a non-empty string of at most 128 characters without control or invisible characters';
+    const rule = 'a string of 1 to 128 characters, not only space, without control or invisible characters';
 
     it.each([
       ['an empty name', ''],
+      ['a name that is only space', '   '],
       ['a name of 129 characters', 'x'.repeat(129)],
       ['a control character', 'sh\u0007ell'],
       ['a zero-width space', 'sh\u200bell'],
