@@ -303,11 +303,13 @@ export class PlanExecutor {
     if (!stepTaken) deny(await service.takeStep(plan.id));
     const tool = this.#tools.get(decision.tool) as Tool;
     const rule = this.#rules.get(tool.name);
+    // One literal, not a spread: spreading then adding a key leaves V8's fast path on every decision.
     const ask = {
       decisionId: decision.id,
       operation: operationsOf(decision, tool, rule),
       input: decision.input,
       alwaysRequire: rule?.requiresConfirmation ? [tool.name] : [],
+      ttlMs: this.#approvalTtlMs,
     };
     if (resuming) {
       const use = await service.useGrant(plan.id, resuming.approvalId, ask);
@@ -318,7 +320,7 @@ export class PlanExecutor {
       }
       // refused (expired, used, other input, or not found): ask again
     }
-    const request = await service.requestConfirmation(plan.id, { ...ask, ttlMs: this.#approvalTtlMs });
+    const request = await service.requestConfirmation(plan.id, ask);
     if (request.check.allowed) return { wall };
     if (!request.approval) throw new GuardrailViolationError(request.check);
     return {

@@ -242,6 +242,11 @@ export class AutonomyGuardrails {
       : makeCheck(E.BUDGET_BLOCKED, budgetOver, fromMicros(budget), cost, after);
   }
 
+  /** Whether an operation name already in normalized form (see normalizeOperation) needs a person. */
+  requiresConfirmation(normalizedOperation: string): boolean {
+    return this.#confirmSet.has(normalizedOperation);
+  }
+
   /** Denied (`confirmation_required`) when a person must confirm `operation` before it runs. */
   checkConfirmation(operation: string): GuardCheck {
     const op = normalizeOperation(operation);

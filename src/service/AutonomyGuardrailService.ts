@@ -60,6 +60,7 @@ const toolCallsWithin: Reason = (c, tool) =>
   `call ${c.observed} of tool "${tool}" is within ${c.limit} per plan`;
 const toolCallsReach: Reason = (c, tool) =>
   `call ${c.observed} of tool "${tool}" reaches ${c.limit} per plan`;
+const reservedReason: Reason = (c) => `${c.observed} reserved within tool_budget ${c.limit ?? 'unlimited'}`;
 const committedReason: Reason = (c, after) =>
   `actual cost ${c.observed} committed: ${fromMicros(after as number)} of tool_budget ${c.limit ?? 'unlimited'}`;
 const overrunReason: Reason = (c, after) =>
@@ -73,7 +74,7 @@ const confirmationNotRequired: Reason = (_c, op) => `operation "${op}" does not 
 
 /** The operations among `ops` that need a person: listed in the guardrails, or always. */
 function requiredOf(g: AutonomyGuardrails, ops: readonly string[], always: readonly string[]): string[] {
-  return ops.filter((op) => always.includes(op) || !g.checkConfirmation(op).allowed);
+  return ops.filter((op) => always.includes(op) || g.requiresConfirmation(op));
 }
 
 const APPROVAL_STATUSES: readonly ApprovalStatus[] = ['pending', 'approved', 'denied', 'used'];
@@ -400,7 +401,7 @@ export class AutonomyGuardrailService {
         }
         const verdict = g.checkToolBudgetMicros(micros);
         const check = verdict.allowed
-          ? makeCheck(E.BUDGET_RESERVED, verdict.reason, verdict.limit ?? null, verdict.observed)
+          ? makeCheck(E.BUDGET_RESERVED, reservedReason, verdict.limit ?? null, verdict.observed)
           : verdict;
         const details = {
           reservation_id: id,
@@ -409,8 +410,9 @@ export class AutonomyGuardrailService {
           reserved: fromMicros(g.budgetReservedMicros + (check.allowed ? micros : 0)),
           limit: check.limit ?? null,
         };
-        const change = this.#audited(check, details, check.allowed ? { reserve: { id, micros } } : undefined);
-        return { ...change, result: new BudgetReservation(this, planId, id, micros, check, check.allowed) };
+        const result = new BudgetReservation(this, planId, id, micros, check, check.allowed);
+        const audit = this.#entry(check, details);
+        return check.allowed ? { result, audit, mutation: { reserve: { id, micros } } } : { result, audit };
       });
     });
   }
@@ -508,58 +510,46 @@ export class AutonomyGuardrailService {
       const expires = now + ttlMs;
       if (!isSerializableTimestamp(expires))
         invalid('ttlMs', 'small enough to expire before the year 10000', ttlMs);
-      const id = this.#newId();
-      return this.#store.update(
-        planId,
-        (g, existing): PlanChange<ConfirmationRequest> => {
-          // Ids come from `ids()`; one that is taken must never replace a grant given for something else.
-          if (existing) throw new GuardrailError('APPROVAL_ID_TAKEN', `approval id "${id}" is already used`);
-          if (!g) {
-            return {
-              result: {
-                check: this.#unconfigured(E.CONFIRMATION_NOT_REQUIRED, E.CONFIRMATION_REQUIRED, planId)
-                  .result,
-              },
-            };
-          }
-          const required = requiredOf(g, ops, always);
-          if (required.length === 0) {
-            const all = ops.join(',');
-            const check = makeCheck(
-              E.CONFIRMATION_NOT_REQUIRED,
-              confirmationNotRequired,
-              null,
-              undefined,
-              all,
-            );
-            return {
-              ...this.#audited(check, { operation: all, limit: null }, undefined, now),
-              result: { check },
-            };
-          }
-          const op = required.join(',');
-          const check = makeCheck(E.CONFIRMATION_REQUIRED, confirmationRequired, null, undefined, op);
-          const approval: Approval = Object.freeze({
-            id,
-            planId,
-            decisionId,
-            operation: op,
-            inputHash: inputHash(request.input), // hashed only when a person must confirm
-            requestedAt: formatIso(now),
-            expiresAt: formatIso(expires),
-            status: 'pending',
-          });
-          const details = {
-            operation: op,
-            decision_id: decisionId,
-            approval_id: approval.id,
-            expires_at: approval.expiresAt,
+      return this.#store.update(planId, (g): PlanChange<ConfirmationRequest> => {
+        if (!g) {
+          return {
+            result: {
+              check: this.#unconfigured(E.CONFIRMATION_NOT_REQUIRED, E.CONFIRMATION_REQUIRED, planId).result,
+            },
           };
-          const change = this.#audited(check, details, { pause: approval.requestedAt }, now);
-          return { ...change, approval, result: { check, approval } };
-        },
-        { approvalId: id },
-      );
+        }
+        const required = requiredOf(g, ops, always);
+        if (required.length === 0) {
+          const all = ops.join(',');
+          const check = makeCheck(E.CONFIRMATION_NOT_REQUIRED, confirmationNotRequired, null, undefined, all);
+          return { result: { check }, audit: this.#entry(check, { operation: all, limit: null }, now) };
+        }
+        const op = required.join(',');
+        const check = makeCheck(E.CONFIRMATION_REQUIRED, confirmationRequired, null, undefined, op);
+        // A new id only when a person is asked; the store refuses one already in use.
+        const approval: Approval = Object.freeze({
+          id: this.#newId(),
+          planId,
+          decisionId,
+          operation: op,
+          inputHash: inputHash(request.input), // hashed only when a person must confirm
+          requestedAt: formatIso(now),
+          expiresAt: formatIso(expires),
+          status: 'pending',
+        });
+        const details = {
+          operation: op,
+          decision_id: decisionId,
+          approval_id: approval.id,
+          expires_at: approval.expiresAt,
+        };
+        return {
+          result: { check, approval },
+          audit: this.#entry(check, details, now),
+          mutation: { pause: approval.requestedAt },
+          newApproval: approval,
+        };
+      });
     });
   }
 
@@ -613,8 +603,10 @@ export class AutonomyGuardrailService {
           reason: who.reason ?? null,
         };
         // A denial ends the wait; an approval's wait ends when the grant is used.
-        const mutation = status === 'denied' ? { unpause: now } : undefined;
-        return { ...this.#audited(check, details, mutation, now), approval: decided, result: decided };
+        const audit = this.#entry(check, details, now);
+        return status === 'denied'
+          ? { result: decided, audit, approval: decided, mutation: { unpause: now } }
+          : { result: decided, audit, approval: decided };
       },
       { approvalId: found.id },
     );
@@ -657,7 +649,7 @@ export class AutonomyGuardrailService {
             const result: GrantUse = { outcome: 'refused', check, approval: null };
             if (!g) return { result };
             const details = { approval_id: id, decision_id: use.decisionId, operation: ops.join(',') };
-            return { ...this.#audited(check, details, undefined, now), result };
+            return { result, audit: this.#entry(check, details, now) };
           }
           if (a.status === 'pending' && now <= parseIsoMs(a.expiresAt)) {
             return {
@@ -698,14 +690,15 @@ export class AutonomyGuardrailService {
               null,
             );
             return {
-              ...this.#audited(check, details, undefined, now),
               result: { outcome: 'refused', check, approval: a },
+              audit: this.#entry(check, details, now),
             };
           }
           const used: Approval = Object.freeze({ ...a, status: 'used', usedAt: formatIso(now) });
           const check = makeCheck(E.CONFIRMATION_GRANT_USED, `approved by ${a.decidedBy ?? 'someone'}`, null);
-          const change = this.#audited(check, { ...details, by: a.decidedBy ?? null }, { unpause: now }, now);
-          return { ...change, approval: used, result: { outcome: 'granted', check, approval: used } };
+          const audit = this.#entry(check, { ...details, by: a.decidedBy ?? null }, now);
+          const result: GrantUse = { outcome: 'granted', check, approval: used };
+          return { result, audit, approval: used, mutation: { unpause: now } };
         },
         { approvalId: id },
       );
@@ -789,9 +782,17 @@ export class AutonomyGuardrailService {
     mutation?: PlanMutation,
     at: number = this.#now(),
   ): PlanChange<GuardCheck> {
-    if (!check.allowed && details['reason'] === undefined) details['reason'] = check.reason;
-    const audit = AuditEntry.fromCheck(check, at, details);
+    const audit = this.#entry(check, details, at);
     return mutation ? { result: check, audit, mutation } : { result: check, audit };
+  }
+
+  /**
+   * The audit entry of a check. Callers build their change as one literal around it: spreading a
+   * change and adding keys would leave V8's fast path on every check.
+   */
+  #entry(check: GuardCheck, details: Record<string, JsonValue>, at: number = this.#now()): AuditEntry {
+    if (!check.allowed && details['reason'] === undefined) details['reason'] = check.reason;
+    return AuditEntry.fromCheck(check, at, details);
   }
 
   /** Normalized operation names, without repeats, in a stable order; at least one unless `mayBeEmpty`. */

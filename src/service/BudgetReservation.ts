@@ -1,11 +1,12 @@
 import type { GuardCheck } from '../guardrails/GuardCheck.js';
-import { fromMicros } from '../money.js';
+import { fromMicros, toMicros } from '../money.js';
 import type { AutonomyGuardrailService } from './AutonomyGuardrailService.js';
 
 /**
  * Budget set aside for one call in flight. Settle it once: `commit(actual)` spends the actual cost (an
  * actual cost beyond what the budget has left is spent all the same and comes back as a
- * `budget_overrun` denial), `release()` gives the amount back. Later calls return the first answer.
+ * `budget_overrun` denial), `release()` gives the amount back. Later calls return the first answer; a
+ * refused actual cost can be given again.
  */
 export class BudgetReservation {
   readonly planId: string;
@@ -41,7 +42,13 @@ export class BudgetReservation {
 
   /** Spends `actual` (units, >= 0) in place of the amount reserved. */
   commit(actual: number): Promise<GuardCheck> {
-    this.#settled ??= this.#settle(actual);
+    if (this.#settled) return this.#settled;
+    try {
+      toMicros(actual, 'actual', 'up'); // a bad amount is refused before anything is settled
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    this.#settled = this.#settle(actual);
     return this.#settled;
   }
 
@@ -53,9 +60,8 @@ export class BudgetReservation {
 
   #settle(actual: number | null): Promise<GuardCheck> {
     if (!this.open) return Promise.resolve(this.check);
-    const settling = this.#service.settleReservation(this.planId, this.id, actual);
-    // A refused settle (bad actual cost, store down) may be tried again.
-    settling.catch(() => (this.#settled = undefined));
-    return settling;
+    // A settle the store refused stays refused for this handle: settle again through a new reserveBudget
+    // with the same id, which finds the reservation still open.
+    return this.#service.settleReservation(this.planId, this.id, actual);
   }
 }

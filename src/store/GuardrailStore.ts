@@ -57,8 +57,10 @@ export interface PlanChange<T> {
   readonly mutation?: PlanMutation;
   /** New guardrails for a configured plan (a reconfiguration), applied before `mutation`. */
   readonly replace?: AutonomyGuardrails;
-  /** An approval of this plan to insert or replace, committed with the rest. */
+  /** An approval of this plan to replace (read through `options.approvalId`), committed with the rest. */
   readonly approval?: Approval;
+  /** A new approval of this plan, committed with the rest; the store refuses an id already in use. */
+  readonly newApproval?: Approval;
 }
 
 /**

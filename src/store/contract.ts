@@ -443,6 +443,14 @@ export function runStoreContract(name: string, options: StoreContractOptions): v
         expect(await store.getApproval('a1')).toBeNull();
       });
 
+      it('inserts a new approval, and refuses a new one whose id is in use', async () => {
+        await store.put('p', guardrails());
+        await store.update('p', () => ({ result: null, newApproval: approval('a1', 'p') }));
+        const taken = store.update('p', () => ({ result: null, newApproval: approval('a1', 'p', 5) }));
+        await expect(taken).rejects.toMatchObject({ code: 'APPROVAL_ID_TAKEN' });
+        expect(await store.getApproval('a1')).toEqual(approval('a1', 'p'));
+      });
+
       it('refuses to replace an approval that belongs to another plan', async () => {
         await store.put('p', guardrails());
         await store.put('q', guardrails());

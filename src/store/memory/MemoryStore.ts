@@ -43,7 +43,8 @@ export class MemoryStore implements GuardrailStore {
         out.mutation === undefined &&
         out.audit === undefined &&
         out.replace === undefined &&
-        out.approval === undefined
+        out.approval === undefined &&
+        out.newApproval === undefined
       ) {
         return Promise.resolve(out.result);
       }
@@ -53,12 +54,16 @@ export class MemoryStore implements GuardrailStore {
           `cannot record a change for unconfigured plan "${planId}"`,
         );
       }
-      const approval = out.approval;
-      if (
-        approval !== undefined &&
-        (approval.planId !== planId || (this.#approvals.get(approval.id)?.planId ?? planId) !== planId)
-      ) {
+      const approval = out.approval ?? out.newApproval;
+      if (approval !== undefined && approval.planId !== planId) {
         throw new GuardrailError('STORE_CONTRACT', `approval "${approval.id}" belongs to another plan`);
+      }
+      const holder = approval === undefined ? undefined : this.#approvals.get(approval.id);
+      if (out.newApproval !== undefined && holder !== undefined) {
+        throw new GuardrailError('APPROVAL_ID_TAKEN', `approval id "${out.newApproval.id}" is already used`);
+      }
+      if (out.approval !== undefined && holder?.planId !== undefined && holder.planId !== planId) {
+        throw new GuardrailError('STORE_CONTRACT', `approval "${out.approval.id}" belongs to another plan`);
       }
       let guardrails = out.replace !== undefined ? out.replace.clone() : entry.guardrails;
       if (out.mutation !== undefined) guardrails = applyMutation(guardrails, out.mutation);
