@@ -1,4 +1,6 @@
 import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import {
   AutonomyGuardrailService,
   ManualClock,
@@ -205,7 +207,8 @@ async function main(): Promise<void> {
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   console.log(
     `leash bench — Node ${process.version}, ${cpu}, ${os.availableParallelism()} cores; ` +
-      `tinybench: ${TIME_MS} ms per task after ${WARMUP_MS} ms warmup, samples of ~${SAMPLE_MS} ms batches\n`,
+      `tinybench: ${TIME_MS} ms per task after ${WARMUP_MS} ms warmup, samples of ~${SAMPLE_MS} ms batches; ` +
+      `code under test: ${path.relative(process.cwd(), fileURLToPath(import.meta.resolve('../src/index.js')))}\n`,
   );
 
   const cases = [
