@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
   AutonomyGuardrailService,
-  GuardrailValidationError,
   ManualClock,
   MAX_PLAN_ID_LENGTH,
   MemoryStore,
@@ -10,6 +9,7 @@ import {
   type GuardrailsInit,
 } from '../../src/index.js';
 import { fieldOf } from '../support/thrown.js';
+import { guardrailsOf, rejectedField, trailOf } from '../support/service.js';
 
 const T0 = Date.parse('2026-11-30T10:00:00.000Z');
 const T0_ISO = '2026-11-30T10:00:00.000Z';
@@ -24,28 +24,6 @@ async function configured(init: GuardrailsInit, options: AutonomyGuardrailServic
   const s = setup(options);
   await s.service.configureGuardrails('plan', init);
   return s;
-}
-
-async function rejectedField(promise: Promise<unknown>): Promise<string | undefined> {
-  try {
-    await promise;
-  } catch (e) {
-    expect(e).toBeInstanceOf(GuardrailValidationError);
-    return (e as GuardrailValidationError).field;
-  }
-  throw new Error('expected a GuardrailValidationError, the promise resolved');
-}
-
-async function trailOf(service: AutonomyGuardrailService, planId = 'plan') {
-  const trail = await service.getAuditTrail(planId);
-  if (!trail) throw new Error(`plan ${planId} should have an audit trail`);
-  return trail;
-}
-
-async function guardrailsOf(service: AutonomyGuardrailService, planId = 'plan') {
-  const g = await service.getGuardrails(planId);
-  if (!g) throw new Error(`plan ${planId} should have guardrails`);
-  return g;
 }
 
 /** Every method that takes a plan id, called with harmless arguments. */

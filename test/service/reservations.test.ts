@@ -1,42 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  AutonomyGuardrailService,
-  GuardrailValidationError,
-  ManualClock,
-  type AutonomyGuardrailServiceOptions,
-  type GuardrailsInit,
-} from '../../src/index.js';
-
-const T0 = Date.parse('2026-11-30T10:00:00.000Z');
-
-async function configured(init: GuardrailsInit, options: AutonomyGuardrailServiceOptions = {}) {
-  const clock = new ManualClock(T0);
-  const service = new AutonomyGuardrailService({ clock, ...options });
-  await service.configureGuardrails('plan', init);
-  return { clock, service };
-}
-
-async function rejectedField(call: () => Promise<unknown>): Promise<string | undefined> {
-  try {
-    await call();
-  } catch (e) {
-    expect(e).toBeInstanceOf(GuardrailValidationError);
-    return (e as GuardrailValidationError).field;
-  }
-  throw new Error('expected a GuardrailValidationError, the call succeeded');
-}
-
-async function trailOf(service: AutonomyGuardrailService, planId = 'plan') {
-  const trail = await service.getAuditTrail(planId);
-  if (!trail) throw new Error(`plan ${planId} should have an audit trail`);
-  return trail;
-}
-
-async function guardrailsOf(service: AutonomyGuardrailService, planId = 'plan') {
-  const g = await service.getGuardrails(planId);
-  if (!g) throw new Error(`plan ${planId} should have guardrails`);
-  return g;
-}
+import { AutonomyGuardrailService, GuardrailValidationError, ManualClock } from '../../src/index.js';
+import { T0, configured, guardrailsOf, rejectedField, trailOf } from '../support/service.js';
 
 async function lastEntry(service: AutonomyGuardrailService) {
   const entry = (await trailOf(service)).entries.at(-1);

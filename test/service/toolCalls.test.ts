@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
   AutonomyGuardrailService,
-  GuardrailValidationError,
   ManualClock,
   type AutonomyGuardrailServiceOptions,
 } from '../../src/index.js';
+import { rejectedField, trailOf } from '../support/service.js';
 
 const T0 = Date.parse('2026-11-30T10:00:00.000Z');
 
@@ -13,22 +13,6 @@ async function configured(options: AutonomyGuardrailServiceOptions = {}) {
   const service = new AutonomyGuardrailService({ clock, ...options });
   await service.configureGuardrails('plan', { maxSteps: 10 });
   return { clock, service };
-}
-
-async function rejectedField(call: () => Promise<unknown>): Promise<string | undefined> {
-  try {
-    await call();
-  } catch (e) {
-    expect(e).toBeInstanceOf(GuardrailValidationError);
-    return (e as GuardrailValidationError).field;
-  }
-  throw new Error('expected a GuardrailValidationError, the call succeeded');
-}
-
-async function trailOf(service: AutonomyGuardrailService, planId = 'plan') {
-  const trail = await service.getAuditTrail(planId);
-  if (!trail) throw new Error(`plan ${planId} should have an audit trail`);
-  return trail;
 }
 
 async function callsOf(service: AutonomyGuardrailService, tool: string, planId = 'plan'): Promise<number> {

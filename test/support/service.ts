@@ -1,0 +1,44 @@
+import { expect } from 'vitest';
+import {
+  AutonomyGuardrailService,
+  GuardrailValidationError,
+  ManualClock,
+  type AutonomyGuardrailServiceOptions,
+  type GuardrailsInit,
+} from '../../src/index.js';
+
+export const T0 = Date.parse('2026-11-30T10:00:00.000Z');
+export const T0_ISO = '2026-11-30T10:00:00.000Z';
+
+/** A service on a ManualClock at T0 with `plan` configured by `init`. */
+export async function configured(init: GuardrailsInit, options: AutonomyGuardrailServiceOptions = {}) {
+  const clock = new ManualClock(T0);
+  const service = new AutonomyGuardrailService({ clock, ...options });
+  await service.configureGuardrails('plan', init);
+  return { clock, service };
+}
+
+/** The `field` of the GuardrailValidationError a call throws or rejects with. */
+export async function rejectedField(
+  call: Promise<unknown> | (() => Promise<unknown>),
+): Promise<string | undefined> {
+  try {
+    await (typeof call === 'function' ? call() : call);
+  } catch (e) {
+    expect(e).toBeInstanceOf(GuardrailValidationError);
+    return (e as GuardrailValidationError).field;
+  }
+  throw new Error('expected a GuardrailValidationError, the call succeeded');
+}
+
+export async function trailOf(service: AutonomyGuardrailService, planId = 'plan') {
+  const trail = await service.getAuditTrail(planId);
+  if (!trail) throw new Error(`plan ${planId} should have an audit trail`);
+  return trail;
+}
+
+export async function guardrailsOf(service: AutonomyGuardrailService, planId = 'plan') {
+  const g = await service.getGuardrails(planId);
+  if (!g) throw new Error(`plan ${planId} should have guardrails`);
+  return g;
+}
