@@ -72,3 +72,4 @@ export { BudgetReservation } from './service/BudgetReservation.js';
 export type { ConfirmationRequest, GrantUse } from './service/AutonomyGuardrailService.js';
 export type { Decision as ApprovalDecision } from './service/approvals.js';
 export * from './policy/index.js';
+export { SqliteStore, SQLITE_SCHEMA_VERSION, type SqliteStoreOptions } from './store/sqlite/SqliteStore.js';

@@ -1,0 +1,694 @@
+import Database from 'better-sqlite3';
+import { AuditEntry, isSerializableTimestamp } from '../../audit/AuditEntry.js';
+import { AuditTrail, DEFAULT_AUDIT_CAPACITY } from '../../audit/AuditTrail.js';
+import { describeValue, GuardrailError, GuardrailValidationError } from '../../errors.js';
+import { AutonomyGuardrails } from '../../guardrails/AutonomyGuardrails.js';
+import { isGuardrailEventType } from '../../guardrails/events.js';
+import { intField, objectWithKeys } from '../../guardrails/validate.js';
+import { copyJsonObject } from '../../json.js';
+import type {
+  Approval,
+  ApprovalStatus,
+  GuardrailStore,
+  PlanChange,
+  PlanChangeFn,
+  PlanRecord,
+} from '../GuardrailStore.js';
+import { applyMutation } from '../mutation.js';
+
+/** What {@link SqliteStore} accepts. */
+export interface SqliteStoreOptions {
+  /** Database file; defaults to `':memory:'`. Not together with `database`. */
+  path?: string;
+  /**
+   * An open better-sqlite3 connection to use instead of opening one; the store never closes it. The store
+   * sets its `busy_timeout` and leaves `journal_mode` and `synchronous` as the owner chose: use WAL for a
+   * file that several connections share.
+   */
+  database?: Database.Database;
+  /** How many audit entries `get` returns per plan (the newest). Defaults to 1000. */
+  auditCapacity?: number;
+  /** Put before every table and index name. Defaults to `leash_`. */
+  tablePrefix?: string;
+  /** How long to wait for another connection's write lock before failing. Defaults to 5000 ms. */
+  busyTimeoutMs?: number;
+}
+
+const OPTION_KEYS = ['path', 'database', 'auditCapacity', 'tablePrefix', 'busyTimeoutMs'];
+const TABLE_PREFIX = /^[a-z][a-z0-9_]{0,30}$/;
+const DEFAULT_TABLE_PREFIX = 'leash_';
+const DEFAULT_BUSY_TIMEOUT_MS = 5000;
+const MAX_BUSY_TIMEOUT_MS = 2_147_483_647; // SQLite takes a C int
+
+/**
+ * Schema migrations, in order; migration n brings the schema from version n - 1 to n. Applied ones are
+ * never edited: a change to the schema is a new entry. `p` is the validated table prefix.
+ */
+const MIGRATIONS: readonly ((p: string) => string)[] = [
+  (p) => `
+    CREATE TABLE ${p}plans (
+      plan_id TEXT NOT NULL PRIMARY KEY,
+      guardrails TEXT NOT NULL
+    );
+    CREATE TABLE ${p}audit_entries (
+      plan_id TEXT NOT NULL REFERENCES ${p}plans (plan_id) ON DELETE CASCADE,
+      seq INTEGER NOT NULL CHECK (seq >= 1),
+      event_type TEXT NOT NULL,
+      timestamp INTEGER NOT NULL,
+      details TEXT NOT NULL,
+      PRIMARY KEY (plan_id, seq)
+    ) WITHOUT ROWID;
+    CREATE TABLE ${p}approvals (
+      id TEXT NOT NULL PRIMARY KEY,
+      plan_id TEXT NOT NULL REFERENCES ${p}plans (plan_id) ON DELETE CASCADE,
+      decision_id TEXT NOT NULL,
+      operation TEXT NOT NULL,
+      input_hash TEXT NOT NULL,
+      requested_at TEXT NOT NULL,
+      expires_at TEXT NOT NULL,
+      status TEXT NOT NULL CHECK (status IN ('pending', 'approved', 'denied', 'used')),
+      decided_by TEXT,
+      decided_at TEXT,
+      reason TEXT,
+      used_at TEXT
+    );
+    CREATE INDEX ${p}approvals_by_request ON ${p}approvals (requested_at, id);
+    CREATE INDEX ${p}approvals_by_plan ON ${p}approvals (plan_id, requested_at, id);
+    CREATE INDEX ${p}approvals_by_status ON ${p}approvals (status, requested_at, id);
+  `,
+];
+
+/** The schema version this code writes and reads. */
+export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;
+
+const APPROVAL_COLUMNS =
+  'id, plan_id, decision_id, operation, input_hash, requested_at, expires_at, status, ' +
+  'decided_by, decided_at, reason, used_at';
+const APPROVAL_VALUES = '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?';
+const APPROVAL_UPDATES = APPROVAL_COLUMNS.split(', ')
+  .slice(1)
+  .map((c) => `${c} = excluded.${c}`)
+  .join(', ');
+
+type ApprovalParams = [
+  string,
+  string,
+  string,
+  string,
+  string,
+  string,
+  string,
+  string,
+  string | null,
+  string | null,
+  string | null,
+  string | null,
+];
+
+interface ApprovalRow {
+  id: string;
+  plan_id: string;
+  decision_id: string;
+  operation: string;
+  input_hash: string;
+  requested_at: string;
+  expires_at: string;
+  status: ApprovalStatus;
+  decided_by: string | null;
+  decided_at: string | null;
+  reason: string | null;
+  used_at: string | null;
+}
+
+interface AuditRow {
+  seq: number;
+  event_type: string;
+  timestamp: number;
+  details: string;
+}
+
+type Stmt<P extends unknown[], R = unknown> = Database.Statement<P, R>;
+
+/** Every statement the store runs, prepared once after {@link SqliteStore.migrate}. */
+interface Statements {
+  selectPlan: Stmt<[string], string>;
+  upsertPlan: Stmt<[string, string]>;
+  updatePlan: Stmt<[string, string]>;
+  deletePlan: Stmt<[string]>;
+  appendEntry: Stmt<[string, string, number, string, string]>;
+  insertEntry: Stmt<[string, number, string, number, string]>;
+  selectEntries: Stmt<[string, number], AuditRow>;
+  deleteEntries: Stmt<[string]>;
+  selectApproval: Stmt<[string], ApprovalRow>;
+  insertApproval: Stmt<ApprovalParams>;
+  upsertApproval: Stmt<ApprovalParams>;
+  deleteApprovals: Stmt<[string]>;
+  listAll: Stmt<[], ApprovalRow>;
+  listByPlan: Stmt<[string], ApprovalRow>;
+  listByStatus: Stmt<[string], ApprovalRow>;
+  listByPlanAndStatus: Stmt<[string, string], ApprovalRow>;
+}
+
+interface Transactions {
+  update: (planId: string, change: PlanChangeFn<unknown>, approvalId: string | undefined) => unknown;
+  put: (planId: string, guardrails: string, entries: readonly AuditEntry[] | undefined) => void;
+  get: (planId: string) => PlanRecord | null;
+  delete: (planId: string) => boolean;
+}
+
+/**
+ * Keeps guardrails, audit entries and approvals in a SQLite database through better-sqlite3, so that
+ * several processes can share one file. Every update runs in one `BEGIN IMMEDIATE` transaction: the
+ * read, the decision and the writes of concurrent updates, from any process, never interleave. The
+ * audit table keeps every entry; `get` returns the newest `auditCapacity` of them.
+ *
+ * Call {@link migrate} once before anything else. Statements run synchronously on the calling thread:
+ * while another process holds the write lock, a call blocks for up to `busyTimeoutMs` and then rejects
+ * with a `STORE_UNAVAILABLE` {@link GuardrailError}, which makes the service deny.
+ *
+ * @example
+ * const store = new SqliteStore({ path: 'guardrails.db' });
+ * await store.migrate();
+ * const service = new AutonomyGuardrailService({ store });
+ */
+export class SqliteStore implements GuardrailStore {
+  readonly auditCapacity: number;
+  /** The prefix of every table and index name. */
+  readonly tablePrefix: string;
+  readonly busyTimeoutMs: number;
+  readonly #db: Database.Database;
+  readonly #ownsDatabase: boolean;
+  #statements: Statements | undefined;
+  #transactions: Transactions | undefined;
+  #closed = false;
+
+  constructor(options: SqliteStoreOptions = {}) {
+    const o = objectWithKeys(options, 'options', OPTION_KEYS);
+    this.auditCapacity = intField(
+      o['auditCapacity'] ?? DEFAULT_AUDIT_CAPACITY,
+      'auditCapacity',
+      1,
+      false,
+    ) as number;
+    this.busyTimeoutMs = intField(
+      o['busyTimeoutMs'] ?? DEFAULT_BUSY_TIMEOUT_MS,
+      'busyTimeoutMs',
+      0,
+      false,
+    ) as number;
+    if (this.busyTimeoutMs > MAX_BUSY_TIMEOUT_MS) {
+      throw new GuardrailValidationError(
+        'busyTimeoutMs',
+        `busyTimeoutMs must be at most ${MAX_BUSY_TIMEOUT_MS}, got ${this.busyTimeoutMs}`,
+      );
+    }
+    const prefix = o['tablePrefix'] ?? DEFAULT_TABLE_PREFIX;
+    // The prefix is the only text put into SQL: everything else is a bound parameter.
+    if (typeof prefix !== 'string' || !TABLE_PREFIX.test(prefix)) {
+      throw new GuardrailValidationError(
+        'tablePrefix',
+        `tablePrefix must match ${TABLE_PREFIX}, got ${describeValue(prefix)}`,
+      );
+    }
+    this.tablePrefix = prefix;
+    if (o['database'] !== undefined) {
+      if (o['path'] !== undefined) {
+        throw new GuardrailValidationError('path', 'path and database cannot both be given');
+      }
+      this.#db = givenDatabase(o['database']);
+      this.#ownsDatabase = false;
+      this.#db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
+    } else {
+      const path = o['path'] ?? ':memory:';
+      if (typeof path !== 'string' || path.length === 0) {
+        throw new GuardrailValidationError(
+          'path',
+          `path must be a file name or ":memory:", got ${describeValue(path)}`,
+        );
+      }
+      this.#db = this.#openDatabase(path);
+      this.#ownsDatabase = true;
+    }
+  }
+
+  /**
+   * Brings the schema up to {@link SQLITE_SCHEMA_VERSION}, one transaction for all the steps, and
+   * prepares the statements. Safe to run again and from several processes at once: a database that is
+   * up to date is left alone.
+   * @throws GuardrailError `STORE_SCHEMA_TOO_NEW` when the database was migrated by a newer version
+   */
+  async migrate(): Promise<void> {
+    this.#open();
+    const p = this.tablePrefix;
+    const db = this.#db;
+    try {
+      db.transaction(() => {
+        db.exec(
+          `CREATE TABLE IF NOT EXISTS ${p}schema_version (` +
+            'version INTEGER NOT NULL PRIMARY KEY, applied_at INTEGER NOT NULL)',
+        );
+        const current =
+          db.prepare<[], number | null>(`SELECT max(version) FROM ${p}schema_version`).pluck().get() ?? 0;
+        if (current > SQLITE_SCHEMA_VERSION) {
+          throw new GuardrailError(
+            'STORE_SCHEMA_TOO_NEW',
+            `the database schema (tables "${p}*") is at version ${current}, newer than version ` +
+              `${SQLITE_SCHEMA_VERSION} that this version of leash knows: upgrade leash`,
+          );
+        }
+        const record = db.prepare<[number, number]>(
+          `INSERT INTO ${p}schema_version (version, applied_at) VALUES (?, ?)`,
+        );
+        for (let version = current + 1; version <= SQLITE_SCHEMA_VERSION; version++) {
+          db.exec((MIGRATIONS[version - 1] as (p: string) => string)(p));
+          record.run(version, Date.now());
+        }
+      }).immediate();
+      this.#statements ??= this.#prepare();
+      this.#transactions ??= this.#transactionsOf(this.#statements);
+    } catch (error) {
+      throw this.#failure(error, 'migrate the schema');
+    }
+  }
+
+  // Not `async`: an async frame would add microtask hops to the hottest path of every check.
+  update<T>(planId: string, change: PlanChangeFn<T>, options?: { readonly approvalId?: string }): Promise<T> {
+    try {
+      const tx = this.#ready();
+      return Promise.resolve(tx.update(planId, change, options?.approvalId) as T);
+    } catch (error) {
+      return Promise.reject(this.#failure(error, `update plan "${planId}"`));
+    }
+  }
+
+  async getApproval(id: string): Promise<Approval | null> {
+    this.#ready();
+    try {
+      const row = (this.#statements as Statements).selectApproval.get(id);
+      return row === undefined ? null : approvalOf(row);
+    } catch (error) {
+      throw this.#failure(error, `read approval "${id}"`);
+    }
+  }
+
+  async listApprovals(filter?: {
+    readonly planId?: string;
+    readonly status?: ApprovalStatus;
+  }): Promise<Approval[]> {
+    this.#ready();
+    const s = this.#statements as Statements;
+    const planId = filter?.planId;
+    const status = filter?.status;
+    try {
+      const rows =
+        planId === undefined
+          ? status === undefined
+            ? s.listAll.all()
+            : s.listByStatus.all(status)
+          : status === undefined
+            ? s.listByPlan.all(planId)
+            : s.listByPlanAndStatus.all(planId, status);
+      return rows.map(approvalOf);
+    } catch (error) {
+      throw this.#failure(error, 'list approvals');
+    }
+  }
+
+  async put(planId: string, guardrails: AutonomyGuardrails, audit?: AuditTrail): Promise<void> {
+    const tx = this.#ready();
+    // Serialized first: from here on nothing the caller holds is shared with the store.
+    const json = JSON.stringify(guardrails.toJSON());
+    const entries = audit?.entries.slice(-this.auditCapacity);
+    try {
+      tx.put(planId, json, entries);
+    } catch (error) {
+      throw this.#failure(error, `store plan "${planId}"`);
+    }
+  }
+
+  async get(planId: string): Promise<PlanRecord | null> {
+    const tx = this.#ready();
+    try {
+      return tx.get(planId);
+    } catch (error) {
+      throw this.#failure(error, `read plan "${planId}"`);
+    }
+  }
+
+  async delete(planId: string): Promise<boolean> {
+    const tx = this.#ready();
+    try {
+      return tx.delete(planId);
+    } catch (error) {
+      throw this.#failure(error, `delete plan "${planId}"`);
+    }
+  }
+
+  /** Closes the database if the store opened it; a database given to the store stays open. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#statements = undefined;
+    this.#transactions = undefined;
+    if (this.#ownsDatabase) {
+      try {
+        this.#db.close();
+      } catch (error) {
+        throw this.#failure(error, 'close the database');
+      }
+    }
+  }
+
+  #openDatabase(path: string): Database.Database {
+    let db: Database.Database | undefined;
+    try {
+      db = new Database(path, { timeout: this.busyTimeoutMs });
+      db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
+      db.pragma('foreign_keys = ON');
+      if (!db.memory) {
+        // WAL lets readers go on while one process writes; NORMAL is durable in WAL except for the
+        // last transactions before a power loss, and spares an fsync per commit.
+        db.pragma('journal_mode = WAL');
+        db.pragma('synchronous = NORMAL');
+      }
+      return db;
+    } catch (error) {
+      db?.close();
+      throw new GuardrailError(
+        'STORE_UNAVAILABLE',
+        `SQLite store unavailable: cannot open ${describeValue(path)}: ${messageOf(error)}`,
+        { cause: error },
+      );
+    }
+  }
+
+  #prepare(): Statements {
+    const db = this.#db;
+    const p = this.tablePrefix;
+    const listed = (where: string) => `SELECT * FROM ${p}approvals ${where} ORDER BY requested_at, id`;
+    return {
+      selectPlan: db.prepare<[string], string>(`SELECT guardrails FROM ${p}plans WHERE plan_id = ?`).pluck(),
+      upsertPlan: db.prepare(
+        `INSERT INTO ${p}plans (plan_id, guardrails) VALUES (?, ?) ` +
+          'ON CONFLICT (plan_id) DO UPDATE SET guardrails = excluded.guardrails',
+      ),
+      updatePlan: db.prepare(`UPDATE ${p}plans SET guardrails = ? WHERE plan_id = ?`),
+      deletePlan: db.prepare(`DELETE FROM ${p}plans WHERE plan_id = ?`),
+      // The next seq comes from the primary key index in the same statement: one step on the hot path.
+      appendEntry: db.prepare(
+        `INSERT INTO ${p}audit_entries (plan_id, seq, event_type, timestamp, details) ` +
+          `SELECT ?, coalesce(max(seq), 0) + 1, ?, ?, ? FROM ${p}audit_entries WHERE plan_id = ?`,
+      ),
+      insertEntry: db.prepare(
+        `INSERT INTO ${p}audit_entries (plan_id, seq, event_type, timestamp, details) VALUES (?, ?, ?, ?, ?)`,
+      ),
+      selectEntries: db.prepare(
+        `SELECT seq, event_type, timestamp, details FROM ${p}audit_entries ` +
+          'WHERE plan_id = ? ORDER BY seq DESC LIMIT ?',
+      ),
+      deleteEntries: db.prepare(`DELETE FROM ${p}audit_entries WHERE plan_id = ?`),
+      selectApproval: db.prepare(`SELECT * FROM ${p}approvals WHERE id = ?`),
+      insertApproval: db.prepare(
+        `INSERT INTO ${p}approvals (${APPROVAL_COLUMNS}) VALUES (${APPROVAL_VALUES}) ` +
+          'ON CONFLICT (id) DO NOTHING',
+      ),
+      // Replaces only an approval of the same plan: no change means the id belongs to another plan.
+      upsertApproval: db.prepare(
+        `INSERT INTO ${p}approvals (${APPROVAL_COLUMNS}) VALUES (${APPROVAL_VALUES}) ` +
+          `ON CONFLICT (id) DO UPDATE SET ${APPROVAL_UPDATES} WHERE ${p}approvals.plan_id = excluded.plan_id`,
+      ),
+      deleteApprovals: db.prepare(`DELETE FROM ${p}approvals WHERE plan_id = ?`),
+      listAll: db.prepare(listed('')),
+      listByPlan: db.prepare(listed('WHERE plan_id = ?')),
+      listByStatus: db.prepare(listed('WHERE status = ?')),
+      listByPlanAndStatus: db.prepare(listed('WHERE plan_id = ? AND status = ?')),
+    };
+  }
+
+  #transactionsOf(s: Statements): Transactions {
+    const db = this.#db;
+    const update = db.transaction(
+      (planId: string, change: PlanChangeFn<unknown>, approvalId: string | undefined): unknown => {
+        const json = s.selectPlan.get(planId);
+        const stored = json === undefined ? null : readGuardrails(planId, json);
+        const row = approvalId === undefined ? undefined : s.selectApproval.get(approvalId);
+        const wanted = row === undefined || row.plan_id !== planId ? null : approvalOf(row);
+        const out: PlanChange<unknown> = change(stored, wanted);
+        if (
+          out.mutation === undefined &&
+          out.audit === undefined &&
+          out.replace === undefined &&
+          out.approval === undefined &&
+          out.newApproval === undefined
+        ) {
+          return out.result;
+        }
+        if (stored === null) {
+          throw new GuardrailError(
+            'STORE_CONTRACT',
+            `cannot record a change for unconfigured plan "${planId}"`,
+          );
+        }
+        if (out.approval !== undefined) {
+          if (s.upsertApproval.run(...approvalParams(planId, out.approval)).changes === 0) {
+            throw new GuardrailError(
+              'STORE_CONTRACT',
+              `approval "${out.approval.id}" belongs to another plan`,
+            );
+          }
+        }
+        if (out.newApproval !== undefined) {
+          if (s.insertApproval.run(...approvalParams(planId, out.newApproval)).changes === 0) {
+            throw new GuardrailError(
+              'APPROVAL_ID_TAKEN',
+              `approval id "${out.newApproval.id}" is already used`,
+            );
+          }
+        }
+        if (out.replace !== undefined || out.mutation !== undefined) {
+          // applyMutation may change its argument in place: never the caller's replacement.
+          let g = out.replace === undefined ? stored : out.replace;
+          if (out.mutation !== undefined) {
+            g = applyMutation(g === stored ? g : g.clone(), out.mutation);
+          }
+          s.updatePlan.run(JSON.stringify(g.toJSON()), planId);
+        }
+        const audit = out.audit;
+        if (audit !== undefined) {
+          s.appendEntry.run(planId, audit.eventType, audit.timestamp, JSON.stringify(audit.details), planId);
+        }
+        return out.result;
+      },
+    );
+    const put = db.transaction(
+      (planId: string, guardrails: string, entries: readonly AuditEntry[] | undefined): void => {
+        s.upsertPlan.run(planId, guardrails);
+        if (entries === undefined) return;
+        s.deleteEntries.run(planId);
+        for (let i = 0; i < entries.length; i++) {
+          const e = entries[i] as AuditEntry;
+          s.insertEntry.run(planId, i + 1, e.eventType, e.timestamp, JSON.stringify(e.details));
+        }
+      },
+    );
+    // A deferred transaction, so the guardrails and the entries come from one snapshot.
+    const get = db.transaction((planId: string): PlanRecord | null => {
+      const json = s.selectPlan.get(planId);
+      if (json === undefined) return null;
+      const guardrails = readGuardrails(planId, json);
+      const rows = s.selectEntries.all(planId, this.auditCapacity);
+      const audit = new AuditTrail({ maxEntries: this.auditCapacity });
+      for (let i = rows.length - 1; i >= 0; i--) audit.add(readEntry(planId, rows[i] as AuditRow));
+      return { guardrails, audit };
+    });
+    const remove = db.transaction((planId: string): boolean => {
+      s.deleteEntries.run(planId);
+      s.deleteApprovals.run(planId);
+      return s.deletePlan.run(planId).changes > 0;
+    });
+    return {
+      update: (planId, change, approvalId) => update.immediate(planId, change, approvalId),
+      put: (planId, guardrails, entries) => put.immediate(planId, guardrails, entries),
+      get: (planId) => get.deferred(planId),
+      delete: (planId) => remove.immediate(planId),
+    };
+  }
+
+  #open(): void {
+    if (this.#closed) throw new GuardrailError('STORE_CLOSED', 'the store is closed');
+  }
+
+  #ready(): Transactions {
+    this.#open();
+    const tx = this.#transactions;
+    if (tx === undefined) {
+      throw new GuardrailError(
+        'STORE_NOT_MIGRATED',
+        'the SQLite store is not ready: call and await store.migrate() before using it',
+      );
+    }
+    return tx;
+  }
+
+  /** The error to report for `error`: SQLite's own errors become GuardrailErrors; others pass as they are. */
+  #failure(error: unknown, doing: string): unknown {
+    if (error instanceof Database.SqliteError) {
+      if (error.code.startsWith('SQLITE_CONSTRAINT')) {
+        return new GuardrailError(
+          'STORE_CONTRACT',
+          `SQLite refused to ${doing}: ${error.message} (${error.code})`,
+          { cause: error },
+        );
+      }
+      const why = error.code.startsWith('SQLITE_BUSY')
+        ? `the database stayed locked by another connection for longer than busyTimeoutMs ` +
+          `(${this.busyTimeoutMs} ms)`
+        : `${error.message} (${error.code})`;
+      return new GuardrailError('STORE_UNAVAILABLE', `SQLite store unavailable: cannot ${doing}: ${why}`, {
+        cause: error,
+      });
+    }
+    if (!this.#db.open) {
+      return new GuardrailError(
+        'STORE_UNAVAILABLE',
+        `SQLite store unavailable: cannot ${doing}: the database connection was closed`,
+        { cause: error },
+      );
+    }
+    return error;
+  }
+}
+
+function givenDatabase(value: unknown): Database.Database {
+  const db = value as Partial<Database.Database> | null;
+  if (
+    typeof db !== 'object' ||
+    db === null ||
+    typeof db.prepare !== 'function' ||
+    typeof db.transaction !== 'function' ||
+    typeof db.pragma !== 'function'
+  ) {
+    throw new GuardrailValidationError(
+      'database',
+      `database must be a better-sqlite3 Database, got ${describeValue(value)}`,
+    );
+  }
+  if (db.open !== true) {
+    throw new GuardrailValidationError('database', 'database must be open, got a closed connection');
+  }
+  return db as Database.Database;
+}
+
+/** Stored guardrails, validated as they are read: a damaged row makes the store refuse, never allow. */
+function readGuardrails(planId: string, json: string): AutonomyGuardrails {
+  try {
+    return AutonomyGuardrails.fromJSON(JSON.parse(json));
+  } catch (error) {
+    throw new GuardrailError(
+      'STORE_CORRUPT',
+      `the stored guardrails of plan "${planId}" cannot be read: ${messageOf(error)}`,
+      { cause: error },
+    );
+  }
+}
+
+/**
+ * A stored audit entry, validated as it is read. The size limit of details is not applied again: it is
+ * the writer's rule, and metadata limits may have let larger details in.
+ */
+function readEntry(planId: string, row: AuditRow): AuditEntry {
+  try {
+    const eventType = row.event_type;
+    if (!isGuardrailEventType(eventType)) {
+      throw new GuardrailValidationError(
+        'event_type',
+        `event_type must be a GuardrailEventType, got ${describeValue(eventType)}`,
+      );
+    }
+    if (!isSerializableTimestamp(row.timestamp) || !Number.isInteger(row.timestamp)) {
+      throw new GuardrailValidationError(
+        'timestamp',
+        `timestamp must be whole epoch milliseconds within the years 0000-9999, got ${describeValue(row.timestamp)}`,
+      );
+    }
+    const details = copyJsonObject(JSON.parse(row.details), 'details').value;
+    return AuditEntry.trusted(eventType, row.timestamp, details);
+  } catch (error) {
+    throw new GuardrailError(
+      'STORE_CORRUPT',
+      `stored audit entry ${row.seq} of plan "${planId}" cannot be read: ${messageOf(error)}`,
+      { cause: error },
+    );
+  }
+}
+
+const APPROVAL_TEXT = ['id', 'decisionId', 'operation', 'inputHash', 'requestedAt', 'expiresAt'] as const;
+const APPROVAL_OPTIONAL = ['decidedBy', 'decidedAt', 'reason', 'usedAt'] as const;
+const APPROVAL_STATUSES: readonly unknown[] = ['pending', 'approved', 'denied', 'used'];
+
+/** The bound values of an approval of `planId`, checked so a malformed one is an error, not a row. */
+function approvalParams(planId: string, a: Approval): ApprovalParams {
+  if (a.planId !== planId) {
+    throw new GuardrailError('STORE_CONTRACT', `approval "${a.id}" belongs to another plan`);
+  }
+  for (const key of APPROVAL_TEXT) {
+    if (typeof a[key] !== 'string') {
+      throw new GuardrailValidationError(
+        `approval.${key}`,
+        `approval.${key} must be a string, got ${describeValue(a[key])}`,
+      );
+    }
+  }
+  for (const key of APPROVAL_OPTIONAL) {
+    if (a[key] !== undefined && typeof a[key] !== 'string') {
+      throw new GuardrailValidationError(
+        `approval.${key}`,
+        `approval.${key} must be a string or absent, got ${describeValue(a[key])}`,
+      );
+    }
+  }
+  if (!APPROVAL_STATUSES.includes(a.status)) {
+    throw new GuardrailValidationError(
+      'approval.status',
+      `approval.status must be one of ${APPROVAL_STATUSES.join(', ')}, got ${describeValue(a.status)}`,
+    );
+  }
+  return [
+    a.id,
+    a.planId,
+    a.decisionId,
+    a.operation,
+    a.inputHash,
+    a.requestedAt,
+    a.expiresAt,
+    a.status,
+    a.decidedBy ?? null,
+    a.decidedAt ?? null,
+    a.reason ?? null,
+    a.usedAt ?? null,
+  ];
+}
+
+function approvalOf(row: ApprovalRow): Approval {
+  const a: {
+    -readonly [K in keyof Approval]: Approval[K];
+  } = {
+    id: row.id,
+    planId: row.plan_id,
+    decisionId: row.decision_id,
+    operation: row.operation,
+    inputHash: row.input_hash,
+    requestedAt: row.requested_at,
+    expiresAt: row.expires_at,
+    status: row.status,
+  };
+  if (row.decided_by !== null) a.decidedBy = row.decided_by;
+  if (row.decided_at !== null) a.decidedAt = row.decided_at;
+  if (row.reason !== null) a.reason = row.reason;
+  if (row.used_at !== null) a.usedAt = row.used_at;
+  return Object.freeze(a);
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,109 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AutonomyGuardrailService } from '../../src/index.js';
+import { SqliteStore } from '../../src/store/sqlite/SqliteStore.js';
+import type { WorkerMessage } from './sqlite-worker.js';
+
+const WORKER = fileURLToPath(new URL('./sqlite-worker.ts', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const PROCESSES = 4;
+const CHECKS_EACH = 500;
+const BUDGET = 600;
+const PLAN = 'shared-plan';
+
+/** Resolves with the next message of `child` of the given type; rejects on an error report or an early exit. */
+function next<K extends WorkerMessage['type']>(
+  child: ChildProcess,
+  type: K,
+): Promise<Extract<WorkerMessage, { type: K }>> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (m: WorkerMessage) => {
+      if (m.type === type) {
+        child.off('exit', onExit);
+        child.off('message', onMessage);
+        resolve(m as Extract<WorkerMessage, { type: K }>);
+      } else if (m.type === 'error') {
+        reject(new Error(`worker ${child.pid} failed: ${m.message}`));
+      }
+    };
+    const onExit = (code: number | null) =>
+      reject(new Error(`worker ${child.pid} exited with ${code} before "${type}"`));
+    child.on('message', onMessage);
+    child.once('exit', onExit);
+  });
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  return child.exitCode !== null
+    ? Promise.resolve()
+    : new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+describe(`SqliteStore shared by ${PROCESSES} processes checking one budget`, () => {
+  let dir: string;
+  let path: string;
+  let store: SqliteStore;
+  let allowed: number[];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'leash-sqlite-processes-'));
+    path = join(dir, 'shared.db');
+    store = new SqliteStore({ path, auditCapacity: PROCESSES * CHECKS_EACH });
+    await store.migrate();
+    await new AutonomyGuardrailService({ store }).configureGuardrails(PLAN, { toolBudget: BUDGET });
+
+    const children = Array.from({ length: PROCESSES }, () =>
+      fork(WORKER, [path, PLAN, String(CHECKS_EACH)], { cwd: ROOT, execArgv: ['--import', 'tsx'] }),
+    );
+    try {
+      await Promise.all(children.map((c) => next(c, 'ready')));
+      const done = children.map((c) => next(c, 'done'));
+      // All start together once every process has opened the database, so their checks contend.
+      for (const c of children) c.send('go');
+      allowed = (await Promise.all(done)).map((m) => m.allowed);
+    } finally {
+      for (const c of children) if (c.exitCode === null) c.kill();
+      await Promise.all(children.map(exited));
+    }
+  }, 60_000);
+
+  afterAll(async () => {
+    await store?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it(`allows exactly ${BUDGET} of the ${PROCESSES * CHECKS_EACH} checks`, () => {
+    expect(allowed.reduce((a, b) => a + b, 0)).toBe(BUDGET);
+  });
+
+  it('spends exactly the budget', async () => {
+    expect((await store.get(PLAN))?.guardrails.budgetSpent).toBe(BUDGET);
+  });
+
+  it('keeps a durable audit entry for every check', () => {
+    const db = new Database(path, { readonly: true });
+    try {
+      const count = db.prepare('SELECT count(*) FROM leash_audit_entries WHERE plan_id = ?').pluck();
+      expect(count.get(PLAN)).toBe(PROCESSES * CHECKS_EACH);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('records exactly the allowed checks as allowed in the durable log', () => {
+    const db = new Database(path, { readonly: true });
+    try {
+      const count = db.prepare(
+        "SELECT count(*) FROM leash_audit_entries WHERE plan_id = ? AND event_type = 'budget_allowed'",
+      );
+      expect(count.pluck().get(PLAN)).toBe(BUDGET);
+    } finally {
+      db.close();
+    }
+  });
+});

@@ -1,0 +1,363 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  AuditEntry,
+  AuditTrail,
+  AutonomyGuardrails,
+  AutonomyGuardrailService,
+  GuardrailError,
+} from '../../src/index.js';
+import { runStoreContract } from '../../src/store/contract.js';
+import { SQLITE_SCHEMA_VERSION, SqliteStore } from '../../src/store/sqlite/SqliteStore.js';
+import { fieldOf } from '../support/thrown.js';
+
+const T0 = Date.parse('2026-11-30T10:00:00.000Z');
+
+async function migrated(store: SqliteStore): Promise<SqliteStore> {
+  await store.migrate();
+  return store;
+}
+
+function entry(i: number): AuditEntry {
+  return AuditEntry.create({
+    eventType: 'step_allowed',
+    guardName: 'step_limit',
+    timestamp: T0 + i,
+    details: { i },
+  });
+}
+
+function guardrails(): AutonomyGuardrails {
+  return AutonomyGuardrails.create({ maxSteps: 10, toolBudget: 5 });
+}
+
+/** The GuardrailError a promise rejects with; fails the test on anything else. */
+async function rejection(promise: Promise<unknown>): Promise<GuardrailError> {
+  try {
+    await promise;
+  } catch (e) {
+    if (e instanceof GuardrailError) return e;
+    throw e;
+  }
+  throw new Error('expected a rejection with a GuardrailError, but the promise resolved');
+}
+
+runStoreContract('SqliteStore in memory', {
+  newStore: () => migrated(new SqliteStore({ auditCapacity: 5000 })),
+});
+
+describe('on a file', () => {
+  let dir: string;
+  let files = 0;
+
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'leash-sqlite-contract-'));
+  });
+
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  runStoreContract('SqliteStore on a file', {
+    newStore: () =>
+      migrated(new SqliteStore({ path: join(dir, `store-${files++}.db`), auditCapacity: 5000 })),
+  });
+});
+
+describe('SqliteStore', () => {
+  let dir: string;
+  let files = 0;
+  const cleanup: (() => unknown)[] = [];
+
+  /** A new database file's path in this suite's temporary directory. */
+  function newFile(): string {
+    return join(dir, `db-${files++}.db`);
+  }
+
+  /** A migrated store, closed after the test. */
+  async function open(options: ConstructorParameters<typeof SqliteStore>[0] = {}): Promise<SqliteStore> {
+    const store = new SqliteStore(options);
+    cleanup.push(() => store.close());
+    return migrated(store);
+  }
+
+  /** A raw connection, closed after the test. */
+  function connect(path: string): Database.Database {
+    const db = new Database(path);
+    cleanup.push(() => db.close());
+    return db;
+  }
+
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'leash-sqlite-'));
+  });
+
+  afterEach(async () => {
+    for (const close of cleanup.splice(0).reverse()) await close();
+  });
+
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  describe('options', () => {
+    it('refuses a table prefix that is not a lower-case SQL identifier', () => {
+      expect(fieldOf(() => new SqliteStore({ tablePrefix: 'x; DROP TABLE y; --' }))).toBe('tablePrefix');
+    });
+
+    it('refuses a table prefix longer than 31 characters', () => {
+      expect(fieldOf(() => new SqliteStore({ tablePrefix: `a${'b'.repeat(31)}` }))).toBe('tablePrefix');
+    });
+
+    it('refuses an audit capacity below 1', () => {
+      expect(fieldOf(() => new SqliteStore({ auditCapacity: 0 }))).toBe('auditCapacity');
+    });
+
+    it('refuses a negative busy timeout', () => {
+      expect(fieldOf(() => new SqliteStore({ busyTimeoutMs: -1 }))).toBe('busyTimeoutMs');
+    });
+
+    it('refuses an unknown option', () => {
+      const options = { file: 'x.db' } as unknown as ConstructorParameters<typeof SqliteStore>[0];
+      expect(fieldOf(() => new SqliteStore(options))).toBe('options.file');
+    });
+
+    it('refuses both a path and a database', () => {
+      const db = connect(':memory:');
+      expect(fieldOf(() => new SqliteStore({ path: ':memory:', database: db }))).toBe('path');
+    });
+
+    it('refuses a database that is not a better-sqlite3 connection', () => {
+      const database = {} as unknown as Database.Database;
+      expect(fieldOf(() => new SqliteStore({ database }))).toBe('database');
+    });
+
+    it('refuses to open a file in a directory that does not exist, as unavailable', () => {
+      let code: string | undefined;
+      try {
+        new SqliteStore({ path: join(dir, 'missing', 'x.db') });
+      } catch (e) {
+        code = (e as GuardrailError).code;
+      }
+      expect(code).toBe('STORE_UNAVAILABLE');
+    });
+
+    it('sets its busy timeout on a database it is given', () => {
+      const db = connect(':memory:');
+      new SqliteStore({ database: db, busyTimeoutMs: 1234 });
+      expect(db.pragma('busy_timeout', { simple: true })).toBe(1234);
+    });
+
+    it('puts a database file in WAL mode', async () => {
+      const path = newFile();
+      await open({ path });
+      expect(connect(path).pragma('journal_mode', { simple: true })).toBe('wal');
+    });
+  });
+
+  describe('migrate', () => {
+    it('rejects calls before migrate with STORE_NOT_MIGRATED', async () => {
+      const store = new SqliteStore();
+      cleanup.push(() => store.close());
+      expect((await rejection(store.get('p'))).code).toBe('STORE_NOT_MIGRATED');
+    });
+
+    it('returns a rejected promise from update before migrate instead of throwing', async () => {
+      const store = new SqliteStore();
+      cleanup.push(() => store.close());
+      const pending = store.update('p', () => ({ result: null }));
+      expect((await rejection(pending)).code).toBe('STORE_NOT_MIGRATED');
+    });
+
+    it('records the schema version it migrated to', async () => {
+      const db = connect(':memory:');
+      await open({ database: db });
+      const versions = db.prepare('SELECT version FROM leash_schema_version').pluck().all();
+      expect(versions).toEqual([SQLITE_SCHEMA_VERSION]);
+    });
+
+    it('changes nothing when run again', async () => {
+      const db = connect(':memory:');
+      const store = await open({ database: db });
+      await store.put('p', guardrails());
+      await store.migrate();
+      expect(db.prepare('SELECT count(*) FROM leash_schema_version').pluck().get()).toBe(1);
+      expect(await store.get('p')).not.toBeNull();
+    });
+
+    it('refuses a database whose schema is newer than the code knows', async () => {
+      const db = connect(':memory:');
+      await open({ database: db });
+      db.prepare('INSERT INTO leash_schema_version (version, applied_at) VALUES (?, 0)').run(
+        SQLITE_SCHEMA_VERSION + 1,
+      );
+      const newer = new SqliteStore({ database: db });
+      expect((await rejection(newer.migrate())).code).toBe('STORE_SCHEMA_TOO_NEW');
+    });
+
+    it('creates its tables under the table prefix', async () => {
+      const db = connect(':memory:');
+      await open({ database: db, tablePrefix: 'g1_' });
+      const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name");
+      expect(tables.pluck().all()).toEqual([
+        'g1_approvals',
+        'g1_audit_entries',
+        'g1_plans',
+        'g1_schema_version',
+      ]);
+    });
+  });
+
+  describe('durability', () => {
+    it('keeps every audit entry in the table while get returns the newest auditCapacity', async () => {
+      const db = connect(':memory:');
+      const store = await open({ database: db, auditCapacity: 2 });
+      await store.put('p', guardrails());
+      for (let i = 0; i < 5; i++) await store.update('p', () => ({ result: null, audit: entry(i) }));
+      const count = db.prepare('SELECT count(*) FROM leash_audit_entries').pluck().get();
+      const record = await store.get('p');
+      expect([count, record?.audit.entries.map((e) => e.details['i'])]).toEqual([5, [3, 4]]);
+    });
+
+    it('replaces the stored entries of a plan put with an audit trail', async () => {
+      const db = connect(':memory:');
+      const store = await open({ database: db });
+      await store.put('p', guardrails());
+      for (let i = 0; i < 3; i++) await store.update('p', () => ({ result: null, audit: entry(i) }));
+      const trail = new AuditTrail({ maxEntries: 5 });
+      trail.add(entry(9));
+      await store.put('p', guardrails(), trail);
+      const seqs = db.prepare('SELECT seq FROM leash_audit_entries ORDER BY seq').pluck().all();
+      expect(seqs).toEqual([1]);
+    });
+
+    it('removes the entries of a deleted plan from the table', async () => {
+      const db = connect(':memory:');
+      const store = await open({ database: db });
+      await store.put('p', guardrails());
+      await store.update('p', () => ({ result: null, audit: entry(1) }));
+      await store.delete('p');
+      expect(db.prepare('SELECT count(*) FROM leash_audit_entries').pluck().get()).toBe(0);
+    });
+
+    it('finds the state of a file again after the store is reopened', async () => {
+      const path = newFile();
+      const first = await open({ path });
+      await first.put('p', guardrails());
+      await first.update('p', () => ({ result: null, audit: entry(1), mutation: { steps: 2 } }));
+      await first.close();
+      const record = await (await open({ path })).get('p');
+      expect([record?.guardrails.stepCount, record?.audit.size]).toEqual([2, 1]);
+    });
+
+    it('reads back details larger than 4 KiB that metadata with a higher limit let in', async () => {
+      const store = await open();
+      const service = new AutonomyGuardrailService({ store, metadataLimits: { maxDetailsBytes: 10_000 } });
+      await service.configureGuardrails('p', { maxSteps: 10 });
+      const metadata = await service.toMetadata('p');
+      const state = metadata['autonomy_guardrails'] as {
+        audit_trail: { allowed_count: number; entries: unknown[] };
+      };
+      state.audit_trail.allowed_count = 1;
+      state.audit_trail.entries.push({
+        event_type: 'step_allowed',
+        guard_name: 'step_limit',
+        result: 'allowed',
+        timestamp: '2026-11-30T10:00:00.000Z',
+        details: { note: 'x'.repeat(5000) },
+      });
+      await service.loadFromMetadata('p', metadata);
+      expect((await service.getAuditTrail('p'))?.entries[0]?.details['note']).toHaveLength(5000);
+    });
+
+    it('keeps stores with different table prefixes apart in one database', async () => {
+      const db = connect(':memory:');
+      const a = await open({ database: db, tablePrefix: 'a_' });
+      const b = await open({ database: db, tablePrefix: 'b_' });
+      await a.put('p', guardrails());
+      expect(await b.get('p')).toBeNull();
+    });
+
+    it('leaves open a database it was given when closed', async () => {
+      const db = connect(':memory:');
+      const store = await open({ database: db });
+      await store.close();
+      expect(db.open).toBe(true);
+    });
+
+    it('closes the database it opened', async () => {
+      const path = newFile();
+      const store = await open({ path });
+      await store.close();
+      // SQLite checkpoints and removes the WAL file when the last connection to it closes.
+      expect(existsSync(`${path}-wal`)).toBe(false);
+    });
+  });
+
+  describe('failures', () => {
+    it('rejects an update with STORE_UNAVAILABLE while another connection holds the write lock', async () => {
+      const path = newFile();
+      const store = await open({ path, busyTimeoutMs: 0 });
+      await store.put('p', guardrails());
+      const other = connect(path);
+      other.exec('BEGIN IMMEDIATE');
+      const error = await rejection(store.update('p', () => ({ result: null, mutation: { steps: 1 } })));
+      other.exec('ROLLBACK');
+      expect([error.code, (error.cause as { code?: string }).code]).toEqual([
+        'STORE_UNAVAILABLE',
+        'SQLITE_BUSY',
+      ]);
+    });
+
+    it('says in the STORE_UNAVAILABLE message that the database stayed locked', async () => {
+      const path = newFile();
+      const store = await open({ path, busyTimeoutMs: 0 });
+      await store.put('p', guardrails());
+      const other = connect(path);
+      other.exec('BEGIN IMMEDIATE');
+      const error = await rejection(store.delete('p'));
+      other.exec('ROLLBACK');
+      expect(error.message).toMatch(/locked by another connection.*busyTimeoutMs \(0 ms\)/);
+    });
+
+    it('makes the service deny by rejecting, and spend nothing, while the database is locked', async () => {
+      const path = newFile();
+      const store = await open({ path, busyTimeoutMs: 0 });
+      const service = new AutonomyGuardrailService({ store });
+      await service.configureGuardrails('p', { toolBudget: 5 });
+      const other = connect(path);
+      other.exec('BEGIN IMMEDIATE');
+      const error = await rejection(service.checkToolBudget('p', 1));
+      other.exec('ROLLBACK');
+      expect([error.code, (await service.getGuardrails('p'))?.budgetSpent]).toEqual(['STORE_UNAVAILABLE', 0]);
+    });
+
+    it('rejects with STORE_CORRUPT for stored guardrails that cannot be read', async () => {
+      const db = connect(':memory:');
+      const store = await open({ database: db });
+      await store.put('p', guardrails());
+      db.prepare('UPDATE leash_plans SET guardrails = \'{"max_steps": 0}\'').run();
+      const error = await rejection(store.update('p', () => ({ result: null })));
+      expect(error.code).toBe('STORE_CORRUPT');
+    });
+
+    it('rejects with STORE_CORRUPT for a stored audit entry that cannot be read', async () => {
+      const db = connect(':memory:');
+      const store = await open({ database: db });
+      await store.put('p', guardrails());
+      await store.update('p', () => ({ result: null, audit: entry(1) }));
+      db.prepare("UPDATE leash_audit_entries SET event_type = 'step_maybe'").run();
+      expect((await rejection(store.get('p'))).code).toBe('STORE_CORRUPT');
+    });
+
+    it('rejects with STORE_UNAVAILABLE when the database it was given has been closed', async () => {
+      const db = new Database(':memory:');
+      const store = await open({ database: db });
+      db.close();
+      expect((await rejection(store.get('p'))).code).toBe('STORE_UNAVAILABLE');
+    });
+  });
+});
