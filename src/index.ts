@@ -73,3 +73,25 @@ export type { ConfirmationRequest, GrantUse } from './service/AutonomyGuardrailS
 export type { Decision as ApprovalDecision } from './service/approvals.js';
 export * from './policy/index.js';
 export { SqliteStore, SQLITE_SCHEMA_VERSION, type SqliteStoreOptions } from './store/sqlite/SqliteStore.js';
+export {
+  GENESIS,
+  chainEntry,
+  createCheckpoint,
+  entryHash,
+  exportCheckpoints,
+  isHashHex,
+  parseCheckpoints,
+  signCheckpoint,
+  verifyCheckpoint,
+  type ChainedEntry,
+  type Checkpoint,
+} from './audit/chain.js';
+export {
+  DEFAULT_MAX_FINDINGS,
+  verifyAuditLog,
+  type AuditLogSource,
+  type Finding,
+  type FindingCode,
+  type VerifyOptions,
+  type VerifyReport,
+} from './audit/verify.js';
