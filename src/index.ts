@@ -95,3 +95,8 @@ export {
   type VerifyOptions,
   type VerifyReport,
 } from './audit/verify.js';
+export {
+  PostgresStore,
+  POSTGRES_SCHEMA_VERSION,
+  type PostgresStoreOptions,
+} from './store/postgres/PostgresStore.js';

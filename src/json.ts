@@ -76,16 +76,30 @@ function copyJson(value: unknown, path: string, depth: number): JsonValue {
  * @throws GuardrailValidationError for anything that is not finite, plain JSON
  */
 export function canonicalJson(value: unknown, path = 'value'): string {
-  return canonical(value, path, 0);
+  return canonical(value, { parent: null, key: path }, 0);
 }
 
-function canonical(value: unknown, path: string, depth: number): string {
+/** Where a value sits, as a chain of keys: the path text is built only for an error message. */
+interface At {
+  readonly parent: At | null;
+  readonly key: string | number;
+}
+
+function pathOf(at: At): string {
+  const key = at.key;
+  if (at.parent === null) return String(key);
+  return typeof key === 'number' ? `${pathOf(at.parent)}[${key}]` : `${pathOf(at.parent)}.${key}`;
+}
+
+function canonical(value: unknown, at: At, depth: number): string {
   if (depth > MAX_JSON_DEPTH) {
+    const path = pathOf(at);
     throw new GuardrailValidationError(path, `${path} nests deeper than ${MAX_JSON_DEPTH} levels`);
   }
   if (value === null || typeof value === 'boolean' || typeof value === 'string') return JSON.stringify(value);
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) {
+      const path = pathOf(at);
       throw new GuardrailValidationError(
         path,
         `${path} must be a finite number, got ${describeValue(value)}`,
@@ -97,15 +111,21 @@ function canonical(value: unknown, path: string, depth: number): string {
     const parts: string[] = [];
     // An index loop, not map: map skips the holes of a sparse array, which JSON cannot hold.
     for (let i = 0; i < value.length; i++) {
-      if (!(i in value))
-        throw new GuardrailValidationError(`${path}[${i}]`, `${path}[${i}] is a hole in the array`);
-      parts.push(canonical(value[i], `${path}[${i}]`, depth + 1));
+      if (!(i in value)) {
+        const path = pathOf({ parent: at, key: i });
+        throw new GuardrailValidationError(path, `${path} is a hole in the array`);
+      }
+      parts.push(canonical(value[i], { parent: at, key: i }, depth + 1));
     }
     return `[${parts.join(',')}]`;
   }
   if (isPlainObject(value)) {
     const keys = Object.keys(value).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical(value[k], `${path}.${k}`, depth + 1)}`).join(',')}}`;
+    const parts: string[] = [];
+    for (const k of keys)
+      parts.push(`${JSON.stringify(k)}:${canonical(value[k], { parent: at, key: k }, depth + 1)}`);
+    return `{${parts.join(',')}}`;
   }
+  const path = pathOf(at);
   throw new GuardrailValidationError(path, `${path} must be plain JSON, got ${describeValue(value)}`);
 }

@@ -755,3 +755,10 @@ describe('unconfigured plans', () => {
     expect((await service.checkToolBudget('unknown', 1)).eventType).toBe('budget_blocked');
   });
 });
+
+describe('plan ids databases cannot keep apart', () => {
+  it('refuses a plan id holding a lone surrogate, naming plan_id', async () => {
+    const { service } = await configured({ maxSteps: 1 });
+    expect(await rejectedField(service.configureGuardrails('plan-\ud800', { maxSteps: 1 }))).toBe('plan_id');
+  });
+});

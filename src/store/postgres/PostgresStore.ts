@@ -1,0 +1,700 @@
+import { createHash } from 'node:crypto';
+import pg from 'pg';
+import type { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
+import { AuditEntry } from '../../audit/AuditEntry.js';
+import { AuditTrail, DEFAULT_AUDIT_CAPACITY } from '../../audit/AuditTrail.js';
+import {
+  describeValue,
+  GuardrailError,
+  GuardrailValidationError,
+  invalid,
+  isGuardrailError,
+} from '../../errors.js';
+import { AutonomyGuardrails } from '../../guardrails/AutonomyGuardrails.js';
+import { EVENT_INFO, isGuardrailEventType } from '../../guardrails/events.js';
+import type {
+  Approval,
+  ApprovalStatus,
+  GuardrailStore,
+  PlanChangeFn,
+  PlanRecord,
+} from '../GuardrailStore.js';
+import { applyMutation } from '../mutation.js';
+
+/** Options of a {@link PostgresStore}: exactly one of `pool` and `url`. */
+export interface PostgresStoreOptions {
+  /** A pool the caller owns: the store uses it and never ends it. */
+  pool?: Pool;
+  /** A connection string: the store creates a pool of its own and ends it on `close()`. */
+  url?: string;
+  /** The schema holding the tables; default `public`. `migrate()` creates it when it is missing. */
+  schema?: string;
+  /** Put before every table name, so several stores can share a schema; default `leash_`. */
+  tablePrefix?: string;
+  /** How many audit entries `get` returns per plan (the tables keep every entry); default 1000. */
+  auditCapacity?: number;
+}
+
+/** The schema version this code reads and writes; `migrate()` brings a database up to it. */
+export const POSTGRES_SCHEMA_VERSION = 1;
+
+// Schema and table prefix go into SQL identifiers, so they are held to a plain lower-case form that
+// needs no escaping and leaves room for the longest table name within PostgreSQL's 63 bytes.
+const IDENTIFIER = /^[a-z_][a-z0-9_]{0,30}$/;
+// NUL cannot be stored in a text column, and a lone surrogate is turned into U+FFFD on the way to the
+// server, which would make two distinct ids name one row.
+const LONE_SURROGATE = /\p{Cs}/u;
+// First key of the advisory lock that serializes migrations ("leas").
+const MIGRATION_LOCK = 0x6c656173;
+const STATUSES: readonly ApprovalStatus[] = ['pending', 'approved', 'denied', 'used'];
+// Owned pools give up waiting for a connection after this long instead of hanging a check.
+const CONNECT_TIMEOUT_MS = 10_000;
+
+interface Tables {
+  readonly schema: string;
+  readonly plans: string;
+  readonly entries: string;
+  readonly approvals: string;
+  readonly version: string;
+  readonly prefix: string;
+}
+
+/** Each migration, in order: migration n brings the schema to version n. */
+const MIGRATIONS: readonly ((t: Tables) => readonly string[])[] = [
+  (t) => [
+    // Guardrails and details are kept as JSON text, not jsonb: text gives back exactly what was
+    // written (jsonb refuses \u0000 and lone surrogates, which JSON.stringify emits as escapes).
+    `CREATE TABLE ${t.plans} (
+       plan_id text PRIMARY KEY,
+       guardrails text NOT NULL
+     )`,
+    `CREATE TABLE ${t.entries} (
+       plan_id text NOT NULL REFERENCES ${t.plans} (plan_id) ON DELETE CASCADE,
+       seq bigint NOT NULL,
+       event_type text NOT NULL,
+       ts bigint NOT NULL,
+       details text NOT NULL,
+       PRIMARY KEY (plan_id, seq)
+     )`,
+    `CREATE TABLE ${t.approvals} (
+       id text PRIMARY KEY,
+       plan_id text NOT NULL REFERENCES ${t.plans} (plan_id) ON DELETE CASCADE,
+       decision_id text NOT NULL,
+       operation text NOT NULL,
+       input_hash text NOT NULL,
+       requested_at text NOT NULL,
+       expires_at text NOT NULL,
+       status text NOT NULL CHECK (status IN ('pending', 'approved', 'denied', 'used')),
+       decided_by text,
+       decided_at text,
+       reason text,
+       used_at text
+     )`,
+    `CREATE INDEX ${quote(`${t.prefix}approvals_plan_idx`)} ON ${t.approvals} (plan_id)`,
+    `CREATE INDEX ${quote(`${t.prefix}approvals_status_idx`)} ON ${t.approvals} (status)`,
+  ],
+];
+
+interface ApprovalRow {
+  id: string;
+  plan_id: string;
+  decision_id: string;
+  operation: string;
+  input_hash: string;
+  requested_at: string;
+  expires_at: string;
+  status: string;
+  decided_by: string | null;
+  decided_at: string | null;
+  reason: string | null;
+  used_at: string | null;
+}
+
+const APPROVAL_COLUMNS =
+  'id, plan_id, decision_id, operation, input_hash, requested_at, expires_at, status, decided_by, decided_at, reason, used_at';
+
+/**
+ * Keeps guardrails, every audit entry and approvals in PostgreSQL, so that several processes can share
+ * plans. Each update is one transaction that locks the plan's row (`SELECT … FOR UPDATE`) from the read to
+ * the commit, so concurrent updates of a plan, from any number of connections and processes, run one
+ * after the other. Any failure of the database rejects with a `STORE_UNAVAILABLE` {@link GuardrailError}:
+ * a check that cannot be recorded is never allowed.
+ *
+ * Call {@link migrate} once (at deployment, or at start-up: it is idempotent and safe to run from several
+ * processes at once) before using the store.
+ *
+ * @example
+ * const store = new PostgresStore({ url: process.env.DATABASE_URL });
+ * await store.migrate();
+ * const service = new AutonomyGuardrailService({ store });
+ */
+export class PostgresStore implements GuardrailStore {
+  readonly auditCapacity: number;
+  readonly schema: string;
+  readonly tablePrefix: string;
+  readonly #pool: Pool;
+  readonly #ownsPool: boolean;
+  readonly #t: Tables;
+  readonly #sql: Statements;
+  #closed = false;
+  #ready: Promise<void> | undefined;
+
+  constructor(options: PostgresStoreOptions) {
+    if (typeof options !== 'object' || options === null) invalid('options', 'an object', options);
+    this.auditCapacity = new AuditTrail({
+      maxEntries: options.auditCapacity ?? DEFAULT_AUDIT_CAPACITY,
+    }).maxEntries;
+    this.schema = identifier(options.schema ?? 'public', 'schema');
+    if (this.schema.startsWith('pg_')) invalid('schema', 'a name not starting with pg_', this.schema);
+    this.tablePrefix = identifier(options.tablePrefix ?? 'leash_', 'tablePrefix');
+    if ((options.pool === undefined) === (options.url === undefined)) {
+      throw new GuardrailValidationError('pool', 'give exactly one of pool and url');
+    }
+    if (options.url !== undefined) {
+      if (typeof options.url !== 'string' || options.url === '')
+        invalid('url', 'a connection string', options.url);
+      this.#pool = new pg.Pool({
+        connectionString: options.url,
+        connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      });
+      // An idle connection that breaks emits 'error' on the pool, which would end the process when
+      // unheard; the next query reports the failure instead.
+      this.#pool.on('error', () => {});
+      this.#ownsPool = true;
+    } else {
+      const pool = options.pool;
+      // Duck-typed, so that a pool of another copy of pg is accepted.
+      if (typeof (pool as { connect?: unknown } | undefined)?.connect !== 'function') {
+        invalid('pool', 'a pg.Pool', pool);
+      }
+      this.#pool = pool as Pool;
+      this.#ownsPool = false;
+    }
+    const s = quote(this.schema);
+    const table = (name: string) => `${s}.${quote(this.tablePrefix + name)}`;
+    this.#t = {
+      schema: s,
+      prefix: this.tablePrefix,
+      plans: table('plans'),
+      entries: table('audit_entries'),
+      approvals: table('approvals'),
+      version: table('schema_version'),
+    };
+    this.#sql = statements(this.#t);
+  }
+
+  /**
+   * Creates the schema and the tables, or brings them up to {@link POSTGRES_SCHEMA_VERSION}. Idempotent;
+   * concurrent calls, from any process, wait for each other. Rejects with `STORE_SCHEMA_TOO_NEW` when the
+   * database was migrated by a newer version of leash.
+   */
+  async migrate(): Promise<void> {
+    this.#open();
+    const t = this.#t;
+    const doing = 'migrate its tables';
+    await this.#transaction(doing, async (client) => {
+      // Per schema, not per prefix: two prefixes migrating at once would both create the schema.
+      await query(client, doing, 'SELECT pg_advisory_xact_lock($1, hashtext($2))', [
+        MIGRATION_LOCK,
+        this.schema,
+      ]);
+      const ns = await query(client, doing, 'SELECT 1 FROM pg_namespace WHERE nspname = $1', [this.schema]);
+      if (ns.rowCount === 0) await query(client, doing, `CREATE SCHEMA ${t.schema}`);
+      await query(
+        client,
+        doing,
+        `CREATE TABLE IF NOT EXISTS ${t.version} (
+           version integer PRIMARY KEY,
+           applied_at timestamptz NOT NULL DEFAULT now()
+         )`,
+      );
+      const current = await this.#version(client, doing);
+      for (let v = current + 1; v <= MIGRATIONS.length; v++) {
+        for (const statement of (MIGRATIONS[v - 1] as (t: Tables) => readonly string[])(t)) {
+          await query(client, doing, statement);
+        }
+        await query(client, doing, `INSERT INTO ${t.version} (version) VALUES ($1)`, [v]);
+      }
+    });
+    this.#ready = Promise.resolve();
+  }
+
+  async update<T>(
+    planId: string,
+    change: PlanChangeFn<T>,
+    options?: { readonly approvalId?: string },
+  ): Promise<T> {
+    this.#open();
+    storable(planId, 'plan_id');
+    const approvalId = options?.approvalId;
+    if (approvalId !== undefined) storable(approvalId, 'approval_id');
+    await this.#whenReady();
+    const doing = `update plan ${describeValue(planId)}`;
+    const sql = this.#sql;
+    return this.#transaction(doing, async (client) => {
+      const row = (await query<{ guardrails: string }>(client, doing, sql.lockPlan, [planId])).rows[0];
+      const current = row === undefined ? null : readGuardrails(planId, row.guardrails);
+      let wanted: Approval | null = null;
+      // Approvals exist only for configured plans; the plan's lock already orders every change to them.
+      if (current !== null && approvalId !== undefined) {
+        const found = await query<ApprovalRow>(client, doing, sql.lockApproval, [approvalId, planId]);
+        wanted = found.rows[0] === undefined ? null : readApproval(found.rows[0]);
+      }
+
+      const out = change(current, wanted);
+      const { audit, mutation, replace, approval, newApproval } = out;
+      if (
+        mutation === undefined &&
+        audit === undefined &&
+        replace === undefined &&
+        approval === undefined &&
+        newApproval === undefined
+      ) {
+        return out.result;
+      }
+      if (current === null) {
+        throw new GuardrailError(
+          'STORE_CONTRACT',
+          `cannot record a change for unconfigured plan ${describeValue(planId)}`,
+        );
+      }
+      for (const a of [approval, newApproval]) {
+        if (a !== undefined && a.planId !== planId) {
+          throw new GuardrailError('STORE_CONTRACT', `approval "${a.id}" belongs to another plan`);
+        }
+      }
+      let next = replace?.clone();
+      if (mutation !== undefined) next = applyMutation(next ?? current, mutation);
+
+      const json = next === undefined ? undefined : JSON.stringify(next.toJSON());
+      if (audit !== undefined) {
+        const values = [planId, audit.eventType, audit.timestamp, JSON.stringify(audit.details)];
+        if (json === undefined) await query(client, doing, sql.appendEntry, values);
+        else await query(client, doing, sql.writePlanAndAppendEntry, [...values, json]);
+      } else if (json !== undefined) {
+        await query(client, doing, sql.writePlan, [planId, json]);
+      }
+      if (approval !== undefined) {
+        const kept = await query(client, doing, sql.upsertApproval, approvalValues(approval));
+        if (kept.rowCount === 0) {
+          throw new GuardrailError('STORE_CONTRACT', `approval "${approval.id}" belongs to another plan`);
+        }
+      }
+      if (newApproval !== undefined) {
+        const added = await query(client, doing, sql.insertApproval, approvalValues(newApproval));
+        if (added.rowCount === 0) {
+          throw new GuardrailError('APPROVAL_ID_TAKEN', `approval id "${newApproval.id}" is already used`);
+        }
+      }
+      return out.result;
+    });
+  }
+
+  async getApproval(id: string): Promise<Approval | null> {
+    this.#open();
+    storable(id, 'approval_id');
+    await this.#whenReady();
+    const doing = `read approval ${describeValue(id)}`;
+    const found = await query<ApprovalRow>(this.#pool, doing, this.#sql.getApproval, [id]);
+    return found.rows[0] === undefined ? null : readApproval(found.rows[0]);
+  }
+
+  async listApprovals(filter?: {
+    readonly planId?: string;
+    readonly status?: ApprovalStatus;
+  }): Promise<Approval[]> {
+    this.#open();
+    const planId = filter?.planId;
+    const status = filter?.status;
+    if (planId !== undefined) storable(planId, 'plan_id');
+    if (status !== undefined && !STATUSES.includes(status)) {
+      invalid('status', `one of ${STATUSES.join(', ')}`, status);
+    }
+    await this.#whenReady();
+    const sql = this.#sql;
+    const doing = 'list approvals';
+    const found =
+      planId !== undefined && status !== undefined
+        ? await query<ApprovalRow>(this.#pool, doing, sql.listByPlanAndStatus, [planId, status])
+        : planId !== undefined
+          ? await query<ApprovalRow>(this.#pool, doing, sql.listByPlan, [planId])
+          : status !== undefined
+            ? await query<ApprovalRow>(this.#pool, doing, sql.listByStatus, [status])
+            : await query<ApprovalRow>(this.#pool, doing, sql.listAll, []);
+    return found.rows.map(readApproval);
+  }
+
+  async put(planId: string, guardrails: AutonomyGuardrails, audit?: AuditTrail): Promise<void> {
+    this.#open();
+    storable(planId, 'plan_id');
+    const json = JSON.stringify(guardrails.toJSON());
+    // Copied now: the caller may keep adding to its trail while the write is on its way.
+    const kept = audit?.withCapacity(this.auditCapacity).entries;
+    await this.#whenReady();
+    const doing = `store plan ${describeValue(planId)}`;
+    const sql = this.#sql;
+    if (kept === undefined) {
+      await query(this.#pool, doing, sql.upsertPlan, [planId, json]);
+      return;
+    }
+    await this.#transaction(doing, async (client) => {
+      await query(client, doing, sql.upsertPlan, [planId, json]);
+      await query(client, doing, sql.deleteEntries, [planId]);
+      if (kept.length > 0) {
+        await query(client, doing, sql.insertEntries, [
+          planId,
+          kept.map((e) => e.eventType),
+          kept.map((e) => e.timestamp),
+          kept.map((e) => JSON.stringify(e.details)),
+        ]);
+      }
+    });
+  }
+
+  async get(planId: string): Promise<PlanRecord | null> {
+    this.#open();
+    storable(planId, 'plan_id');
+    await this.#whenReady();
+    const doing = `read plan ${describeValue(planId)}`;
+    // One statement, so the guardrails and the entries come from the same snapshot.
+    const found = await query<{ guardrails: string; entries: unknown }>(
+      this.#pool,
+      doing,
+      this.#sql.getPlan,
+      [planId, this.auditCapacity],
+    );
+    const row = found.rows[0];
+    if (row === undefined) return null;
+    const trail = new AuditTrail({ maxEntries: this.auditCapacity });
+    for (const entry of readEntries(planId, row.entries)) trail.add(entry);
+    return { guardrails: readGuardrails(planId, row.guardrails), audit: trail };
+  }
+
+  async delete(planId: string): Promise<boolean> {
+    this.#open();
+    storable(planId, 'plan_id');
+    await this.#whenReady();
+    // Entries and approvals go with the plan (ON DELETE CASCADE), in the same statement.
+    const gone = await query(this.#pool, `delete plan ${describeValue(planId)}`, this.#sql.deletePlan, [
+      planId,
+    ]);
+    return (gone.rowCount ?? 0) > 0;
+  }
+
+  /** Ends the pool when the store created it; a pool passed in is left to its owner. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#ownsPool) await this.#pool.end();
+  }
+
+  #open(): void {
+    if (this.#closed) throw new GuardrailError('STORE_CLOSED', 'the store is closed');
+  }
+
+  /** Checks the schema version once, before the first use; a failed check is tried again next time. */
+  #whenReady(): Promise<void> {
+    if (this.#ready === undefined) {
+      const doing = 'check its schema version';
+      const ready = (async () => {
+        let current: number;
+        try {
+          current = await this.#version(this.#pool, doing);
+        } catch (error) {
+          const code = isGuardrailError(error)
+            ? (error.cause as { code?: unknown } | undefined)?.code
+            : undefined;
+          if (code === '42P01' || code === '3F000') {
+            throw notMigrated(0);
+          }
+          throw error;
+        }
+        if (current < POSTGRES_SCHEMA_VERSION) throw notMigrated(current);
+      })();
+      ready.catch(() => {
+        if (this.#ready === ready) this.#ready = undefined;
+      });
+      this.#ready = ready;
+    }
+    return this.#ready;
+  }
+
+  async #version(client: Pool | PoolClient, doing: string): Promise<number> {
+    const found = await query<{ v: number }>(
+      client,
+      doing,
+      `SELECT COALESCE(MAX(version), 0)::integer AS v FROM ${this.#t.version}`,
+    );
+    const version = found.rows[0]?.v ?? 0;
+    if (version > POSTGRES_SCHEMA_VERSION) {
+      throw new GuardrailError(
+        'STORE_SCHEMA_TOO_NEW',
+        `the PostgreSQL schema ${this.schema} (prefix ${this.tablePrefix}) is at version ${version}, newer than version ${POSTGRES_SCHEMA_VERSION} of this leash; upgrade leash`,
+      );
+    }
+    return version;
+  }
+
+  /**
+   * Runs `body` in a transaction on one pooled connection: COMMIT when it resolves, ROLLBACK when it
+   * throws. Errors of `body` come out unchanged; database errors come out as `STORE_UNAVAILABLE`.
+   */
+  async #transaction<T>(doing: string, body: (client: PoolClient) => Promise<T>): Promise<T> {
+    let client: PoolClient;
+    try {
+      client = await this.#pool.connect();
+    } catch (error) {
+      throw unavailable(doing, error);
+    }
+    let broken: Error | undefined;
+    try {
+      try {
+        await client.query('BEGIN');
+      } catch (error) {
+        broken = asError(error);
+        throw unavailable(doing, error);
+      }
+      let result: T;
+      try {
+        result = await body(client);
+      } catch (error) {
+        try {
+          await client.query('ROLLBACK');
+        } catch (rollback) {
+          broken = asError(rollback);
+        }
+        throw error;
+      }
+      try {
+        await client.query('COMMIT');
+      } catch (error) {
+        broken = asError(error);
+        throw unavailable(`${doing} (the change may or may not have been committed)`, error);
+      }
+      return result;
+    } finally {
+      // A connection whose state is unknown is closed rather than handed to the next caller.
+      client.release(broken);
+    }
+  }
+}
+
+/** The SQL of one store, built once from its table names. */
+interface Statements {
+  readonly lockPlan: string;
+  readonly lockApproval: string;
+  readonly writePlan: string;
+  readonly appendEntry: string;
+  readonly writePlanAndAppendEntry: string;
+  readonly upsertApproval: string;
+  readonly insertApproval: string;
+  readonly getApproval: string;
+  readonly listAll: string;
+  readonly listByPlan: string;
+  readonly listByStatus: string;
+  readonly listByPlanAndStatus: string;
+  readonly upsertPlan: string;
+  readonly deleteEntries: string;
+  readonly insertEntries: string;
+  readonly getPlan: string;
+  readonly deletePlan: string;
+}
+
+function statements(t: Tables): Statements {
+  // The next sequence number is read after the plan's row is locked, so concurrent appends of one plan
+  // cannot take the same number, and numbers follow the order in which updates ran.
+  const append = `INSERT INTO ${t.entries} (plan_id, seq, event_type, ts, details)
+    SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4 FROM ${t.entries} WHERE plan_id = $1`;
+  const order = 'ORDER BY requested_at COLLATE "C", id COLLATE "C"';
+  const insertApproval = `INSERT INTO ${t.approvals} (${APPROVAL_COLUMNS})
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`;
+  return {
+    lockPlan: `SELECT guardrails FROM ${t.plans} WHERE plan_id = $1 FOR UPDATE`,
+    lockApproval: `SELECT ${APPROVAL_COLUMNS} FROM ${t.approvals} WHERE id = $1 AND plan_id = $2 FOR UPDATE`,
+    writePlan: `UPDATE ${t.plans} SET guardrails = $2 WHERE plan_id = $1`,
+    appendEntry: append,
+    writePlanAndAppendEntry: `WITH written AS (UPDATE ${t.plans} SET guardrails = $5 WHERE plan_id = $1)
+      ${append}`,
+    // Replaces an approval of this plan only: a row of another plan is left alone and nothing returned.
+    upsertApproval: `${insertApproval}
+      ON CONFLICT (id) DO UPDATE SET
+        decision_id = EXCLUDED.decision_id, operation = EXCLUDED.operation,
+        input_hash = EXCLUDED.input_hash, requested_at = EXCLUDED.requested_at,
+        expires_at = EXCLUDED.expires_at, status = EXCLUDED.status, decided_by = EXCLUDED.decided_by,
+        decided_at = EXCLUDED.decided_at, reason = EXCLUDED.reason, used_at = EXCLUDED.used_at
+      WHERE ${t.approvals}.plan_id = EXCLUDED.plan_id
+      RETURNING id`,
+    insertApproval: `${insertApproval} ON CONFLICT (id) DO NOTHING RETURNING id`,
+    getApproval: `SELECT ${APPROVAL_COLUMNS} FROM ${t.approvals} WHERE id = $1`,
+    listAll: `SELECT ${APPROVAL_COLUMNS} FROM ${t.approvals} ${order}`,
+    listByPlan: `SELECT ${APPROVAL_COLUMNS} FROM ${t.approvals} WHERE plan_id = $1 ${order}`,
+    listByStatus: `SELECT ${APPROVAL_COLUMNS} FROM ${t.approvals} WHERE status = $1 ${order}`,
+    listByPlanAndStatus: `SELECT ${APPROVAL_COLUMNS} FROM ${t.approvals}
+      WHERE plan_id = $1 AND status = $2 ${order}`,
+    upsertPlan: `INSERT INTO ${t.plans} (plan_id, guardrails) VALUES ($1, $2)
+      ON CONFLICT (plan_id) DO UPDATE SET guardrails = EXCLUDED.guardrails`,
+    deleteEntries: `DELETE FROM ${t.entries} WHERE plan_id = $1`,
+    insertEntries: `INSERT INTO ${t.entries} (plan_id, seq, event_type, ts, details)
+      SELECT $1, e.ord, e.event_type, e.ts, e.details
+      FROM unnest($2::text[], $3::bigint[], $4::text[]) WITH ORDINALITY AS e(event_type, ts, details, ord)`,
+    getPlan: `SELECT p.guardrails,
+        (SELECT json_agg(json_build_array(e.event_type, e.ts, e.details) ORDER BY e.seq)
+           FROM (SELECT seq, event_type, ts, details FROM ${t.entries}
+                  WHERE plan_id = p.plan_id ORDER BY seq DESC LIMIT $2) e) AS entries
+      FROM ${t.plans} p WHERE p.plan_id = $1`,
+    deletePlan: `DELETE FROM ${t.plans} WHERE plan_id = $1`,
+  };
+}
+
+// Named statements are parsed and planned once per connection. Names come from the text, so stores
+// with different tables, or two copies of this module, sharing one pool never clash.
+const statementNames = new Map<string, string>();
+
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `leash_${createHash('sha256').update(text).digest('hex').slice(0, 32)}`;
+    statementNames.set(text, name);
+  }
+  return name;
+}
+
+/** Runs one statement; with values it is a named (prepared) statement. Failures become `STORE_UNAVAILABLE`. */
+async function query<R extends QueryResultRow = QueryResultRow>(
+  client: Pool | PoolClient,
+  doing: string,
+  text: string,
+  values?: unknown[],
+): Promise<QueryResult<R>> {
+  const config: QueryConfig = values === undefined ? { text } : { name: statementName(text), text, values };
+  try {
+    return await client.query<R>(config);
+  } catch (error) {
+    throw unavailable(doing, error);
+  }
+}
+
+/** The error for a failure of the database: the store fails closed, keeping the cause. */
+function unavailable(doing: string, error: unknown): GuardrailError {
+  if (isGuardrailError(error)) return error;
+  const e = error as { message?: unknown; code?: unknown } | null;
+  const message = typeof e?.message === 'string' && e.message !== '' ? e.message : describeValue(error);
+  const code = typeof e?.code === 'string' && !message.includes(e.code) ? ` (${e.code})` : '';
+  const hint = e?.code === '42P01' || e?.code === '3F000' ? '; call migrate() first' : '';
+  return new GuardrailError(
+    'STORE_UNAVAILABLE',
+    `PostgresStore could not ${doing}: ${message}${code}${hint}`,
+    { cause: error },
+  );
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
+
+function notMigrated(version: number): GuardrailError {
+  return new GuardrailError(
+    'STORE_NOT_MIGRATED',
+    `the PostgreSQL schema is at version ${version}, older than version ${POSTGRES_SCHEMA_VERSION}; call migrate() first`,
+  );
+}
+
+function identifier(value: unknown, field: string): string {
+  if (typeof value !== 'string' || !IDENTIFIER.test(value)) {
+    invalid(field, `a lower-case SQL identifier matching ${IDENTIFIER}`, value);
+  }
+  return value;
+}
+
+function quote(name: string): string {
+  return `"${name}"`;
+}
+
+function storable(value: unknown, field: string): void {
+  if (typeof value !== 'string' || value.includes('\0') || LONE_SURROGATE.test(value)) {
+    invalid(field, 'a string of well-formed Unicode without NUL', value);
+  }
+}
+
+function approvalValues(a: Approval): unknown[] {
+  const text = [a.id, a.planId, a.decisionId, a.operation, a.inputHash, a.requestedAt, a.expiresAt];
+  text.forEach((v, i) => storable(v, `approval.${APPROVAL_FIELDS[i] as string}`));
+  if (!STATUSES.includes(a.status)) invalid('approval.status', `one of ${STATUSES.join(', ')}`, a.status);
+  const optional = [a.decidedBy, a.decidedAt, a.reason, a.usedAt].map((v, i) => {
+    if (v === undefined) return null;
+    storable(v, `approval.${APPROVAL_FIELDS[i + 8] as string}`);
+    return v;
+  });
+  return [...text, a.status, ...optional];
+}
+
+const APPROVAL_FIELDS = [
+  'id',
+  'planId',
+  'decisionId',
+  'operation',
+  'inputHash',
+  'requestedAt',
+  'expiresAt',
+  'status',
+  'decidedBy',
+  'decidedAt',
+  'reason',
+  'usedAt',
+] as const;
+
+function corrupt(what: string, cause: unknown): GuardrailError {
+  const why = cause instanceof Error ? `: ${cause.message}` : '';
+  return new GuardrailError('STORE_CORRUPT', `PostgresStore holds unreadable ${what}${why}`, { cause });
+}
+
+function readGuardrails(planId: string, text: string): AutonomyGuardrails {
+  try {
+    return AutonomyGuardrails.fromJSON(JSON.parse(text));
+  } catch (error) {
+    throw corrupt(`guardrails for plan ${describeValue(planId)}`, error);
+  }
+}
+
+function readEntries(planId: string, rows: unknown): AuditEntry[] {
+  if (rows === null) return [];
+  try {
+    if (!Array.isArray(rows)) throw new Error('entries are not a list');
+    return rows.map((row: unknown) => {
+      const [eventType, timestamp, details] = Array.isArray(row) ? row : [];
+      if (!isGuardrailEventType(eventType)) throw new Error(`unknown event type ${describeValue(eventType)}`);
+      if (typeof details !== 'string') throw new Error('details are not JSON text');
+      return AuditEntry.create({
+        eventType,
+        guardName: EVENT_INFO[eventType].guardName,
+        timestamp: timestamp as number,
+        details: JSON.parse(details) as Record<string, unknown>,
+      });
+    });
+  } catch (error) {
+    throw corrupt(`audit entries for plan ${describeValue(planId)}`, error);
+  }
+}
+
+function readApproval(row: ApprovalRow): Approval {
+  if (!STATUSES.includes(row.status as ApprovalStatus)) {
+    throw corrupt(
+      `approval ${describeValue(row.id)}`,
+      new Error(`unknown status ${describeValue(row.status)}`),
+    );
+  }
+  return Object.freeze({
+    id: row.id,
+    planId: row.plan_id,
+    decisionId: row.decision_id,
+    operation: row.operation,
+    inputHash: row.input_hash,
+    requestedAt: row.requested_at,
+    expiresAt: row.expires_at,
+    status: row.status as ApprovalStatus,
+    ...(row.decided_by === null ? {} : { decidedBy: row.decided_by }),
+    ...(row.decided_at === null ? {} : { decidedAt: row.decided_at }),
+    ...(row.reason === null ? {} : { reason: row.reason }),
+    ...(row.used_at === null ? {} : { usedAt: row.used_at }),
+  });
+}

@@ -1,0 +1,67 @@
+import { randomBytes } from 'node:crypto';
+import { userInfo } from 'node:os';
+import pg from 'pg';
+
+/**
+ * The server the PostgreSQL tests use. Without a user in the URL, pg falls back to $PGUSER, then $USER,
+ * and sends none when both are unset; psql and libpq use the login name, and so do these tests.
+ */
+export const DATABASE_URL = withUser(process.env['DATABASE_URL'] ?? 'postgres://127.0.0.1:5432/test');
+
+function withUser(text: string): string {
+  const user = process.env['PGUSER'] ?? process.env['USER'];
+  if (user !== undefined && user !== '') return text;
+  try {
+    const url = new URL(text);
+    if (url.username !== '' || url.hostname === '') return text;
+    url.username = userInfo().username;
+    return url.toString();
+  } catch {
+    return text;
+  }
+}
+
+/** Host, port and database of {@link DATABASE_URL}, without any password it may hold. */
+function where(): string {
+  try {
+    const url = new URL(DATABASE_URL);
+    return `${url.hostname}:${url.port || '5432'}${url.pathname}`;
+  } catch {
+    return 'DATABASE_URL';
+  }
+}
+
+/**
+ * False when nothing answers at the address. A server that answers with an error (a wrong user or
+ * database) counts as answering, so that the tests run and say what is wrong instead of being skipped.
+ */
+async function serverAnswers(): Promise<boolean> {
+  const client = new pg.Client({ connectionString: DATABASE_URL, connectionTimeoutMillis: 3_000 });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    return true;
+  } catch (error) {
+    return typeof (error as { severity?: unknown }).severity === 'string';
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/**
+ * True when the file's PostgreSQL tests should be skipped: no server answers and this is not CI. Under
+ * CI=true the tests run, and fail, without a server.
+ */
+export async function skipWithoutServer(file: string): Promise<boolean> {
+  if (await serverAnswers()) return false;
+  if (process.env['CI'] === 'true') return false;
+  console.warn(
+    `${file}: skipped, no PostgreSQL server answers at ${where()} (set DATABASE_URL; with CI=true these tests fail instead)`,
+  );
+  return true;
+}
+
+/** A schema name no other test run uses. */
+export function freshSchemaName(): string {
+  return `leash_test_${process.pid}_${randomBytes(4).toString('hex')}`;
+}

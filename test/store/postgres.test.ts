@@ -1,0 +1,344 @@
+import { createServer, type Server, type Socket } from 'node:net';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  AuditEntry,
+  AutonomyGuardrails,
+  AutonomyGuardrailService,
+  GuardrailValidationError,
+} from '../../src/index.js';
+import { runStoreContract } from '../../src/store/contract.js';
+import { PostgresStore, type PostgresStoreOptions } from '../../src/store/postgres/PostgresStore.js';
+import { DATABASE_URL, freshSchemaName, skipWithoutServer } from './postgres-support.js';
+
+const skip = await skipWithoutServer('test/store/postgres.test.ts');
+
+const T0 = Date.parse('2026-11-30T10:00:00.000Z');
+
+function stepEntry(i: number): AuditEntry {
+  return AuditEntry.create({
+    eventType: 'step_allowed',
+    guardName: 'step_limit',
+    timestamp: T0 + i,
+    details: { i },
+  });
+}
+
+/** The rejection of `promise`; fails the test when it resolves. */
+async function rejection(promise: Promise<unknown>): Promise<Record<string, unknown>> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as Record<string, unknown>;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('PostgresStore options', () => {
+  const pool = new pg.Pool({ connectionString: DATABASE_URL });
+
+  afterAll(async () => {
+    await pool.end();
+  });
+
+  it.each([
+    ['schema', { schema: 'Public' }],
+    ['schema', { schema: 'a"; DROP TABLE x; --' }],
+    ['schema', { schema: 'pg_catalog' }],
+    ['tablePrefix', { tablePrefix: '1x_' }],
+    ['tablePrefix', { tablePrefix: 'x'.repeat(32) }],
+  ] as const)('refuses a %s that is not a plain lower-case identifier: %j', (field, options) => {
+    expect(() => new PostgresStore({ pool, ...options })).toThrow(
+      expect.objectContaining({ name: 'GuardrailValidationError', field }),
+    );
+  });
+
+  it('refuses options with both a pool and a url', () => {
+    expect(() => new PostgresStore({ pool, url: DATABASE_URL })).toThrow(GuardrailValidationError);
+  });
+
+  it('refuses options with neither a pool nor a url', () => {
+    expect(() => new PostgresStore({})).toThrow(GuardrailValidationError);
+  });
+
+  it('refuses an audit capacity below 1', () => {
+    expect(() => new PostgresStore({ pool, auditCapacity: 0 })).toThrow(GuardrailValidationError);
+  });
+});
+
+describe('PostgresStore without a database', () => {
+  let silent: Server | undefined;
+  const sockets = new Set<Socket>();
+
+  afterEach(async () => {
+    for (const socket of sockets) socket.destroy();
+    sockets.clear();
+    await new Promise((resolve) => (silent ? silent.close(resolve) : resolve(undefined)));
+    silent = undefined;
+  });
+
+  it('rejects with STORE_UNAVAILABLE, keeping the cause, when the connection is refused', async () => {
+    const store = new PostgresStore({ url: 'postgres://127.0.0.1:1/test' });
+    const error = await rejection(store.get('p'));
+    await store.close();
+    expect(error).toMatchObject({ code: 'STORE_UNAVAILABLE', cause: { code: 'ECONNREFUSED' } });
+    expect(error['message']).toMatch(/could not .*ECONNREFUSED/);
+  });
+
+  it('rejects with STORE_UNAVAILABLE when connecting times out', async () => {
+    silent = createServer((socket) => sockets.add(socket)); // accepts connections and never answers
+    await new Promise<void>((resolve) => silent?.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as { port: number }).port;
+    const pool = new pg.Pool({ host: '127.0.0.1', port, connectionTimeoutMillis: 100 });
+    const store = new PostgresStore({ pool });
+    const error = await rejection(store.get('p'));
+    await pool.end();
+    expect(error).toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    expect(error['message']).toMatch(/timeout/);
+  });
+
+  it('makes a budget check through an unreachable store reject instead of allowing it', async () => {
+    const store = new PostgresStore({ url: 'postgres://127.0.0.1:1/test' });
+    const service = new AutonomyGuardrailService({ store });
+    const error = await rejection(service.checkToolBudget('p', 1));
+    await store.close();
+    expect(error).toMatchObject({ code: 'STORE_UNAVAILABLE' });
+  });
+});
+
+describe.skipIf(skip)('PostgresStore', () => {
+  const schema = freshSchemaName();
+  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 10 });
+  let tables = 0;
+
+  /** A store on tables of its own, migrated. */
+  async function migrated(options: Partial<PostgresStoreOptions> = {}): Promise<PostgresStore> {
+    const store = new PostgresStore({ pool, schema, tablePrefix: `t${++tables}_`, ...options });
+    await store.migrate();
+    return store;
+  }
+
+  /** Rows of one of `store`'s tables. */
+  async function count(store: PostgresStore, table: string): Promise<number> {
+    const found = await pool.query<{ n: number }>(
+      `SELECT count(*)::integer AS n FROM "${store.schema}"."${store.tablePrefix}${table}"`,
+    );
+    return found.rows[0]?.n ?? -1;
+  }
+
+  beforeAll(async () => {
+    await pool.query(`CREATE SCHEMA "${schema}"`);
+  });
+
+  afterAll(async () => {
+    await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await pool.end();
+  });
+
+  runStoreContract('PostgresStore', { newStore: () => migrated({ auditCapacity: 5000 }) });
+
+  describe('migrate', () => {
+    it('can run again without changing what is stored', async () => {
+      const store = await migrated();
+      await store.put('p', AutonomyGuardrails.create({ maxSteps: 3 }));
+      await store.migrate();
+      expect((await store.get('p'))?.guardrails.maxSteps).toBe(3);
+    });
+
+    it('lets concurrent migrations of one set of tables wait for each other', async () => {
+      const stores = Array.from(
+        { length: 5 },
+        () => new PostgresStore({ pool, schema, tablePrefix: `t${tables + 1}_` }),
+      );
+      tables++;
+      await Promise.all(stores.map((s) => s.migrate()));
+      const versions = await pool.query(
+        `SELECT version FROM "${schema}"."${stores[0]?.tablePrefix}schema_version"`,
+      );
+      expect(versions.rows).toEqual([{ version: 1 }]);
+    });
+
+    it('creates a schema that does not exist yet', async () => {
+      const own = `${schema}_x`;
+      try {
+        const store = new PostgresStore({ pool, schema: own });
+        await store.migrate();
+        await store.put('p', AutonomyGuardrails.create());
+        expect(await store.get('p')).not.toBeNull();
+      } finally {
+        await pool.query(`DROP SCHEMA IF EXISTS "${own}" CASCADE`);
+      }
+    });
+
+    it('refuses, with STORE_SCHEMA_TOO_NEW, tables migrated by a newer version', async () => {
+      const store = await migrated();
+      await pool.query(`INSERT INTO "${schema}"."${store.tablePrefix}schema_version" (version) VALUES (2)`);
+      await expect(store.migrate()).rejects.toMatchObject({ code: 'STORE_SCHEMA_TOO_NEW' });
+    });
+
+    it('refuses to use tables migrated by a newer version', async () => {
+      const first = await migrated();
+      await pool.query(`INSERT INTO "${schema}"."${first.tablePrefix}schema_version" (version) VALUES (2)`);
+      const store = new PostgresStore({ pool, schema, tablePrefix: first.tablePrefix });
+      await expect(store.get('p')).rejects.toMatchObject({ code: 'STORE_SCHEMA_TOO_NEW' });
+    });
+
+    it('refuses, with STORE_NOT_MIGRATED, to use tables that were never migrated', async () => {
+      const store = new PostgresStore({ pool, schema, tablePrefix: `t${++tables}_` });
+      await expect(store.get('p')).rejects.toMatchObject({ code: 'STORE_NOT_MIGRATED' });
+    });
+  });
+
+  describe('durable audit entries', () => {
+    it('keeps every audit entry while get returns the newest auditCapacity of them', async () => {
+      const store = await migrated({ auditCapacity: 3 });
+      await store.put('p', AutonomyGuardrails.create());
+      for (let i = 0; i < 5; i++) await store.update('p', () => ({ result: null, audit: stepEntry(i) }));
+      const trail = (await store.get('p'))?.audit;
+      expect(trail?.entries.map((e) => e.details['i'])).toEqual([2, 3, 4]);
+      expect(await count(store, 'audit_entries')).toBe(5);
+    });
+
+    it('numbers the entries of a plan 1, 2, 3… in the order the updates ran', async () => {
+      const store = await migrated();
+      await store.put('p', AutonomyGuardrails.create());
+      await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          store.update('p', () => ({ result: null, audit: stepEntry(i) })),
+        ),
+      );
+      const found = await pool.query<{ seq: string }>(
+        `SELECT seq FROM "${schema}"."${store.tablePrefix}audit_entries" ORDER BY seq`,
+      );
+      expect(found.rows.map((r) => Number(r.seq))).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    });
+
+    it('removes the entries and approvals of a deleted plan from the tables', async () => {
+      const store = await migrated();
+      await store.put('p', AutonomyGuardrails.create());
+      await store.update('p', () => ({
+        result: null,
+        audit: stepEntry(1),
+        newApproval: {
+          id: 'a1',
+          planId: 'p',
+          decisionId: 'd1',
+          operation: 'deploy',
+          inputHash: 'a'.repeat(64),
+          requestedAt: '2026-11-30T10:00:00.000Z',
+          expiresAt: '2026-11-30T10:10:00.000Z',
+          status: 'pending',
+        },
+      }));
+      await store.delete('p');
+      expect([await count(store, 'audit_entries'), await count(store, 'approvals')]).toEqual([0, 0]);
+    });
+  });
+
+  describe('several stores on the same tables', () => {
+    it('grants exactly the budget to concurrent check-and-spend updates through three pools', async () => {
+      const first = await migrated();
+      const pools = Array.from({ length: 3 }, () => new pg.Pool({ connectionString: DATABASE_URL, max: 3 }));
+      const stores = pools.map((p) => new PostgresStore({ pool: p, schema, tablePrefix: first.tablePrefix }));
+      try {
+        await first.put('p', AutonomyGuardrails.create({ toolBudget: 0.0001 }));
+        const spend = (g: AutonomyGuardrails | null) => {
+          const allowed = g?.checkToolBudgetMicros(1).allowed ?? false;
+          return allowed ? { result: true, mutation: { spendMicros: 1 } } : { result: false };
+        };
+        const granted = await Promise.all(
+          stores.flatMap((s) => Array.from({ length: 100 }, () => s.update('p', spend))),
+        );
+        expect(granted.filter(Boolean)).toHaveLength(100);
+      } finally {
+        await Promise.all(pools.map((p) => p.end()));
+      }
+    });
+  });
+
+  describe('fails closed', () => {
+    it('rejects, with STORE_CORRUPT, an update of a plan whose stored guardrails cannot be read', async () => {
+      const store = await migrated();
+      await store.put('p', AutonomyGuardrails.create({ toolBudget: 1 }));
+      await pool.query(
+        `UPDATE "${schema}"."${store.tablePrefix}plans" SET guardrails = '{"tool_budget": -1}'`,
+      );
+      const check = store.update('p', (g) => ({ result: g?.checkToolBudgetMicros(1).allowed }));
+      await expect(check).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
+    });
+
+    it('rejects, with STORE_CORRUPT, a read of audit entries that cannot be read', async () => {
+      const store = await migrated();
+      await store.put('p', AutonomyGuardrails.create());
+      await store.update('p', () => ({ result: null, audit: stepEntry(1) }));
+      await pool.query(`UPDATE "${schema}"."${store.tablePrefix}audit_entries" SET event_type = 'bogus'`);
+      await expect(store.get('p')).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
+    });
+
+    it('rejects with STORE_UNAVAILABLE when the plan stays locked past the lock timeout', async () => {
+      const store = await migrated();
+      await store.put('p', AutonomyGuardrails.create({ toolBudget: 1 }));
+      const impatient = new pg.Pool({ connectionString: DATABASE_URL, max: 1, lock_timeout: 100 });
+      const waiting = new PostgresStore({ pool: impatient, schema, tablePrefix: store.tablePrefix });
+      const holder = await pool.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query(`SELECT 1 FROM "${schema}"."${store.tablePrefix}plans" FOR UPDATE`);
+        const error = await rejection(waiting.update('p', () => ({ result: null })));
+        expect(error).toMatchObject({ code: 'STORE_UNAVAILABLE', cause: { code: '55P03' } });
+      } finally {
+        await holder.query('ROLLBACK');
+        holder.release();
+        await impatient.end();
+      }
+    });
+
+    it('refuses a plan id that PostgreSQL would store changed (a lone surrogate)', async () => {
+      const store = await migrated();
+      await expect(store.put('p\ud800', AutonomyGuardrails.create())).rejects.toBeInstanceOf(
+        GuardrailValidationError,
+      );
+    });
+
+    it('keeps the first of two writers of one new approval id and refuses the second', async () => {
+      const store = await migrated();
+      await store.put('p', AutonomyGuardrails.create());
+      await store.put('q', AutonomyGuardrails.create());
+      const request = (planId: string) => ({
+        id: 'a1',
+        planId,
+        decisionId: `d-${planId}`,
+        operation: 'deploy',
+        inputHash: 'a'.repeat(64),
+        requestedAt: '2026-11-30T10:00:00.000Z',
+        expiresAt: '2026-11-30T10:10:00.000Z',
+        status: 'pending' as const,
+      });
+      const outcomes = await Promise.allSettled(
+        ['p', 'q'].map((planId) =>
+          store.update(planId, () => ({ result: null, newApproval: request(planId) })),
+        ),
+      );
+      expect(outcomes.map((o) => o.status).sort()).toEqual(['fulfilled', 'rejected']);
+    });
+  });
+
+  describe('close', () => {
+    it('ends the pool it created from a url', async () => {
+      const end = vi.spyOn(pg.Pool.prototype, 'end');
+      try {
+        const store = new PostgresStore({ url: DATABASE_URL, schema, tablePrefix: `t${++tables}_` });
+        await store.close();
+        expect(end).toHaveBeenCalledTimes(1);
+      } finally {
+        end.mockRestore();
+      }
+    });
+
+    it('leaves a pool passed in open', async () => {
+      const store = await migrated();
+      await store.close();
+      expect((await pool.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    });
+  });
+});
