@@ -1,5 +1,6 @@
 import type { AuditEntry } from '../audit/AuditEntry.js';
 import type { AuditTrail } from '../audit/AuditTrail.js';
+import type { ChainedEntry } from '../audit/chain.js';
 import type { AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
 
 /** What a change does to a plan's counters; the store applies it atomically with the audit entry. */
@@ -102,16 +103,24 @@ export interface GuardrailStore {
   listApprovals(filter?: { readonly planId?: string; readonly status?: ApprovalStatus }): Promise<Approval[]>;
 
   /**
-   * Stores a plan's guardrails, creating the plan if needed. With `audit`, the plan's audit trail is
-   * replaced by its newest `auditCapacity` entries; without, an existing plan keeps its trail and a new
-   * one starts an empty one. The trail's capacity is always the store's, whatever `audit` came with.
+   * Stores a plan's guardrails, creating the plan if needed. With `audit`, its newest `auditCapacity`
+   * entries are appended to the plan's durable log as new chained entries and the trail `get` returns
+   * starts at the first of them; nothing already in the log is removed. Without `audit`, an existing plan
+   * keeps its trail and a new one starts an empty one. The trail's capacity is always the store's,
+   * whatever `audit` came with.
    */
   put(planId: string, guardrails: AutonomyGuardrails, audit?: AuditTrail): Promise<void>;
 
   /** The plan's state, or null when it is not configured. */
   get(planId: string): Promise<PlanRecord | null>;
 
-  /** Forgets a plan and its approvals; true if it existed. */
+  /**
+   * The plan's whole durable audit log, oldest first: seq 1..n, each entry chained to the one before it
+   * (see `chainEntry`). Empty for a plan that is not configured. Every store is an `AuditLogSource`.
+   */
+  readAuditLog(planId: string): Promise<readonly ChainedEntry[]>;
+
+  /** Forgets a plan, its audit log and its approvals; true if it existed. */
   delete(planId: string): Promise<boolean>;
 
   /** Releases connections and files. The store is not used afterwards. */

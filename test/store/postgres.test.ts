@@ -8,7 +8,11 @@ import {
   GuardrailValidationError,
 } from '../../src/index.js';
 import { runStoreContract } from '../../src/store/contract.js';
-import { PostgresStore, type PostgresStoreOptions } from '../../src/store/postgres/PostgresStore.js';
+import {
+  POSTGRES_SCHEMA_VERSION,
+  PostgresStore,
+  type PostgresStoreOptions,
+} from '../../src/store/postgres/PostgresStore.js';
 import { DATABASE_URL, freshSchemaName, skipWithoutServer } from './postgres-support.js';
 
 const skip = await skipWithoutServer('test/store/postgres.test.ts');
@@ -155,7 +159,9 @@ describe.skipIf(skip)('PostgresStore', () => {
       const versions = await pool.query(
         `SELECT version FROM "${schema}"."${stores[0]?.tablePrefix}schema_version"`,
       );
-      expect(versions.rows).toEqual([{ version: 1 }]);
+      expect(versions.rows).toEqual(
+        Array.from({ length: POSTGRES_SCHEMA_VERSION }, (_, i) => ({ version: i + 1 })),
+      );
     });
 
     it('creates a schema that does not exist yet', async () => {
@@ -172,13 +178,17 @@ describe.skipIf(skip)('PostgresStore', () => {
 
     it('refuses, with STORE_SCHEMA_TOO_NEW, tables migrated by a newer version', async () => {
       const store = await migrated();
-      await pool.query(`INSERT INTO "${schema}"."${store.tablePrefix}schema_version" (version) VALUES (2)`);
+      await pool.query(`INSERT INTO "${schema}"."${store.tablePrefix}schema_version" (version) VALUES ($1)`, [
+        POSTGRES_SCHEMA_VERSION + 1,
+      ]);
       await expect(store.migrate()).rejects.toMatchObject({ code: 'STORE_SCHEMA_TOO_NEW' });
     });
 
     it('refuses to use tables migrated by a newer version', async () => {
       const first = await migrated();
-      await pool.query(`INSERT INTO "${schema}"."${first.tablePrefix}schema_version" (version) VALUES (2)`);
+      await pool.query(`INSERT INTO "${schema}"."${first.tablePrefix}schema_version" (version) VALUES ($1)`, [
+        POSTGRES_SCHEMA_VERSION + 1,
+      ]);
       const store = new PostgresStore({ pool, schema, tablePrefix: first.tablePrefix });
       await expect(store.get('p')).rejects.toMatchObject({ code: 'STORE_SCHEMA_TOO_NEW' });
     });

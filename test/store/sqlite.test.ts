@@ -10,6 +10,7 @@ import {
   AutonomyGuardrailService,
   GuardrailError,
 } from '../../src/index.js';
+import { verifyAuditLog } from '../../src/audit/verify.js';
 import { runStoreContract } from '../../src/store/contract.js';
 import { SQLITE_SCHEMA_VERSION, SqliteStore } from '../../src/store/sqlite/SqliteStore.js';
 import { fieldOf } from '../support/thrown.js';
@@ -176,7 +177,7 @@ describe('SqliteStore', () => {
       const db = connect(':memory:');
       await open({ database: db });
       const versions = db.prepare('SELECT version FROM leash_schema_version').pluck().all();
-      expect(versions).toEqual([SQLITE_SCHEMA_VERSION]);
+      expect(versions).toEqual(Array.from({ length: SQLITE_SCHEMA_VERSION }, (_, i) => i + 1));
     });
 
     it('changes nothing when run again', async () => {
@@ -184,8 +185,35 @@ describe('SqliteStore', () => {
       const store = await open({ database: db });
       await store.put('p', guardrails());
       await store.migrate();
-      expect(db.prepare('SELECT count(*) FROM leash_schema_version').pluck().get()).toBe(1);
+      expect(db.prepare('SELECT count(*) FROM leash_schema_version').pluck().get()).toBe(
+        SQLITE_SCHEMA_VERSION,
+      );
       expect(await store.get('p')).not.toBeNull();
+    });
+
+    it('chains the audit entries of a database written at version 1', async () => {
+      const db = connect(':memory:');
+      db.exec(`
+        CREATE TABLE leash_schema_version (version INTEGER NOT NULL PRIMARY KEY, applied_at INTEGER NOT NULL);
+        INSERT INTO leash_schema_version VALUES (1, 0);
+        CREATE TABLE leash_plans (plan_id TEXT NOT NULL PRIMARY KEY, guardrails TEXT NOT NULL);
+        CREATE TABLE leash_audit_entries (
+          plan_id TEXT NOT NULL, seq INTEGER NOT NULL, event_type TEXT NOT NULL,
+          timestamp INTEGER NOT NULL, details TEXT NOT NULL, PRIMARY KEY (plan_id, seq)
+        ) WITHOUT ROWID;
+        CREATE TABLE leash_approvals (
+          id TEXT NOT NULL PRIMARY KEY, plan_id TEXT NOT NULL, decision_id TEXT NOT NULL,
+          operation TEXT NOT NULL, input_hash TEXT NOT NULL, requested_at TEXT NOT NULL,
+          expires_at TEXT NOT NULL, status TEXT NOT NULL, decided_by TEXT, decided_at TEXT,
+          reason TEXT, used_at TEXT
+        );
+      `);
+      db.prepare('INSERT INTO leash_plans VALUES (?, ?)').run('p', JSON.stringify(guardrails().toJSON()));
+      const insert = db.prepare('INSERT INTO leash_audit_entries VALUES (?, ?, ?, ?, ?)');
+      for (let i = 1; i <= 3; i++) insert.run('p', i, 'step_allowed', T0 + i, JSON.stringify({ i }));
+      const store = await open({ database: db });
+      const report = await verifyAuditLog(store, 'p');
+      expect([report.ok, report.size]).toEqual([true, 3]);
     });
 
     it('refuses a database whose schema is newer than the code knows', async () => {
@@ -222,7 +250,7 @@ describe('SqliteStore', () => {
       expect([count, record?.audit.entries.map((e) => e.details['i'])]).toEqual([5, [3, 4]]);
     });
 
-    it('replaces the stored entries of a plan put with an audit trail', async () => {
+    it('appends the entries of a trail that is put after the stored ones, removing none', async () => {
       const db = connect(':memory:');
       const store = await open({ database: db });
       await store.put('p', guardrails());
@@ -231,7 +259,7 @@ describe('SqliteStore', () => {
       trail.add(entry(9));
       await store.put('p', guardrails(), trail);
       const seqs = db.prepare('SELECT seq FROM leash_audit_entries ORDER BY seq').pluck().all();
-      expect(seqs).toEqual([1]);
+      expect(seqs).toEqual([1, 2, 3, 4]);
     });
 
     it('removes the entries of a deleted plan from the table', async () => {

@@ -1,4 +1,5 @@
 import { AuditTrail, DEFAULT_AUDIT_CAPACITY } from '../../audit/AuditTrail.js';
+import { chainEntry, type ChainedEntry } from '../../audit/chain.js';
 import { GuardrailError } from '../../errors.js';
 import type { AutonomyGuardrails } from '../../guardrails/AutonomyGuardrails.js';
 import type {
@@ -12,7 +13,10 @@ import { applyMutation } from '../mutation.js';
 
 interface Entry {
   guardrails: AutonomyGuardrails;
+  /** The newest `auditCapacity` entries of the log since the last put with a trail. */
   audit: AuditTrail;
+  /** The whole durable log, seq 1..n. */
+  readonly log: ChainedEntry[];
 }
 
 /**
@@ -65,11 +69,17 @@ export class MemoryStore implements GuardrailStore {
       if (out.approval !== undefined && holder?.planId !== undefined && holder.planId !== planId) {
         throw new GuardrailError('STORE_CONTRACT', `approval "${out.approval.id}" belongs to another plan`);
       }
+      // Chained first: an entry that cannot be chained leaves everything as it was.
+      const chained =
+        out.audit === undefined ? undefined : chainEntry(planId, entry.log.at(-1) ?? null, out.audit);
       let guardrails = out.replace !== undefined ? out.replace.clone() : entry.guardrails;
       if (out.mutation !== undefined) guardrails = applyMutation(guardrails, out.mutation);
       entry.guardrails = guardrails;
       if (approval !== undefined) this.#approvals.set(approval.id, Object.freeze({ ...approval }));
-      if (out.audit !== undefined) entry.audit.add(out.audit);
+      if (out.audit !== undefined && chained !== undefined) {
+        entry.log.push(chained);
+        entry.audit.add(out.audit);
+      }
       return Promise.resolve(out.result);
     } catch (error) {
       return Promise.reject(error);
@@ -98,18 +108,30 @@ export class MemoryStore implements GuardrailStore {
   async put(planId: string, guardrails: AutonomyGuardrails, audit?: AuditTrail): Promise<void> {
     this.#open();
     const existing = this.#plans.get(planId);
-    this.#plans.set(planId, {
-      guardrails: guardrails.clone(),
-      audit:
-        (audit ?? existing?.audit)?.withCapacity(this.auditCapacity) ??
-        new AuditTrail({ maxEntries: this.auditCapacity }),
-    });
+    const log = existing?.log ?? [];
+    let window = existing?.audit ?? new AuditTrail({ maxEntries: this.auditCapacity });
+    if (audit !== undefined) {
+      window = audit.withCapacity(this.auditCapacity);
+      const appended: ChainedEntry[] = [];
+      let last = log.at(-1) ?? null;
+      for (const e of window.entries) {
+        last = chainEntry(planId, last, e);
+        appended.push(last);
+      }
+      log.push(...appended);
+    }
+    this.#plans.set(planId, { guardrails: guardrails.clone(), audit: window, log });
   }
 
   async get(planId: string): Promise<PlanRecord | null> {
     this.#open();
     const entry = this.#plans.get(planId);
     return entry ? { guardrails: entry.guardrails.clone(), audit: entry.audit.clone() } : null;
+  }
+
+  async readAuditLog(planId: string): Promise<readonly ChainedEntry[]> {
+    this.#open();
+    return (this.#plans.get(planId)?.log ?? []).slice();
   }
 
   async delete(planId: string): Promise<boolean> {

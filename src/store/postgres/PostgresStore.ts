@@ -3,6 +3,7 @@ import pg from 'pg';
 import type { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 import { AuditEntry } from '../../audit/AuditEntry.js';
 import { AuditTrail, DEFAULT_AUDIT_CAPACITY } from '../../audit/AuditTrail.js';
+import { chainEntry, type ChainedEntry } from '../../audit/chain.js';
 import {
   describeValue,
   GuardrailError,
@@ -34,9 +35,6 @@ export interface PostgresStoreOptions {
   /** How many audit entries `get` returns per plan (the tables keep every entry); default 1000. */
   auditCapacity?: number;
 }
-
-/** The schema version this code reads and writes; `migrate()` brings a database up to it. */
-export const POSTGRES_SCHEMA_VERSION = 1;
 
 // Schema and table prefix go into SQL identifiers, so they are held to a plain lower-case form that
 // needs no escaping and leaves room for the longest table name within PostgreSQL's 63 bytes.
@@ -93,7 +91,23 @@ const MIGRATIONS: readonly ((t: Tables) => readonly string[])[] = [
     `CREATE INDEX ${quote(`${t.prefix}approvals_plan_idx`)} ON ${t.approvals} (plan_id)`,
     `CREATE INDEX ${quote(`${t.prefix}approvals_status_idx`)} ON ${t.approvals} (status)`,
   ],
+  // The audit table becomes a hash chain; rows written before it are chained by migrate(). A plan's
+  // trail starts at window_start: a put with a trail moves it instead of deleting history. The plan's
+  // row holds the seq and hash of its last entry, read with the row lock an update takes anyway.
+  (t) => [
+    `ALTER TABLE ${t.entries} ADD COLUMN prev text, ADD COLUMN hash text`,
+    `ALTER TABLE ${t.plans}
+       ADD COLUMN window_start bigint NOT NULL DEFAULT 1,
+       ADD COLUMN head_seq bigint NOT NULL DEFAULT 0,
+       ADD COLUMN head_hash text`,
+  ],
 ];
+
+/** The schema version this code reads and writes; `migrate()` brings a database up to it. */
+export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;
+
+/** The migration that added the hash chain: rows it finds are chained right after it runs. */
+const CHAIN_MIGRATION = 2;
 
 interface ApprovalRow {
   id: string;
@@ -213,6 +227,7 @@ export class PostgresStore implements GuardrailStore {
         for (const statement of (MIGRATIONS[v - 1] as (t: Tables) => readonly string[])(t)) {
           await query(client, doing, statement);
         }
+        if (v === CHAIN_MIGRATION) await chainUnchainedRows(client, doing, t);
         await query(client, doing, `INSERT INTO ${t.version} (version) VALUES ($1)`, [v]);
       }
     });
@@ -232,7 +247,7 @@ export class PostgresStore implements GuardrailStore {
     const doing = `update plan ${describeValue(planId)}`;
     const sql = this.#sql;
     return this.#transaction(doing, async (client) => {
-      const row = (await query<{ guardrails: string }>(client, doing, sql.lockPlan, [planId])).rows[0];
+      const row = (await query<LockedPlan>(client, doing, sql.lockPlan, [planId])).rows[0];
       const current = row === undefined ? null : readGuardrails(planId, row.guardrails);
       let wanted: Approval | null = null;
       // Approvals exist only for configured plans; the plan's lock already orders every change to them.
@@ -268,7 +283,16 @@ export class PostgresStore implements GuardrailStore {
 
       const json = next === undefined ? undefined : JSON.stringify(next.toJSON());
       if (audit !== undefined) {
-        const values = [planId, audit.eventType, audit.timestamp, JSON.stringify(audit.details)];
+        const c = chainEntry(planId, headOf(planId, row as LockedPlan), audit);
+        const values = [
+          planId,
+          audit.eventType,
+          audit.timestamp,
+          JSON.stringify(audit.details),
+          c.seq,
+          c.prev,
+          c.hash,
+        ];
         if (json === undefined) await query(client, doing, sql.appendEntry, values);
         else await query(client, doing, sql.writePlanAndAppendEntry, [...values, json]);
       } else if (json !== undefined) {
@@ -338,16 +362,29 @@ export class PostgresStore implements GuardrailStore {
       return;
     }
     await this.#transaction(doing, async (client) => {
+      // The upsert locks the plan's row, so the head read next stays the head until the commit.
       await query(client, doing, sql.upsertPlan, [planId, json]);
-      await query(client, doing, sql.deleteEntries, [planId]);
+      const locked = (await query<LockedPlan>(client, doing, sql.lockPlan, [planId])).rows[0];
+      let head = locked === undefined ? null : headOf(planId, locked);
+      const windowStart = (head?.seq ?? 0) + 1;
       if (kept.length > 0) {
+        const chained: ChainedEntry[] = [];
+        for (const e of kept) {
+          const c = chainEntry(planId, head, e);
+          chained.push(c);
+          head = c;
+        }
         await query(client, doing, sql.insertEntries, [
           planId,
           kept.map((e) => e.eventType),
           kept.map((e) => e.timestamp),
           kept.map((e) => JSON.stringify(e.details)),
+          chained.map((c) => c.seq),
+          chained.map((c) => c.prev),
+          chained.map((c) => c.hash),
         ]);
       }
+      await query(client, doing, sql.setWindow, [planId, windowStart, head?.seq ?? 0, head?.hash ?? null]);
     });
   }
 
@@ -368,6 +405,15 @@ export class PostgresStore implements GuardrailStore {
     const trail = new AuditTrail({ maxEntries: this.auditCapacity });
     for (const entry of readEntries(planId, row.entries)) trail.add(entry);
     return { guardrails: readGuardrails(planId, row.guardrails), audit: trail };
+  }
+
+  async readAuditLog(planId: string): Promise<readonly ChainedEntry[]> {
+    this.#open();
+    storable(planId, 'plan_id');
+    await this.#whenReady();
+    const doing = `read the audit log of plan ${describeValue(planId)}`;
+    const found = await query<LogRow>(this.#pool, doing, this.#sql.readLog, [planId]);
+    return found.rows.map((row) => chainedOf(planId, row));
   }
 
   async delete(planId: string): Promise<boolean> {
@@ -494,26 +540,30 @@ interface Statements {
   readonly listByStatus: string;
   readonly listByPlanAndStatus: string;
   readonly upsertPlan: string;
-  readonly deleteEntries: string;
+  readonly setWindow: string;
   readonly insertEntries: string;
+  readonly readLog: string;
   readonly getPlan: string;
   readonly deletePlan: string;
 }
 
 function statements(t: Tables): Statements {
-  // The next sequence number is read after the plan's row is locked, so concurrent appends of one plan
-  // cannot take the same number, and numbers follow the order in which updates ran.
-  const append = `INSERT INTO ${t.entries} (plan_id, seq, event_type, ts, details)
-    SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4 FROM ${t.entries} WHERE plan_id = $1`;
+  // The last entry is read from the plan's row as it is locked, so concurrent appends of one plan cannot
+  // take the same number, and numbers follow the order in which updates ran.
+  const append = `INSERT INTO ${t.entries} (plan_id, seq, event_type, ts, details, prev, hash)
+    VALUES ($1, $5, $2, $3, $4, $6, $7)`;
   const order = 'ORDER BY requested_at COLLATE "C", id COLLATE "C"';
   const insertApproval = `INSERT INTO ${t.approvals} (${APPROVAL_COLUMNS})
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`;
   return {
-    lockPlan: `SELECT guardrails FROM ${t.plans} WHERE plan_id = $1 FOR UPDATE`,
+    lockPlan: `SELECT guardrails, head_seq::text AS head_seq, head_hash
+      FROM ${t.plans} WHERE plan_id = $1 FOR UPDATE`,
     lockApproval: `SELECT ${APPROVAL_COLUMNS} FROM ${t.approvals} WHERE id = $1 AND plan_id = $2 FOR UPDATE`,
     writePlan: `UPDATE ${t.plans} SET guardrails = $2 WHERE plan_id = $1`,
-    appendEntry: append,
-    writePlanAndAppendEntry: `WITH written AS (UPDATE ${t.plans} SET guardrails = $5 WHERE plan_id = $1)
+    appendEntry: `WITH moved AS (UPDATE ${t.plans} SET head_seq = $5, head_hash = $7 WHERE plan_id = $1)
+      ${append}`,
+    writePlanAndAppendEntry: `WITH written AS (UPDATE ${t.plans}
+        SET guardrails = $8, head_seq = $5, head_hash = $7 WHERE plan_id = $1)
       ${append}`,
     // Replaces an approval of this plan only: a row of another plan is left alone and nothing returned.
     upsertApproval: `${insertApproval}
@@ -533,14 +583,19 @@ function statements(t: Tables): Statements {
       WHERE plan_id = $1 AND status = $2 ${order}`,
     upsertPlan: `INSERT INTO ${t.plans} (plan_id, guardrails) VALUES ($1, $2)
       ON CONFLICT (plan_id) DO UPDATE SET guardrails = EXCLUDED.guardrails`,
-    deleteEntries: `DELETE FROM ${t.entries} WHERE plan_id = $1`,
-    insertEntries: `INSERT INTO ${t.entries} (plan_id, seq, event_type, ts, details)
-      SELECT $1, e.ord, e.event_type, e.ts, e.details
-      FROM unnest($2::text[], $3::bigint[], $4::text[]) WITH ORDINALITY AS e(event_type, ts, details, ord)`,
+    setWindow: `UPDATE ${t.plans} SET window_start = $2, head_seq = $3, head_hash = $4 WHERE plan_id = $1`,
+    insertEntries: `INSERT INTO ${t.entries} (plan_id, seq, event_type, ts, details, prev, hash)
+      SELECT $1, e.seq, e.event_type, e.ts, e.details, e.prev, e.hash
+      FROM unnest($2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::text[], $7::text[])
+        AS e(event_type, ts, details, seq, prev, hash)`,
+    // Ordered by the bigint column, not by the text it is read as.
+    readLog: `SELECT e.seq::text AS seq, e.prev, e.hash, e.event_type, e.ts::text AS ts, e.details
+      FROM ${t.entries} e WHERE e.plan_id = $1 ORDER BY e.seq`,
     getPlan: `SELECT p.guardrails,
         (SELECT json_agg(json_build_array(e.event_type, e.ts, e.details) ORDER BY e.seq)
            FROM (SELECT seq, event_type, ts, details FROM ${t.entries}
-                  WHERE plan_id = p.plan_id ORDER BY seq DESC LIMIT $2) e) AS entries
+                  WHERE plan_id = p.plan_id AND seq >= p.window_start
+                  ORDER BY seq DESC LIMIT $2) e) AS entries
       FROM ${t.plans} p WHERE p.plan_id = $1`,
     deletePlan: `DELETE FROM ${t.plans} WHERE plan_id = $1`,
   };
@@ -653,6 +708,78 @@ function readGuardrails(planId: string, text: string): AutonomyGuardrails {
     return AutonomyGuardrails.fromJSON(JSON.parse(text));
   } catch (error) {
     throw corrupt(`guardrails for plan ${describeValue(planId)}`, error);
+  }
+}
+
+/** The plan's row as an update or a put locks it, with its last entry. */
+interface LockedPlan {
+  guardrails: string;
+  head_seq: string;
+  head_hash: string | null;
+}
+
+interface LogRow {
+  seq: string;
+  prev: string | null;
+  hash: string | null;
+  event_type: string;
+  ts: string;
+  details: string;
+}
+
+/** The last entry of a locked plan, or null for an empty log. */
+function headOf(planId: string, row: LockedPlan): { seq: number; hash: string } | null {
+  const seq = Number(row.head_seq);
+  if (seq === 0) return null;
+  if (!Number.isSafeInteger(seq) || typeof row.head_hash !== 'string') {
+    throw corrupt(
+      `audit log for plan ${describeValue(planId)}`,
+      new Error(`its last entry (seq ${row.head_seq}) has no hash to chain to`),
+    );
+  }
+  return { seq, hash: row.head_hash };
+}
+
+/** A stored entry of the log as it is: a tampered prev or hash is for the verifier to find. */
+function chainedOf(planId: string, row: LogRow): ChainedEntry {
+  const [entry] = readEntries(planId, [[row.event_type, Number(row.ts), row.details]]);
+  return {
+    planId,
+    seq: Number(row.seq),
+    prev: row.prev ?? '',
+    hash: row.hash ?? '',
+    entry: (entry as AuditEntry).toJSON(),
+  };
+}
+
+/** Chains, plan by plan in seq order, the rows written before the log was a hash chain. */
+async function chainUnchainedRows(client: PoolClient, doing: string, t: Tables): Promise<void> {
+  const rows = await query<LogRow & { plan_id: string }>(
+    client,
+    doing,
+    `SELECT e.plan_id, e.seq::text AS seq, e.event_type, e.ts::text AS ts, e.details
+       FROM ${t.entries} e ORDER BY e.plan_id, e.seq`,
+  );
+  let plan: string | undefined;
+  let head: ChainedEntry | null = null;
+  for (const row of rows.rows) {
+    if (row.plan_id !== plan) {
+      plan = row.plan_id;
+      head = null;
+    }
+    const [entry] = readEntries(row.plan_id, [[row.event_type, Number(row.ts), row.details]]);
+    head = chainEntry(row.plan_id, head, entry as AuditEntry);
+    await query(
+      client,
+      doing,
+      `UPDATE ${t.entries} SET seq = $1, prev = $2, hash = $3 WHERE plan_id = $4 AND seq = $5`,
+      [head.seq, head.prev, head.hash, row.plan_id, row.seq],
+    );
+    await query(client, doing, `UPDATE ${t.plans} SET head_seq = $1, head_hash = $2 WHERE plan_id = $3`, [
+      head.seq,
+      head.hash,
+      row.plan_id,
+    ]);
   }
 }
 

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { AuditEntry, isSerializableTimestamp } from '../../audit/AuditEntry.js';
 import { AuditTrail, DEFAULT_AUDIT_CAPACITY } from '../../audit/AuditTrail.js';
+import { chainEntry, type ChainedEntry } from '../../audit/chain.js';
 import { describeValue, GuardrailError, GuardrailValidationError } from '../../errors.js';
 import { AutonomyGuardrails } from '../../guardrails/AutonomyGuardrails.js';
 import { isGuardrailEventType } from '../../guardrails/events.js';
@@ -76,7 +77,17 @@ const MIGRATIONS: readonly ((p: string) => string)[] = [
     CREATE INDEX ${p}approvals_by_plan ON ${p}approvals (plan_id, requested_at, id);
     CREATE INDEX ${p}approvals_by_status ON ${p}approvals (status, requested_at, id);
   `,
+  // The audit table becomes a hash chain; rows written before it are chained by migrate(). A plan's
+  // trail starts at window_start: a put with a trail moves it instead of deleting history.
+  (p) => `
+    ALTER TABLE ${p}audit_entries ADD COLUMN prev TEXT;
+    ALTER TABLE ${p}audit_entries ADD COLUMN hash TEXT;
+    ALTER TABLE ${p}plans ADD COLUMN window_start INTEGER NOT NULL DEFAULT 1;
+  `,
 ];
+
+/** The migration that added the hash chain: rows it finds are chained right after it runs. */
+const CHAIN_MIGRATION = 2;
 
 /** The schema version this code writes and reads. */
 export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;
@@ -127,6 +138,16 @@ interface AuditRow {
   details: string;
 }
 
+interface ChainedRow extends AuditRow {
+  prev: string | null;
+  hash: string | null;
+}
+
+interface Head {
+  seq: number;
+  hash: string;
+}
+
 type Stmt<P extends unknown[], R = unknown> = Database.Statement<P, R>;
 
 /** Every statement the store runs, prepared once after {@link SqliteStore.migrate}. */
@@ -135,9 +156,11 @@ interface Statements {
   upsertPlan: Stmt<[string, string]>;
   updatePlan: Stmt<[string, string]>;
   deletePlan: Stmt<[string]>;
-  appendEntry: Stmt<[string, string, number, string, string]>;
-  insertEntry: Stmt<[string, number, string, number, string]>;
+  selectHead: Stmt<[string], Head>;
+  insertEntry: Stmt<[string, number, string, number, string, string, string]>;
+  setWindow: Stmt<[number, string]>;
   selectEntries: Stmt<[string, number], AuditRow>;
+  selectLog: Stmt<[string], ChainedRow>;
   deleteEntries: Stmt<[string]>;
   selectApproval: Stmt<[string], ApprovalRow>;
   insertApproval: Stmt<ApprovalParams>;
@@ -153,6 +176,7 @@ interface Transactions {
   update: (planId: string, change: PlanChangeFn<unknown>, approvalId: string | undefined) => unknown;
   put: (planId: string, guardrails: string, entries: readonly AuditEntry[] | undefined) => void;
   get: (planId: string) => PlanRecord | null;
+  readLog: (planId: string) => ChainedEntry[];
   delete: (planId: string) => boolean;
 }
 
@@ -261,6 +285,7 @@ export class SqliteStore implements GuardrailStore {
         );
         for (let version = current + 1; version <= SQLITE_SCHEMA_VERSION; version++) {
           db.exec((MIGRATIONS[version - 1] as (p: string) => string)(p));
+          if (version === CHAIN_MIGRATION) chainUnchainedRows(db, p);
           record.run(version, Date.now());
         }
       }).immediate();
@@ -335,6 +360,15 @@ export class SqliteStore implements GuardrailStore {
     }
   }
 
+  async readAuditLog(planId: string): Promise<readonly ChainedEntry[]> {
+    const tx = this.#ready();
+    try {
+      return tx.readLog(planId);
+    } catch (error) {
+      throw this.#failure(error, `read the audit log of plan "${planId}"`);
+    }
+  }
+
   async delete(planId: string): Promise<boolean> {
     const tx = this.#ready();
     try {
@@ -394,17 +428,23 @@ export class SqliteStore implements GuardrailStore {
       ),
       updatePlan: db.prepare(`UPDATE ${p}plans SET guardrails = ? WHERE plan_id = ?`),
       deletePlan: db.prepare(`DELETE FROM ${p}plans WHERE plan_id = ?`),
-      // The next seq comes from the primary key index in the same statement: one step on the hot path.
-      appendEntry: db.prepare(
-        `INSERT INTO ${p}audit_entries (plan_id, seq, event_type, timestamp, details) ` +
-          `SELECT ?, coalesce(max(seq), 0) + 1, ?, ?, ? FROM ${p}audit_entries WHERE plan_id = ?`,
+      // The last entry comes from the end of the primary key index: one step on the hot path.
+      selectHead: db.prepare(
+        `SELECT seq, hash FROM ${p}audit_entries WHERE plan_id = ? ORDER BY seq DESC LIMIT 1`,
       ),
       insertEntry: db.prepare(
-        `INSERT INTO ${p}audit_entries (plan_id, seq, event_type, timestamp, details) VALUES (?, ?, ?, ?, ?)`,
+        `INSERT INTO ${p}audit_entries (plan_id, seq, event_type, timestamp, details, prev, hash) ` +
+          'VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
+      setWindow: db.prepare(`UPDATE ${p}plans SET window_start = ? WHERE plan_id = ?`),
       selectEntries: db.prepare(
-        `SELECT seq, event_type, timestamp, details FROM ${p}audit_entries ` +
-          'WHERE plan_id = ? ORDER BY seq DESC LIMIT ?',
+        `SELECT e.seq, e.event_type, e.timestamp, e.details FROM ${p}audit_entries e ` +
+          `JOIN ${p}plans p ON p.plan_id = e.plan_id ` +
+          'WHERE e.plan_id = ? AND e.seq >= p.window_start ORDER BY e.seq DESC LIMIT ?',
+      ),
+      selectLog: db.prepare(
+        `SELECT seq, event_type, timestamp, details, prev, hash FROM ${p}audit_entries ` +
+          'WHERE plan_id = ? ORDER BY seq',
       ),
       deleteEntries: db.prepare(`DELETE FROM ${p}audit_entries WHERE plan_id = ?`),
       selectApproval: db.prepare(`SELECT * FROM ${p}approvals WHERE id = ?`),
@@ -427,6 +467,20 @@ export class SqliteStore implements GuardrailStore {
 
   #transactionsOf(s: Statements): Transactions {
     const db = this.#db;
+    /** Chains `audit` after the plan's last entry and stores it; returns the new head. */
+    const append = (planId: string, previous: Head | null, audit: AuditEntry): Head => {
+      const c = chainEntry(planId, previous, audit);
+      s.insertEntry.run(
+        planId,
+        c.seq,
+        audit.eventType,
+        audit.timestamp,
+        JSON.stringify(audit.details),
+        c.prev,
+        c.hash,
+      );
+      return c;
+    };
     const update = db.transaction(
       (planId: string, change: PlanChangeFn<unknown>, approvalId: string | undefined): unknown => {
         const json = s.selectPlan.get(planId);
@@ -474,9 +528,7 @@ export class SqliteStore implements GuardrailStore {
           s.updatePlan.run(JSON.stringify(g.toJSON()), planId);
         }
         const audit = out.audit;
-        if (audit !== undefined) {
-          s.appendEntry.run(planId, audit.eventType, audit.timestamp, JSON.stringify(audit.details), planId);
-        }
+        if (audit !== undefined) append(planId, s.selectHead.get(planId) ?? null, audit);
         return out.result;
       },
     );
@@ -484,11 +536,9 @@ export class SqliteStore implements GuardrailStore {
       (planId: string, guardrails: string, entries: readonly AuditEntry[] | undefined): void => {
         s.upsertPlan.run(planId, guardrails);
         if (entries === undefined) return;
-        s.deleteEntries.run(planId);
-        for (let i = 0; i < entries.length; i++) {
-          const e = entries[i] as AuditEntry;
-          s.insertEntry.run(planId, i + 1, e.eventType, e.timestamp, JSON.stringify(e.details));
-        }
+        let head = s.selectHead.get(planId) ?? null;
+        s.setWindow.run((head?.seq ?? 0) + 1, planId);
+        for (const e of entries) head = append(planId, head, e);
       },
     );
     // A deferred transaction, so the guardrails and the entries come from one snapshot.
@@ -501,6 +551,9 @@ export class SqliteStore implements GuardrailStore {
       for (let i = rows.length - 1; i >= 0; i--) audit.add(readEntry(planId, rows[i] as AuditRow));
       return { guardrails, audit };
     });
+    const readLog = db.transaction((planId: string): ChainedEntry[] =>
+      s.selectLog.all(planId).map((row) => chainedOf(planId, row)),
+    );
     const remove = db.transaction((planId: string): boolean => {
       s.deleteEntries.run(planId);
       s.deleteApprovals.run(planId);
@@ -510,6 +563,7 @@ export class SqliteStore implements GuardrailStore {
       update: (planId, change, approvalId) => update.immediate(planId, change, approvalId),
       put: (planId, guardrails, entries) => put.immediate(planId, guardrails, entries),
       get: (planId) => get.deferred(planId),
+      readLog: (planId) => readLog.deferred(planId),
       delete: (planId) => remove.immediate(planId),
     };
   }
@@ -619,6 +673,40 @@ function readEntry(planId: string, row: AuditRow): AuditEntry {
       `stored audit entry ${row.seq} of plan "${planId}" cannot be read: ${messageOf(error)}`,
       { cause: error },
     );
+  }
+}
+
+/** A stored entry of the log as it is: a tampered prev or hash is for the verifier to find. */
+function chainedOf(planId: string, row: ChainedRow): ChainedEntry {
+  return {
+    planId,
+    seq: row.seq,
+    prev: row.prev ?? '',
+    hash: row.hash ?? '',
+    entry: readEntry(planId, row).toJSON(),
+  };
+}
+
+/** Chains, plan by plan in seq order, the rows written before the log was a hash chain. */
+function chainUnchainedRows(db: Database.Database, p: string): void {
+  const rows = db
+    .prepare<[], ChainedRow & { plan_id: string }>(
+      `SELECT plan_id, seq, event_type, timestamp, details FROM ${p}audit_entries ORDER BY plan_id, seq`,
+    )
+    .all();
+  const write = db.prepare<[number, string, string, string, number]>(
+    `UPDATE ${p}audit_entries SET seq = ?, prev = ?, hash = ? WHERE plan_id = ? AND seq = ?`,
+  );
+  let plan: string | undefined;
+  let head: Head | null = null;
+  for (const row of rows) {
+    if (row.plan_id !== plan) {
+      plan = row.plan_id;
+      head = null;
+    }
+    const c = chainEntry(row.plan_id, head, readEntry(row.plan_id, row));
+    write.run(c.seq, c.prev, c.hash, row.plan_id, row.seq);
+    head = c;
   }
 }
 
