@@ -1,0 +1,410 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { RateLimiterPostgres, RateLimiterSQLite, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import {
+  AuditEntry,
+  AutonomyGuardrailService,
+  chainEntry,
+  GuardrailEventType,
+  PostgresStore,
+  SqliteStore,
+  systemClock,
+  verifyAuditLog,
+  type ChainedEntry,
+} from '../src/index.js';
+import { fail, PLAN_ID, ROOMY_LIMITS, START_MS } from './fixtures.js';
+
+const CELL_MS = 2_000;
+const WARMUP_MS = 300;
+const WORKERS = [1, 8, 32] as const;
+const COST = 0.01;
+/** Points for the rate limiters: far more than any run consumes, and within Postgres's `integer`. */
+const LIMITER_POINTS = 2_000_000_000;
+const LIMITER_SECONDS = 3_600;
+const CHAIN_ENTRIES = 200_000;
+/** Connections of the one pool every Postgres row shares: one per worker at the highest concurrency. */
+const POOL_SIZE = Math.max(...WORKERS);
+
+type Engine = 'SQLite' | 'Postgres';
+type Kind = 'leash' | 'rate-limiter-flexible' | 'raw';
+
+interface Subject {
+  readonly engine: Engine;
+  readonly kind: Kind;
+  readonly label: string;
+  /** One call; rejects, or throws, when the call did not go through. */
+  readonly op: () => Promise<unknown>;
+}
+
+interface Cell {
+  readonly subject: Subject;
+  readonly workers: number;
+  readonly ops: number;
+  readonly opsPerSec: number;
+}
+
+const integer = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
+const ratio = (value: number): string => (Number.isFinite(value) ? `${value.toFixed(2)}x` : 'n/a');
+
+/** `workers` async loops, each awaiting its own calls until `ms` have passed; the number of calls made. */
+async function drive(op: () => Promise<unknown>, workers: number, ms: number): Promise<[number, number]> {
+  let ops = 0;
+  const start = performance.now();
+  const end = start + ms;
+  const worker = async (): Promise<void> => {
+    while (performance.now() < end) {
+      await op();
+      ops++;
+    }
+  };
+  await Promise.all(Array.from({ length: workers }, worker));
+  return [ops, performance.now() - start];
+}
+
+async function measure(subject: Subject, workers: number): Promise<Cell> {
+  await drive(subject.op, workers, WARMUP_MS);
+  const [ops, elapsed] = await drive(subject.op, workers, CELL_MS);
+  return { subject, workers, ops, opsPerSec: (ops * 1_000) / elapsed };
+}
+
+/** The connection string; without a user in it (or in $PGUSER/$USER), the login name, as psql would. */
+function databaseUrl(): string {
+  const text = process.env['DATABASE_URL'] ?? 'postgres://127.0.0.1:5432/test';
+  const user = process.env['PGUSER'] ?? process.env['USER'];
+  if (user !== undefined && user !== '') return text;
+  try {
+    const url = new URL(text);
+    if (url.username !== '' || url.hostname === '') return text;
+    url.username = os.userInfo().username;
+    return url.toString();
+  } catch {
+    return text;
+  }
+}
+
+function where(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname}:${u.port || '5432'}${u.pathname}`;
+  } catch {
+    return 'DATABASE_URL';
+  }
+}
+
+function limiterReady<T extends RateLimiterAbstract>(build: (cb: (err?: unknown) => void) => T): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const limiter: T = build((err) => (err ? reject(err) : queueMicrotask(() => resolve(limiter))));
+  });
+}
+
+async function leashService(store: SqliteStore | PostgresStore): Promise<AutonomyGuardrailService> {
+  await store.migrate();
+  const service = new AutonomyGuardrailService({ store, clock: systemClock });
+  await service.configureGuardrails(PLAN_ID, ROOMY_LIMITS);
+  if (!(await service.checkToolBudget(PLAN_ID, COST)).allowed) fail('checkToolBudget denied');
+  return service;
+}
+
+function leashOp(service: AutonomyGuardrailService): () => Promise<unknown> {
+  return async () => {
+    const check = await service.checkToolBudget(PLAN_ID, COST);
+    if (!check.allowed) fail('checkToolBudget denied');
+    return check;
+  };
+}
+
+/** Opens another connection to the store's file with the settings SqliteStore gives its own. */
+function openSqlite(file: string): Database.Database {
+  const db = new Database(file, { timeout: 5_000 });
+  db.pragma('busy_timeout = 5000');
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  return db;
+}
+
+interface Engines {
+  readonly subjects: Subject[];
+  readonly close: () => Promise<void>;
+}
+
+async function sqliteSubjects(dir: string): Promise<Engines> {
+  const file = path.join(dir, 'stores.db');
+  const store = new SqliteStore({ path: file });
+  const service = await leashService(store);
+
+  const limiterDb = openSqlite(file);
+  const limiter = await limiterReady(
+    (cb) =>
+      new RateLimiterSQLite(
+        {
+          storeClient: limiterDb,
+          storeType: 'better-sqlite3',
+          tableName: 'rlf_limits',
+          points: LIMITER_POINTS,
+          duration: LIMITER_SECONDS,
+        },
+        cb,
+      ),
+  );
+
+  const rawDb = openSqlite(file);
+  rawDb.exec(
+    'CREATE TABLE raw_budget (id INTEGER PRIMARY KEY, spent INTEGER NOT NULL, budget INTEGER NOT NULL)',
+  );
+  rawDb.prepare('INSERT INTO raw_budget (id, spent, budget) VALUES (1, 0, ?)').run(Number.MAX_SAFE_INTEGER);
+  const begin = rawDb.prepare('BEGIN IMMEDIATE');
+  const update = rawDb.prepare(
+    'UPDATE raw_budget SET spent = spent + 1 WHERE id = 1 AND spent + 1 <= budget RETURNING spent',
+  );
+  const commit = rawDb.prepare('COMMIT');
+  const raw = async (): Promise<unknown> => {
+    begin.run();
+    const row = update.get();
+    commit.run();
+    if (row === undefined) fail('raw SQLite update changed no row');
+    return row;
+  };
+
+  return {
+    subjects: [
+      { engine: 'SQLite', kind: 'leash', label: 'leash SqliteStore', op: leashOp(service) },
+      {
+        engine: 'SQLite',
+        kind: 'rate-limiter-flexible',
+        label: 'RateLimiterSQLite (better-sqlite3)',
+        op: () => limiter.consume(PLAN_ID, 1),
+      },
+      { engine: 'SQLite', kind: 'raw', label: 'raw better-sqlite3 transaction', op: raw },
+    ],
+    close: async () => {
+      await store.close();
+      limiterDb.close();
+      rawDb.close();
+    },
+  };
+}
+
+async function postgresSubjects(url: string): Promise<Engines | string> {
+  const pool = new pg.Pool({ connectionString: url, max: POOL_SIZE, connectionTimeoutMillis: 3_000 });
+  pool.on('error', () => {});
+  try {
+    await pool.query('SELECT 1');
+  } catch (error) {
+    await pool.end().catch(() => {});
+    return `no PostgreSQL at ${where(url)} (${error instanceof Error ? error.message : String(error)})`;
+  }
+  const schema = `leash_bench_${process.pid}_${randomBytes(4).toString('hex')}`;
+  const drop = async (): Promise<void> => {
+    await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  };
+  try {
+    const store = new PostgresStore({ pool, schema });
+    const service = await leashService(store);
+
+    const limiter = await limiterReady(
+      (cb) =>
+        new RateLimiterPostgres(
+          {
+            storeClient: pool,
+            storeType: 'pool',
+            schemaName: schema,
+            tableName: 'rlf_limits',
+            points: LIMITER_POINTS,
+            duration: LIMITER_SECONDS,
+          },
+          cb,
+        ),
+    );
+
+    const table = `"${schema}".raw_budget`;
+    await pool.query(
+      `CREATE TABLE ${table} (id integer PRIMARY KEY, spent bigint NOT NULL, budget bigint NOT NULL)`,
+    );
+    await pool.query(`INSERT INTO ${table} (id, spent, budget) VALUES (1, 0, $1)`, [Number.MAX_SAFE_INTEGER]);
+    const sql = `UPDATE ${table} SET spent = spent + 1 WHERE id = 1 AND spent + 1 <= budget RETURNING spent`;
+    const raw = async (): Promise<unknown> => {
+      const result = await pool.query(sql);
+      if (result.rowCount !== 1) fail('raw Postgres update changed no row');
+      return result;
+    };
+
+    return {
+      subjects: [
+        { engine: 'Postgres', kind: 'leash', label: 'leash PostgresStore', op: leashOp(service) },
+        {
+          engine: 'Postgres',
+          kind: 'rate-limiter-flexible',
+          label: "RateLimiterPostgres (pg Pool, storeType 'pool')",
+          op: () => limiter.consume(PLAN_ID, 1),
+        },
+        { engine: 'Postgres', kind: 'raw', label: 'raw pg conditional UPDATE', op: raw },
+      ],
+      close: async () => {
+        await store.close();
+        await drop();
+        await pool.end();
+      },
+    };
+  } catch (error) {
+    await drop().catch(() => {});
+    await pool.end().catch(() => {});
+    throw error;
+  }
+}
+
+/** A plan's chain of `count` entries, built with chainEntry, and the time that took. */
+function buildChain(count: number): ChainedEntry[] {
+  const entries: ChainedEntry[] = [];
+  let previous: ChainedEntry | null = null;
+  for (let i = 0; i < count; i++) {
+    const entry = AuditEntry.create({
+      eventType: GuardrailEventType.BUDGET_ALLOWED,
+      guardName: 'tool_budget',
+      timestamp: START_MS + i,
+      details: { cost: COST, spent: Math.round((i + 1) * COST * 100) / 100, limit: 1_000_000_000 },
+    });
+    previous = chainEntry(PLAN_ID, previous, entry);
+    entries.push(previous);
+  }
+  return entries;
+}
+
+async function timeVerify(): Promise<{ buildMs: number; verifyMs: number; entriesPerSec: number }> {
+  const t0 = performance.now();
+  const entries = buildChain(CHAIN_ENTRIES);
+  const t1 = performance.now();
+  const report = await verifyAuditLog({ readAuditLog: async () => entries }, PLAN_ID);
+  const t2 = performance.now();
+  if (!report.ok || report.size !== CHAIN_ENTRIES)
+    fail(`verifyAuditLog found ${report.findings.length} findings`);
+  return { buildMs: t1 - t0, verifyMs: t2 - t1, entriesPerSec: (CHAIN_ENTRIES * 1_000) / (t2 - t1) };
+}
+
+function aligned(header: readonly string[], body: readonly string[][], leftColumns: number): string {
+  const all = [header, ...body];
+  const widths = header.map((_, c) => Math.max(...all.map((row) => (row[c] ?? '').length)));
+  const line = (row: readonly string[]): string =>
+    row
+      .map((cell, c) => (c < leftColumns ? cell.padEnd(widths[c] ?? 0) : cell.padStart(widths[c] ?? 0)))
+      .join('  ');
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
+}
+
+function markdown(header: readonly string[], body: readonly string[][], leftColumns: number): string {
+  const line = (row: readonly string[]): string =>
+    `| ${row.map((cell) => cell.replaceAll('|', '\\|')).join(' | ')} |`;
+  const rule = `|${header.map((_, c) => (c < leftColumns ? ' --- ' : ' ---: ')).join('|')}|`;
+  return [line(header), rule, ...body.map(line)].join('\n');
+}
+
+const RESULT_HEADER = ['Store', 'workers', 'ops/s'] as const;
+const RATIO_HEADER = [
+  'Engine',
+  'workers',
+  'leash ops/s',
+  'raw ops/s',
+  'rate-limiter-flexible ops/s',
+  'leash ÷ raw',
+  'leash ÷ rate-limiter-flexible',
+] as const;
+
+function resultRows(cells: readonly Cell[]): string[][] {
+  return cells.map((c) => [c.subject.label, String(c.workers), integer.format(c.opsPerSec)]);
+}
+
+function ratioRows(cells: readonly Cell[]): string[][] {
+  const rows: string[][] = [];
+  for (const engine of ['SQLite', 'Postgres'] as const) {
+    for (const workers of WORKERS) {
+      const of = (kind: Kind): number =>
+        cells.find((c) => c.subject.engine === engine && c.subject.kind === kind && c.workers === workers)
+          ?.opsPerSec ?? NaN;
+      const leash = of('leash');
+      if (Number.isNaN(leash)) continue;
+      const raw = of('raw');
+      const rlf = of('rate-limiter-flexible');
+      rows.push([
+        engine,
+        String(workers),
+        integer.format(leash),
+        integer.format(raw),
+        integer.format(rlf),
+        ratio(leash / raw),
+        ratio(leash / rlf),
+      ]);
+    }
+  }
+  return rows;
+}
+
+async function main(): Promise<void> {
+  const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+  const url = databaseUrl();
+  console.log(
+    `leash store bench — Node ${process.version}, ${cpu}, ${os.availableParallelism()} cores; ` +
+      `${WORKERS.join('/')} async workers in one process against one plan, ${CELL_MS} ms per cell after ${WARMUP_MS} ms warmup\n`,
+  );
+
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'leash-bench-stores-'));
+  const engines: Engines[] = [];
+  const notes: string[] = [];
+  const cells: Cell[] = [];
+  try {
+    engines.push(await sqliteSubjects(dir));
+    const postgres = await postgresSubjects(url);
+    if (typeof postgres === 'string') {
+      notes.push(`Postgres rows skipped: ${postgres}.`);
+      console.log(`  ${postgres}; Postgres rows skipped`);
+    } else {
+      engines.push(postgres);
+    }
+    for (const { subjects } of engines) {
+      for (const subject of subjects) {
+        for (const workers of WORKERS) {
+          const cell = await measure(subject, workers);
+          cells.push(cell);
+          console.log(
+            `  ${subject.label} × ${workers}: ${integer.format(cell.opsPerSec)} ops/s (${integer.format(cell.ops)} calls)`,
+          );
+        }
+      }
+    }
+  } finally {
+    for (const e of engines) await e.close().catch((error: unknown) => console.error(error));
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+
+  const verify = await timeVerify();
+  const verifyLine =
+    `verifyAuditLog over ${integer.format(CHAIN_ENTRIES)} chained entries: ${integer.format(verify.entriesPerSec)} entries/s ` +
+    `(${integer.format(verify.verifyMs)} ms; building the chain with chainEntry took ${integer.format(verify.buildMs)} ms)`;
+
+  notes.push(
+    'leash rows: AutonomyGuardrailService.checkToolBudget(plan, 0.01) on systemClock, one read-decide-spend transaction with its audit row per call; every call must be allowed.',
+    'SQLite: one WAL file in the temp directory (synchronous = NORMAL, as SqliteStore sets it), shared by the three rows through three better-sqlite3 connections; calls run synchronously, so workers only interleave between calls.',
+    `Postgres: ${where(url)}, a fresh schema dropped at the end, one pg.Pool of ${POOL_SIZE} connections shared by the three rows.`,
+    `rate-limiter-flexible rows: consume(key, 1) with ${integer.format(LIMITER_POINTS)} points over ${LIMITER_SECONDS} s.`,
+    'raw rows: SQLite BEGIN IMMEDIATE / UPDATE … RETURNING / COMMIT on prepared statements; Postgres one autocommit UPDATE t SET spent = spent + 1 WHERE id = 1 AND spent + 1 <= budget RETURNING spent.',
+  );
+
+  console.log(`\n${aligned(RESULT_HEADER, resultRows(cells), 1)}\n`);
+  console.log(`${aligned(RATIO_HEADER, ratioRows(cells), 1)}\n`);
+  console.log(`${verifyLine}\n`);
+  for (const note of notes) console.log(`- ${note}`);
+  console.log('\nMarkdown:\n');
+  console.log(`${markdown(RESULT_HEADER, resultRows(cells), 1)}\n`);
+  console.log(`${markdown(RATIO_HEADER, ratioRows(cells), 1)}\n`);
+  console.log(`${verifyLine}\n`);
+  for (const note of notes) console.log(`- ${note}`);
+}
+
+try {
+  await main();
+} catch (error) {
+  console.error(error);
+  process.exitCode = 1;
+}
