@@ -3,7 +3,7 @@ import type { AutonomyGuardrails, Runtime } from '../guardrails/AutonomyGuardrai
 import { MAX_RUNTIME_ENTRIES, validRuntimeKey } from '../guardrails/AutonomyGuardrails.js';
 import { canonicalIso, parseIsoMs } from '../iso.js';
 import { MAX_AMOUNT, MICROS_PER_UNIT } from '../money.js';
-import type { PlanMutation } from './GuardrailStore.js';
+import type { PlanChange, PlanMutation } from './GuardrailStore.js';
 
 const MAX_MICROS = MAX_AMOUNT * MICROS_PER_UNIT;
 
@@ -81,4 +81,15 @@ function nextRuntime(g: AutonomyGuardrails, m: PlanMutation): Runtime {
     toolCalls = new Map(toolCalls).set(tool, (toolCalls.get(tool) ?? 0) + 1);
   }
   return { reservations, reservedMicros, pausedMs, pausedSince, toolCalls };
+}
+
+/** True when a change writes anything: a store may answer one that does not without a write. */
+export function writesState(out: PlanChange<unknown>): boolean {
+  return (
+    out.mutation !== undefined ||
+    out.audit !== undefined ||
+    out.replace !== undefined ||
+    out.approval !== undefined ||
+    out.newApproval !== undefined
+  );
 }

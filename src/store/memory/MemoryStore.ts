@@ -9,7 +9,7 @@ import type {
   PlanChangeFn,
   PlanRecord,
 } from '../GuardrailStore.js';
-import { applyMutation } from '../mutation.js';
+import { applyMutation, writesState } from '../mutation.js';
 
 interface Entry {
   guardrails: AutonomyGuardrails;
@@ -43,13 +43,7 @@ export class MemoryStore implements GuardrailStore {
       const entry = this.#plans.get(planId);
       const wanted = options?.approvalId === undefined ? undefined : this.#approvals.get(options.approvalId);
       const out = change(entry ? entry.guardrails : null, wanted?.planId === planId ? wanted : null);
-      if (
-        out.mutation === undefined &&
-        out.audit === undefined &&
-        out.replace === undefined &&
-        out.approval === undefined &&
-        out.newApproval === undefined
-      ) {
+      if (!writesState(out)) {
         return Promise.resolve(out.result);
       }
       if (!entry) {

@@ -20,7 +20,7 @@ import type {
   PlanChangeFn,
   PlanRecord,
 } from '../GuardrailStore.js';
-import { applyMutation } from '../mutation.js';
+import { applyMutation, writesState } from '../mutation.js';
 
 /** Options of a {@link PostgresStore}: exactly one of `pool` and `url`. */
 export interface PostgresStoreOptions {
@@ -258,13 +258,7 @@ export class PostgresStore implements GuardrailStore {
 
       const out = change(current, wanted);
       const { audit, mutation, replace, approval, newApproval } = out;
-      if (
-        mutation === undefined &&
-        audit === undefined &&
-        replace === undefined &&
-        approval === undefined &&
-        newApproval === undefined
-      ) {
+      if (!writesState(out)) {
         return out.result;
       }
       if (current === null) {

@@ -15,7 +15,7 @@ import type {
   PlanChangeFn,
   PlanRecord,
 } from '../GuardrailStore.js';
-import { applyMutation } from '../mutation.js';
+import { applyMutation, writesState } from '../mutation.js';
 
 /** What {@link SqliteStore} accepts. */
 export interface SqliteStoreOptions {
@@ -488,13 +488,7 @@ export class SqliteStore implements GuardrailStore {
         const row = approvalId === undefined ? undefined : s.selectApproval.get(approvalId);
         const wanted = row === undefined || row.plan_id !== planId ? null : approvalOf(row);
         const out: PlanChange<unknown> = change(stored, wanted);
-        if (
-          out.mutation === undefined &&
-          out.audit === undefined &&
-          out.replace === undefined &&
-          out.approval === undefined &&
-          out.newApproval === undefined
-        ) {
+        if (!writesState(out)) {
           return out.result;
         }
         if (stored === null) {
