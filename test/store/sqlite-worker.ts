@@ -2,7 +2,7 @@
  * One of the processes of sqlite-processes.test.ts: opens the shared database, says it is ready, and on
  * "go" makes its checks and reports how many were allowed.
  *
- * Arguments: <database file> <plan id> <number of checks>.
+ * Arguments: <database file> <plan id> <number of checks> [report progress every N checks].
  */
 import { AutonomyGuardrailService } from '../../src/service/AutonomyGuardrailService.js';
 import { SqliteStore } from '../../src/store/sqlite/SqliteStore.js';
@@ -10,6 +10,7 @@ import { SqliteStore } from '../../src/store/sqlite/SqliteStore.js';
 export type WorkerMessage =
   | { readonly type: 'ready' }
   | { readonly type: 'done'; readonly allowed: number }
+  | { readonly type: 'progress'; readonly checks: number }
   | { readonly type: 'error'; readonly message: string };
 
 /** Sends `message` to the parent; resolves once it has been handed to the channel. */
@@ -20,7 +21,7 @@ function send(message: WorkerMessage): Promise<void> {
   });
 }
 
-async function run(path: string, planId: string, checks: number): Promise<number> {
+async function run(path: string, planId: string, checks: number, every: number): Promise<number> {
   const store = new SqliteStore({ path });
   try {
     await store.migrate();
@@ -32,6 +33,7 @@ async function run(path: string, planId: string, checks: number): Promise<number
     let allowed = 0;
     for (let i = 0; i < checks; i++) {
       if ((await service.checkToolBudget(planId, 1)).allowed) allowed++;
+      if (every > 0 && (i + 1) % every === 0) void send({ type: 'progress', checks: i + 1 });
     }
     return allowed;
   } finally {
@@ -39,8 +41,8 @@ async function run(path: string, planId: string, checks: number): Promise<number
   }
 }
 
-const [path, planId, checks] = process.argv.slice(2);
-run(path ?? '', planId ?? '', Number(checks)).then(
+const [path, planId, checks, every] = process.argv.slice(2);
+run(path ?? '', planId ?? '', Number(checks), Number(every ?? 0)).then(
   async (allowed) => {
     await send({ type: 'done', allowed });
     process.disconnect?.();
