@@ -12,10 +12,15 @@ export interface WorkerJob {
   tablePrefix: string;
   planId: string;
   calls: number;
+  /** When set, checks run in 8 lanes and progress is reported every this many checks. */
+  progressEvery?: number;
 }
 
 export type WorkerMessage =
-  { type: 'ready' } | { type: 'done'; allowed: number } | { type: 'failed'; message: string };
+  | { type: 'ready' }
+  | { type: 'done'; allowed: number }
+  | { type: 'progress'; checks: number }
+  | { type: 'failed'; message: string };
 
 function send(message: WorkerMessage): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -32,6 +37,20 @@ async function run(job: WorkerJob): Promise<void> {
     const go = new Promise((resolve) => process.once('message', resolve));
     await send({ type: 'ready' });
     await go;
+    const every = job.progressEvery;
+    if (every !== undefined) {
+      // Lanes keep transactions open on the server all the time, so a kill lands inside some of them.
+      let made = 0;
+      const lane = async () => {
+        while (made < job.calls) {
+          await service.checkToolBudget(job.planId, 1);
+          if (++made % every === 0) void send({ type: 'progress', checks: made });
+        }
+      };
+      await Promise.all(Array.from({ length: 8 }, lane));
+      await send({ type: 'done', allowed: made });
+      return;
+    }
     const checks = await Promise.all(
       Array.from({ length: job.calls }, () => service.checkToolBudget(job.planId, 1)),
     );
