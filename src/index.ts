@@ -69,7 +69,11 @@ export {
   type ToolRule,
 } from './executor/tools.js';
 export { BudgetReservation } from './service/BudgetReservation.js';
-export type { ConfirmationRequest, GrantUse } from './service/AutonomyGuardrailService.js';
+export {
+  DEFAULT_RESERVATION_TTL_MS,
+  type ConfirmationRequest,
+  type GrantUse,
+} from './service/AutonomyGuardrailService.js';
 export type { Decision as ApprovalDecision } from './service/approvals.js';
 export * from './policy/index.js';
 export { SqliteStore, SQLITE_SCHEMA_VERSION, type SqliteStoreOptions } from './store/sqlite/SqliteStore.js';

@@ -1,5 +1,5 @@
 import { describeValue, GuardrailValidationError, invalid } from '../errors.js';
-import { canonicalIso, parseIsoMs } from '../iso.js';
+import { canonicalIso, formatIso, parseIsoMs } from '../iso.js';
 import { fromMicros, MAX_AMOUNT, MICROS_PER_UNIT, toMicros } from '../money.js';
 import { ActorLimits, type ActorLimitsInit, type ActorLimitsJson } from './ActorLimits.js';
 import { GuardrailEventType as E } from './events.js';
@@ -83,15 +83,30 @@ interface State {
  * and written only when not empty, so state without it reads as DESIGN.md §3 shows.
  */
 interface Runtime {
-  readonly reservations: ReadonlyMap<string, number>;
+  readonly reservations: ReadonlyMap<string, Reservation>;
   readonly reservedMicros: number;
   readonly pausedMs: number;
   readonly pausedSince: string | null;
   readonly toolCalls: ReadonlyMap<string, number>;
 }
 
+/**
+ * Budget held for one call in flight, and when the hold lapses (epoch ms). A null expiry is one never
+ * recorded (state written before reservations expired): such a hold counts as lapsed at the first expiry
+ * check, because a hold that never lapses would keep budget from the plan forever.
+ */
+interface Reservation {
+  readonly micros: number;
+  readonly expiresAt: number | null;
+}
+
+/** True when the reservation has lapsed at `nowMs`. */
+export function reservationExpired(r: Reservation, nowMs: number): boolean {
+  return r.expiresAt === null || r.expiresAt <= nowMs;
+}
+
 const EMPTY_RUNTIME: Runtime = Object.freeze({
-  reservations: new Map<string, number>(),
+  reservations: new Map<string, Reservation>(),
   reservedMicros: 0,
   pausedMs: 0,
   pausedSince: null,
@@ -105,7 +120,8 @@ export const MAX_RUNTIME_ENTRIES = 10_000;
 
 /** Wire form of the runtime state; every key optional. */
 export interface RuntimeJson {
-  reservations?: { id: string; amount: number }[];
+  /** `expires_at` (ISO-8601) is absent in state written before reservations expired. */
+  reservations?: { id: string; amount: number; expires_at?: string }[];
   paused_ms?: number;
   paused_since?: string | null;
   tool_calls?: Record<string, number>;
@@ -333,7 +349,33 @@ export class AutonomyGuardrails {
 
   /** The micro-units held by an open reservation, or undefined. */
   reservationMicros(id: string): number | undefined {
-    return this.#runtime.reservations.get(id);
+    return this.#runtime.reservations.get(id)?.micros;
+  }
+
+  /** When an open reservation lapses (epoch ms): null when no expiry was recorded, undefined when not open. */
+  reservationExpiresAt(id: string): number | null | undefined {
+    return this.#runtime.reservations.get(id)?.expiresAt;
+  }
+
+  /** Ids of the open reservations lapsed at `nowMs` (expiry <= nowMs, or none recorded), in opening order. */
+  expiredReservations(nowMs: number): string[] {
+    const out: string[] = [];
+    for (const [id, r] of this.#runtime.reservations) if (reservationExpired(r, nowMs)) out.push(id);
+    return out;
+  }
+
+  /** A copy without the reservations lapsed at `nowMs`, and without the amount they held. */
+  withoutExpired(nowMs: number): AutonomyGuardrails {
+    const reservations = new Map<string, Reservation>();
+    let reservedMicros = 0;
+    for (const [id, r] of this.#runtime.reservations) {
+      if (reservationExpired(r, nowMs)) continue;
+      reservations.set(id, r);
+      reservedMicros += r.micros;
+    }
+    const copy = this.#state();
+    copy.runtime = { ...this.#runtime, reservations, reservedMicros };
+    return new AutonomyGuardrails(copy);
   }
 
   /** Milliseconds spent waiting for a person, not counting a wait still going on. */
@@ -479,7 +521,7 @@ function confirmationList(v: unknown, field: string, limits?: ConfirmationLimits
 const RUNTIME_KEYS = ['reservations', 'paused_ms', 'paused_since', 'tool_calls'] as const;
 
 function parseRuntime(o: Record<string, unknown>, prefix: string): Runtime {
-  const reservations = new Map<string, number>();
+  const reservations = new Map<string, Reservation>();
   let reservedMicros = 0;
   const rawReservations = o['reservations'];
   if (rawReservations !== undefined) {
@@ -489,11 +531,15 @@ function parseRuntime(o: Record<string, unknown>, prefix: string): Runtime {
     }
     for (let i = 0; i < rawReservations.length; i++) {
       const at = `${field}[${i}]`;
-      const r = objectWithKeys(rawReservations[i] ?? null, at, ['id', 'amount']);
+      const r = objectWithKeys(rawReservations[i] ?? null, at, ['id', 'amount', 'expires_at']);
       const id = runtimeKey(r['id'], `${at}.id`);
       if (reservations.has(id)) invalid(`${at}.id`, 'unique', id);
       const micros = toMicros(r['amount'], `${at}.amount`, 'nearest');
-      reservations.set(id, micros);
+      // Absent in state written before reservations expired: see Reservation.
+      const rawExpiry = r['expires_at'];
+      const expiresAt =
+        rawExpiry === undefined ? null : parseIsoMs(canonicalIso(rawExpiry, `${at}.expires_at`));
+      reservations.set(id, { micros, expiresAt });
       reservedMicros += micros;
     }
   }
@@ -533,7 +579,11 @@ function runtimeKey(value: unknown, field: string): string {
 function runtimeJson(r: Runtime): RuntimeJson {
   const out: RuntimeJson = {};
   if (r.reservations.size > 0) {
-    out.reservations = [...r.reservations].map(([id, micros]) => ({ id, amount: fromMicros(micros) }));
+    out.reservations = [...r.reservations].map(([id, { micros, expiresAt }]) =>
+      expiresAt === null
+        ? { id, amount: fromMicros(micros) }
+        : { id, amount: fromMicros(micros), expires_at: formatIso(expiresAt) },
+    );
   }
   if (r.pausedMs > 0) out.paused_ms = r.pausedMs;
   if (r.pausedSince !== null) out.paused_since = r.pausedSince;
@@ -546,4 +596,4 @@ export function validRuntimeKey(value: unknown, field: string): string {
   return runtimeKey(value, field);
 }
 
-export type { Runtime };
+export type { Reservation, Runtime };

@@ -50,6 +50,41 @@ export interface AutonomyGuardrailServiceOptions {
   unconfiguredPlans?: 'allow' | 'deny';
   /** Makes approval ids; defaults to random UUIDs. */
   ids?: () => string;
+  /**
+   * How long a budget reservation holds its amount, in milliseconds (integer >= 1; default 15 minutes).
+   * A reservation still open after it is given back by the plan's next budget operation, so a worker that
+   * died between reserve and commit cannot hold budget forever. Its commit still spends the actual cost.
+   */
+  reservationTtlMs?: number;
+}
+
+/** How long a budget reservation holds its amount unless the options say otherwise. */
+export const DEFAULT_RESERVATION_TTL_MS = 15 * 60 * 1000;
+
+/** Characters of reservation ids an audit entry lists as expired; the rest are only counted. */
+const EXPIRED_IDS_CHARS = 512;
+
+/** The `expired` details of a call that gave back lapsed reservations: their ids, as many as fit. */
+function expiredDetails(details: Record<string, JsonValue>, ids: readonly string[], key = 'expired'): void {
+  if (ids.length === 0) return;
+  const listed: string[] = [];
+  let chars = 0;
+  for (const id of ids) {
+    if (listed.length > 0 && chars + id.length > EXPIRED_IDS_CHARS) break;
+    listed.push(id);
+    chars += id.length;
+  }
+  details[key] = listed;
+  if (listed.length < ids.length) details[`${key}_more`] = ids.length - listed.length;
+}
+
+/** `m` that also gives back the reservations lapsed at `now`, when there are any. */
+function expiring(
+  m: PlanMutation | undefined,
+  expired: readonly string[],
+  now: number,
+): PlanMutation | undefined {
+  return expired.length === 0 ? m : { ...m, expireBefore: now };
 }
 
 const unconfiguredAllowed: Reason = (_c, planId) => `plan "${planId}" has no guardrails configured`;
@@ -123,7 +158,15 @@ function validStore(store: unknown): GuardrailStore {
   return store as GuardrailStore;
 }
 
-const OPTION_KEYS = ['store', 'clock', 'auditCapacity', 'metadataLimits', 'unconfiguredPlans', 'ids'];
+const OPTION_KEYS = [
+  'store',
+  'clock',
+  'auditCapacity',
+  'metadataLimits',
+  'unconfiguredPlans',
+  'ids',
+  'reservationTtlMs',
+];
 
 /**
  * Guardrails per plan over a {@link GuardrailStore}: every check is recorded in the plan's audit trail
@@ -140,6 +183,7 @@ export class AutonomyGuardrailService {
   readonly #limits: MetadataLimits;
   readonly #deny: boolean;
   readonly #ids: () => string;
+  readonly #reservationTtlMs: number;
 
   constructor(options: AutonomyGuardrailServiceOptions = {}) {
     const o = objectWithKeys(options, 'options', OPTION_KEYS);
@@ -168,6 +212,11 @@ export class AutonomyGuardrailService {
       );
     }
     this.#ids = ids as () => string;
+    const ttl = o['reservationTtlMs'] === undefined ? DEFAULT_RESERVATION_TTL_MS : o['reservationTtlMs'];
+    this.#reservationTtlMs = intField(ttl, 'reservationTtlMs', 1, false) as number;
+    if (this.#reservationTtlMs > MAX_APPROVAL_TTL_MS) {
+      invalid('reservationTtlMs', `at most ${MAX_APPROVAL_TTL_MS} (ten years)`, ttl);
+    }
     if (o['store'] !== undefined && o['auditCapacity'] !== undefined) {
       throw new GuardrailValidationError(
         'auditCapacity',
@@ -283,13 +332,23 @@ export class AutonomyGuardrailService {
     return rejecting(() => {
       validatePlanId(planId);
       const micros = toMicros(cost, 'cost', 'up');
-      return this.#store.update(planId, (g) => {
-        if (!g) return this.#unconfigured(E.BUDGET_ALLOWED, E.BUDGET_BLOCKED, planId);
+      const now = this.#now();
+      return this.#store.update(planId, (stored) => {
+        if (!stored) return this.#unconfigured(E.BUDGET_ALLOWED, E.BUDGET_BLOCKED, planId);
+        // Lapsed reservations are given back in this same update, so the check must not count them.
+        const expired = stored.expiredReservations(now);
+        const g = expired.length === 0 ? stored : stored.withoutExpired(now);
         const check = g.checkToolBudgetMicros(micros);
         const spend = check.allowed && micros > 0;
         const spent = fromMicros(spend ? g.budgetSpentMicros + micros : g.budgetSpentMicros);
-        const details = { cost: fromMicros(micros), spent, limit: check.limit ?? null };
-        return this.#audited(check, details, spend ? { spendMicros: micros } : undefined);
+        const details: Record<string, JsonValue> = {
+          cost: fromMicros(micros),
+          spent,
+          limit: check.limit ?? null,
+        };
+        expiredDetails(details, expired);
+        const mutation = expiring(spend ? { spendMicros: micros } : undefined, expired, now);
+        return this.#audited(check, details, mutation, now);
       });
     });
   }
@@ -384,50 +443,86 @@ export class AutonomyGuardrailService {
         isPlainObject(options) ? options['reservationId'] : undefined,
         'reservationId',
       );
-      return this.#store.update(planId, (g) => {
-        if (!g) {
+      const now = this.#now();
+      const expiresAt = now + this.#reservationTtlMs;
+      if (!isSerializableTimestamp(expiresAt)) {
+        invalid('reservationTtlMs', 'small enough to expire before the year 10000', this.#reservationTtlMs);
+      }
+      return this.#store.update(planId, (stored): PlanChange<BudgetReservation> => {
+        if (!stored) {
           const check = this.#unconfigured(E.BUDGET_ALLOWED, E.BUDGET_BLOCKED, planId).result;
-          return { result: new BudgetReservation(this, planId, id, micros, check, false) };
+          return { result: new BudgetReservation(this, planId, id, micros, check, false, null) };
         }
+        // Lapsed reservations are given back in this same update, so the check must not count them.
+        const expired = stored.expiredReservations(now);
+        const g = expired.length === 0 ? stored : stored.withoutExpired(now);
         const held = g.reservationMicros(id);
         if (held !== undefined) {
+          // Nothing is recorded for a repeated id, so lapsed reservations wait for the next operation.
           const check = makeCheck(
             E.BUDGET_RESERVED,
             `reservation "${id}" is already open`,
             g.toolBudget,
             fromMicros(held),
           );
-          return { result: new BudgetReservation(this, planId, id, held, check, true) };
+          const heldUntil = g.reservationExpiresAt(id) ?? null;
+          return { result: new BudgetReservation(this, planId, id, held, check, true, heldUntil) };
         }
         const verdict = g.checkToolBudgetMicros(micros);
         const check = verdict.allowed
           ? makeCheck(E.BUDGET_RESERVED, reservedReason, verdict.limit ?? null, verdict.observed)
           : verdict;
-        const details = {
+        const details: Record<string, JsonValue> = {
           reservation_id: id,
           amount: fromMicros(micros),
           spent: g.budgetSpent,
           reserved: fromMicros(g.budgetReservedMicros + (check.allowed ? micros : 0)),
           limit: check.limit ?? null,
         };
-        const result = new BudgetReservation(this, planId, id, micros, check, check.allowed);
-        const audit = this.#entry(check, details);
-        return check.allowed ? { result, audit, mutation: { reserve: { id, micros } } } : { result, audit };
+        expiredDetails(details, expired);
+        const result = new BudgetReservation(this, planId, id, micros, check, check.allowed, expiresAt);
+        const audit = this.#entry(check, details, now);
+        const mutation = expiring(
+          check.allowed ? { reserve: { id, micros, expiresAt } } : undefined,
+          expired,
+          now,
+        );
+        return mutation ? { result, audit, mutation } : { result, audit };
       });
     });
   }
 
-  /** @internal settles an open reservation at its actual cost; see {@link BudgetReservation.commit}. */
-  settleReservation(planId: string, id: string, actual: number | null): Promise<GuardCheck> {
+  /**
+   * @internal settles an open reservation at its actual cost; see {@link BudgetReservation.commit}.
+   * `heldUntil` is when the handle's reservation lapses: a commit after it spends the actual cost even
+   * when another operation gave the reservation back already, since the work was done all the same.
+   */
+  settleReservation(
+    planId: string,
+    id: string,
+    actual: number | null,
+    heldUntil: number | null,
+  ): Promise<GuardCheck> {
     return rejecting(() => {
       const actualMicros = actual === null ? null : toMicros(actual, 'actual', 'up');
-      return this.#store.update(planId, (g) => {
-        const held = g?.reservationMicros(id);
-        if (!g || held === undefined) {
+      const now = this.#now();
+      return this.#store.update(planId, (stored) => {
+        const open = stored?.reservationMicros(id);
+        const lapsed =
+          open === undefined
+            ? heldUntil === null || heldUntil <= now
+            : stored?.expiredReservations(now).includes(id) === true;
+        // A lapsed reservation given back already is settled only by a commit: a release has nothing to do.
+        if (!stored || (open === undefined && (!lapsed || actualMicros === null))) {
           // Settled already (a second commit or release): nothing to do, and nothing spent twice.
           const reason = `reservation "${id}" is not open (settled already, or never reserved); nothing changed`;
           return { result: makeCheck(E.BUDGET_RELEASED, reason, null) };
         }
+        // Lapsed reservations are given back in this same update, so the check must not count them.
+        const expired = stored.expiredReservations(now);
+        const g = expired.length === 0 ? stored : stored.withoutExpired(now);
+        if (lapsed) return this.#settleLapsed(g, id, open ?? 0, actualMicros, expired, now);
+        const held = open as number;
         if (actualMicros === null) {
           const check = makeCheck(
             E.BUDGET_RELEASED,
@@ -435,7 +530,9 @@ export class AutonomyGuardrailService {
             g.toolBudget,
             fromMicros(held),
           );
-          return this.#audited(check, { reservation_id: id, amount: fromMicros(held) }, { release: id });
+          const details: Record<string, JsonValue> = { reservation_id: id, amount: fromMicros(held) };
+          expiredDetails(details, expired);
+          return this.#audited(check, details, expiring({ release: id }, expired, now), now);
         }
         const budget = g.toolBudgetMicros;
         const after = g.budgetSpentMicros + actualMicros;
@@ -443,17 +540,66 @@ export class AutonomyGuardrailService {
         const check = overrun
           ? makeCheck(E.BUDGET_OVERRUN, overrunReason, g.toolBudget, fromMicros(actualMicros), after)
           : makeCheck(E.BUDGET_COMMITTED, committedReason, g.toolBudget, fromMicros(actualMicros), after);
-        const details = {
+        const details: Record<string, JsonValue> = {
           reservation_id: id,
           reserved: fromMicros(held),
           actual: fromMicros(actualMicros),
           spent: fromMicros(after),
           limit: check.limit ?? null,
         };
+        expiredDetails(details, expired);
         // An overrun is spent all the same: the money is gone, and hiding it would understate the spend.
-        return this.#audited(check, details, { release: id, spendMicros: actualMicros });
+        const mutation = expiring({ release: id, spendMicros: actualMicros }, expired, now);
+        return this.#audited(check, details, mutation, now);
       });
     });
+  }
+
+  /**
+   * Settles a reservation that lapsed: nothing is held for it any more (`g` is without the lapsed ones),
+   * but a commit's actual cost is spent all the same, since the work was done. `held` is the amount it
+   * held when still in the state (given back by this update), or 0.
+   */
+  #settleLapsed(
+    g: AutonomyGuardrails,
+    id: string,
+    held: number,
+    actualMicros: number | null,
+    expired: readonly string[],
+    now: number,
+  ): PlanChange<GuardCheck> {
+    const others = expired.filter((x) => x !== id);
+    if (actualMicros === null) {
+      const check = makeCheck(
+        E.BUDGET_RELEASED,
+        `reservation "${id}" had expired; its amount is released`,
+        g.toolBudget,
+        fromMicros(held),
+      );
+      const details: Record<string, JsonValue> = {
+        reservation_id: id,
+        amount: fromMicros(held),
+        expired: true,
+      };
+      expiredDetails(details, others, 'also_expired');
+      return this.#audited(check, details, { expireBefore: now }, now);
+    }
+    const budget = g.toolBudgetMicros;
+    const after = g.budgetSpentMicros + actualMicros;
+    const overrun = budget !== null && after + g.budgetReservedMicros > budget;
+    const check = overrun
+      ? makeCheck(E.BUDGET_OVERRUN, overrunReason, g.toolBudget, fromMicros(actualMicros), after)
+      : makeCheck(E.BUDGET_COMMITTED, committedReason, g.toolBudget, fromMicros(actualMicros), after);
+    const details: Record<string, JsonValue> = {
+      reservation_id: id,
+      reserved: 0,
+      actual: fromMicros(actualMicros),
+      spent: fromMicros(after),
+      limit: check.limit ?? null,
+      expired: true,
+    };
+    expiredDetails(details, others, 'also_expired');
+    return this.#audited(check, details, expiring({ spendMicros: actualMicros }, expired, now), now);
   }
 
   /**

@@ -19,6 +19,11 @@ export class BudgetReservation {
   readonly allowed: boolean;
   /** True when an amount is set aside and must be settled (false for a plan with no guardrails). */
   readonly open: boolean;
+  /**
+   * When the amount set aside lapses (epoch ms), on the service's clock; null when not open, or for a
+   * reservation read from state that recorded no expiry. A commit after it still spends the actual cost.
+   */
+  readonly expiresAt: number | null;
   readonly #service: AutonomyGuardrailService;
   #settled: Promise<GuardCheck> | undefined;
 
@@ -30,6 +35,7 @@ export class BudgetReservation {
     micros: number,
     check: GuardCheck,
     open: boolean,
+    expiresAt: number | null,
   ) {
     this.#service = service;
     this.planId = planId;
@@ -38,6 +44,7 @@ export class BudgetReservation {
     this.check = check;
     this.allowed = check.allowed;
     this.open = open;
+    this.expiresAt = open ? expiresAt : null;
   }
 
   /** Spends `actual` (units, >= 0) in place of the amount reserved. */
@@ -62,6 +69,6 @@ export class BudgetReservation {
     if (!this.open) return Promise.resolve(this.check);
     // A settle the store refused stays refused for this handle: settle again through a new reserveBudget
     // with the same id, which finds the reservation still open.
-    return this.#service.settleReservation(this.planId, this.id, actual);
+    return this.#service.settleReservation(this.planId, this.id, actual, this.expiresAt);
   }
 }

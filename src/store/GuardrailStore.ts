@@ -11,9 +11,17 @@ export interface PlanMutation {
   readonly spendMicros?: number;
   /** Sets `start_time` (ISO-8601 UTC) if it is still unset. */
   readonly startTime?: string;
-  /** Opens a budget reservation; its id must not be open already. */
-  readonly reserve?: { readonly id: string; readonly micros: number };
-  /** Closes an open reservation (applied before `reserve` and `spendMicros`). */
+  /**
+   * Drops the reservations that lapsed at this epoch-millisecond time (expiry <= it, or none recorded)
+   * and takes their amount off `reserved`. Applied first, before `release`, `reserve` and `spendMicros`.
+   */
+  readonly expireBefore?: number;
+  /**
+   * Opens a budget reservation; its id must not be open already. `expiresAt` (epoch ms) is when it
+   * lapses; without it none is recorded, and the next `expireBefore` drops it.
+   */
+  readonly reserve?: { readonly id: string; readonly micros: number; readonly expiresAt?: number };
+  /** Closes an open reservation (applied after `expireBefore`, before `reserve` and `spendMicros`). */
   readonly release?: string;
   /** Starts a wait for a person at this ISO-8601 time, unless one is going on. */
   readonly pause?: string;

@@ -629,6 +629,46 @@ export function runStoreContract(name: string, options: StoreContractOptions): v
         expect([g.reservationMicros('r1'), g.budgetReservedMicros]).toEqual([100_000, 100_000]);
       });
 
+      it("keeps a reservation's expiry", async () => {
+        await store.put('p', guardrails());
+        await store.update('p', () => ({
+          result: null,
+          mutation: { reserve: { id: 'r1', micros: 250_000, expiresAt: 1_000 } },
+        }));
+        expect((await stored('p')).guardrails.reservationExpiresAt('r1')).toBe(1_000);
+      });
+
+      it('gives back the reservations lapsed at expireBefore and keeps the others', async () => {
+        await store.put('p', guardrails());
+        await store.update('p', () => ({
+          result: null,
+          mutation: { reserve: { id: 'r1', micros: 250_000, expiresAt: 1_000 } },
+        }));
+        await store.update('p', () => ({
+          result: null,
+          mutation: { reserve: { id: 'r2', micros: 500_000, expiresAt: 1_001 } },
+        }));
+        await store.update('p', () => ({ result: null, mutation: { expireBefore: 1_000 } }));
+        const g = (await stored('p')).guardrails;
+        expect([g.reservationMicros('r1'), g.reservationMicros('r2')]).toEqual([undefined, 500_000]);
+        expect(g.budgetReservedMicros).toBe(500_000);
+      });
+
+      it('expires before it reserves, so one mutation can reopen a lapsed id', async () => {
+        await store.put('p', guardrails());
+        await store.update('p', () => ({
+          result: null,
+          mutation: { reserve: { id: 'r1', micros: 250_000, expiresAt: 1_000 } },
+        }));
+        await store.update('p', () => ({
+          result: null,
+          mutation: { expireBefore: 2_000, reserve: { id: 'r1', micros: 100_000, expiresAt: 3_000 } },
+        }));
+        const g = (await stored('p')).guardrails;
+        expect([g.reservationMicros('r1'), g.reservationExpiresAt('r1')]).toEqual([100_000, 3_000]);
+        expect(g.budgetReservedMicros).toBe(100_000);
+      });
+
       it('refuses to release a reservation that is not open and records nothing', async () => {
         await store.put('p', guardrails());
         await expect(

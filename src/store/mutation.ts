@@ -1,6 +1,11 @@
+import { isSerializableTimestamp } from '../audit/AuditEntry.js';
 import { invalid } from '../errors.js';
-import type { AutonomyGuardrails, Runtime } from '../guardrails/AutonomyGuardrails.js';
-import { MAX_RUNTIME_ENTRIES, validRuntimeKey } from '../guardrails/AutonomyGuardrails.js';
+import type { AutonomyGuardrails, Reservation, Runtime } from '../guardrails/AutonomyGuardrails.js';
+import {
+  MAX_RUNTIME_ENTRIES,
+  reservationExpired,
+  validRuntimeKey,
+} from '../guardrails/AutonomyGuardrails.js';
 import { canonicalIso, parseIsoMs } from '../iso.js';
 import { MAX_AMOUNT, MICROS_PER_UNIT } from '../money.js';
 import type { PlanChange, PlanMutation } from './GuardrailStore.js';
@@ -31,6 +36,7 @@ export function applyMutation(g: AutonomyGuardrails, m: PlanMutation): AutonomyG
 
 function hasRuntimeChange(m: PlanMutation): boolean {
   return (
+    m.expireBefore !== undefined ||
     m.reserve !== undefined ||
     m.release !== undefined ||
     m.pause !== undefined ||
@@ -44,23 +50,37 @@ function nextRuntime(g: AutonomyGuardrails, m: PlanMutation): Runtime {
   // Maps are copied only when they change: most mutations touch one of them or none.
   let reservations = g.runtime.reservations;
   let reservedMicros = g.runtime.reservedMicros;
-  if (m.release !== undefined || m.reserve !== undefined) {
+  if (m.expireBefore !== undefined || m.release !== undefined || m.reserve !== undefined) {
     const copy = new Map(reservations);
+    if (m.expireBefore !== undefined) {
+      const now = m.expireBefore;
+      if (!Number.isFinite(now)) invalid('mutation.expireBefore', 'epoch milliseconds', now);
+      for (const [id, r] of copy) {
+        if (!reservationExpired(r, now)) continue;
+        copy.delete(id);
+        reservedMicros -= r.micros;
+      }
+    }
     if (m.release !== undefined) {
       const held = copy.get(m.release);
       if (held === undefined) invalid('mutation.release', 'an open reservation', m.release);
       copy.delete(m.release);
-      reservedMicros -= held;
+      reservedMicros -= held.micros;
     }
     if (m.reserve !== undefined) {
       const id = validRuntimeKey(m.reserve.id, 'mutation.reserve.id');
       const micros = m.reserve.micros;
       if (!Number.isSafeInteger(micros) || micros < 0)
         invalid('mutation.reserve.micros', 'an integer >= 0', micros);
+      const expiresAt = m.reserve.expiresAt ?? null;
+      if (expiresAt !== null && !isSerializableTimestamp(expiresAt)) {
+        invalid('mutation.reserve.expiresAt', 'epoch milliseconds within the years 0000-9999', expiresAt);
+      }
       if (copy.has(id)) invalid('mutation.reserve.id', 'not already open', id);
       if (copy.size >= MAX_RUNTIME_ENTRIES) invalid('reservations', `at most ${MAX_RUNTIME_ENTRIES}`, id);
       if (reservedMicros + micros > MAX_MICROS) invalid('reserved', `at most ${MAX_AMOUNT} in all`, id);
-      copy.set(id, micros);
+      const held: Reservation = { micros, expiresAt };
+      copy.set(id, held);
       reservedMicros += micros;
     }
     reservations = copy;

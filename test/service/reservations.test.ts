@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { AutonomyGuardrailService, GuardrailValidationError, ManualClock } from '../../src/index.js';
+import {
+  AutonomyGuardrailService,
+  GuardrailValidationError,
+  ManualClock,
+  type AutonomyGuardrailServiceOptions,
+} from '../../src/index.js';
 import { T0, configured, guardrailsOf, rejectedField, trailOf } from '../support/service.js';
+import { fieldOf } from '../support/thrown.js';
 
 async function lastEntry(service: AutonomyGuardrailService) {
   const entry = (await trailOf(service)).entries.at(-1);
@@ -416,8 +422,8 @@ describe('reservations in metadata', () => {
     await service.reserveBudget('plan', 2.5, { reservationId: 'r1' });
     await service.reserveBudget('plan', 0.1, { reservationId: 'r2' });
     expect((await wireGuardrails(service))['reservations']).toEqual([
-      { id: 'r1', amount: 2.5 },
-      { id: 'r2', amount: 0.1 },
+      { id: 'r1', amount: 2.5, expires_at: '2026-11-30T10:15:00.000Z' },
+      { id: 'r2', amount: 0.1, expires_at: '2026-11-30T10:15:00.000Z' },
     ]);
   });
 
@@ -557,4 +563,179 @@ describe('reservations at their edges', () => {
     );
     expect((await guardrailsOf(service)).budgetReserved).toBe(9e9);
   });
+});
+
+describe('reservation expiry', () => {
+  const TTL = 15 * 60 * 1000;
+
+  /** Metadata of the plan, through JSON, with the first reservation's expires_at taken out. */
+  async function withoutExpiry(service: AutonomyGuardrailService): Promise<unknown> {
+    const metadata = JSON.parse(JSON.stringify(await service.toMetadata('plan'))) as {
+      autonomy_guardrails: { guardrails: { reservations: Record<string, unknown>[] } };
+    };
+    const [first] = metadata.autonomy_guardrails.guardrails.reservations;
+    if (first) delete first['expires_at'];
+    return metadata;
+  }
+
+  it('records when a reservation lapses: now plus 15 minutes by default', async () => {
+    const { service } = await configured({ toolBudget: 10 });
+    const r = await service.reserveBudget('plan', 4, { reservationId: 'r1' });
+    expect(r.expiresAt).toBe(T0 + TTL);
+    expect((await guardrailsOf(service)).reservationExpiresAt('r1')).toBe(T0 + TTL);
+  });
+
+  it('holds a reservation for reservationTtlMs when given', async () => {
+    const { service } = await configured({ toolBudget: 10 }, { reservationTtlMs: 1000 });
+    expect((await service.reserveBudget('plan', 4, { reservationId: 'r1' })).expiresAt).toBe(T0 + 1000);
+  });
+
+  it('stops counting a reservation against the budget once its TTL has passed', async () => {
+    const { service, clock } = await configured({ toolBudget: 10 });
+    await service.reserveBudget('plan', 8, { reservationId: 'r1' });
+    clock.advance(TTL);
+    expect((await service.checkToolBudget('plan', 5)).allowed).toBe(true);
+  });
+
+  it('still counts a reservation whose TTL has not passed', async () => {
+    const { service, clock } = await configured({ toolBudget: 10 });
+    await service.reserveBudget('plan', 8, { reservationId: 'r1' });
+    clock.advance(TTL - 1);
+    expect((await service.checkToolBudget('plan', 5)).allowed).toBe(false);
+  });
+
+  it('gives a lapsed amount back in the state during the budget operation that finds it', async () => {
+    const { service, clock } = await configured({ toolBudget: 10 });
+    await service.reserveBudget('plan', 8, { reservationId: 'r1' });
+    clock.advance(TTL);
+    await service.checkToolBudget('plan', 1);
+    const g = await guardrailsOf(service);
+    expect([g.budgetReserved, g.reservationMicros('r1'), g.budgetSpent]).toEqual([0, undefined, 1]);
+  });
+
+  it('frees a lapsed amount for a new reservation', async () => {
+    const { service, clock } = await configured({ toolBudget: 10 });
+    await service.reserveBudget('plan', 8, { reservationId: 'r1' });
+    clock.advance(TTL);
+    expect((await service.reserveBudget('plan', 8, { reservationId: 'r2' })).allowed).toBe(true);
+    expect((await guardrailsOf(service)).budgetReserved).toBe(8);
+  });
+
+  it('records the ids it gave back in the details of the call that found them lapsed', async () => {
+    const { service, clock } = await configured({ toolBudget: 10 });
+    await service.reserveBudget('plan', 2, { reservationId: 'r1' });
+    await service.reserveBudget('plan', 3, { reservationId: 'r2' });
+    clock.advance(TTL);
+    await service.checkToolBudget('plan', 1);
+    expect((await lastEntry(service)).details).toEqual({
+      cost: 1,
+      spent: 1,
+      limit: 10,
+      expired: ['r1', 'r2'],
+    });
+  });
+
+  it('records no extra audit entry for the reservations it gives back', async () => {
+    const { service, clock } = await configured({ toolBudget: 10 });
+    await service.reserveBudget('plan', 2, { reservationId: 'r1' });
+    clock.advance(TTL);
+    await service.reserveBudget('plan', 1, { reservationId: 'r2' });
+    expect(await eventTypes(service)).toEqual(['budget_reserved', 'budget_reserved']);
+    expect((await lastEntry(service)).details['expired']).toEqual(['r1']);
+  });
+
+  it('spends the actual cost of a commit after the reservation lapsed', async () => {
+    const { service, clock } = await configured({ toolBudget: 10 });
+    const r = await service.reserveBudget('plan', 4, { reservationId: 'r1' });
+    clock.advance(TTL);
+    const check = await r.commit(3);
+    expect([check.allowed, check.eventType]).toEqual([true, 'budget_committed']);
+    const g = await guardrailsOf(service);
+    expect([g.budgetSpent, g.budgetReserved, g.reservationMicros('r1')]).toEqual([3, 0, undefined]);
+  });
+
+  it('records a lapsed commit with reserved 0 and expired true', async () => {
+    const { service, clock } = await configured({ toolBudget: 10, budgetSpent: 1 });
+    const r = await service.reserveBudget('plan', 4, { reservationId: 'r1' });
+    clock.advance(TTL);
+    await r.commit(3);
+    expect((await lastEntry(service)).details).toEqual({
+      reservation_id: 'r1',
+      reserved: 0,
+      actual: 3,
+      spent: 4,
+      limit: 10,
+      expired: true,
+    });
+  });
+
+  it('spends the actual cost of a commit after another operation gave the reservation back', async () => {
+    const { service, clock } = await configured({ toolBudget: 10 });
+    const r = await service.reserveBudget('plan', 4, { reservationId: 'r1' });
+    clock.advance(TTL);
+    await service.checkToolBudget('plan', 1);
+    expect((await r.commit(3)).eventType).toBe('budget_committed');
+    expect((await guardrailsOf(service)).budgetSpent).toBe(4);
+  });
+
+  it('answers a lapsed commit beyond what the budget has left with budget_overrun, spending it', async () => {
+    const { service, clock } = await configured({ toolBudget: 10 });
+    const r = await service.reserveBudget('plan', 4, { reservationId: 'r1' });
+    clock.advance(TTL);
+    await service.checkToolBudget('plan', 8);
+    const check = await r.commit(3);
+    expect([check.allowed, check.eventType]).toEqual([false, 'budget_overrun']);
+    expect((await guardrailsOf(service)).budgetSpent).toBe(11);
+  });
+
+  it('records the release of a lapsed reservation as expired', async () => {
+    const { service, clock } = await configured({ toolBudget: 10 });
+    const r = await service.reserveBudget('plan', 4, { reservationId: 'r1' });
+    clock.advance(TTL);
+    expect((await r.release()).eventType).toBe('budget_released');
+    expect((await lastEntry(service)).details).toEqual({ reservation_id: 'r1', amount: 4, expired: true });
+    expect((await guardrailsOf(service)).budgetReserved).toBe(0);
+  });
+
+  it('keeps a reservation expiry through the metadata round trip', async () => {
+    const { service } = await configured({ toolBudget: 10 });
+    await service.reserveBudget('plan', 4, { reservationId: 'r1' });
+    expect((await guardrailsOf(await reloaded(service))).reservationExpiresAt('r1')).toBe(T0 + TTL);
+  });
+
+  it('frees a reservation read from state without expires_at at the next budget operation', async () => {
+    const { service } = await configured({ toolBudget: 10 });
+    await service.reserveBudget('plan', 8, { reservationId: 'r1' });
+    await service.loadFromMetadata('plan', await withoutExpiry(service));
+    expect((await service.checkToolBudget('plan', 5)).allowed).toBe(true);
+    expect((await lastEntry(service)).details['expired']).toEqual(['r1']);
+  });
+
+  it('writes a reservation read without expires_at back without it', async () => {
+    const { service } = await configured({ toolBudget: 10 });
+    await service.reserveBudget('plan', 8, { reservationId: 'r1' });
+    await service.loadFromMetadata('plan', await withoutExpiry(service));
+    expect((await wireGuardrails(service))['reservations']).toEqual([{ id: 'r1', amount: 8 }]);
+  });
+
+  it('refuses an expires_at that is not an ISO-8601 date-time, naming its path', async () => {
+    const { service } = await configured({ toolBudget: 10 });
+    await service.reserveBudget('plan', 4, { reservationId: 'r1' });
+    const metadata = JSON.parse(JSON.stringify(await service.toMetadata('plan'))) as {
+      autonomy_guardrails: { guardrails: { reservations: Record<string, unknown>[] } };
+    };
+    const [first] = metadata.autonomy_guardrails.guardrails.reservations;
+    if (first) first['expires_at'] = 'soon';
+    expect(await rejectedField(() => service.loadFromMetadata('plan', metadata))).toBe(
+      'autonomy_guardrails.guardrails.reservations[0].expires_at',
+    );
+  });
+
+  it.each([0, -1, 1.5, '60000', null, Number.NaN, 10 * 365 * 24 * 60 * 60 * 1000 + 1])(
+    'refuses reservationTtlMs %s, naming the field',
+    (ttl) => {
+      const options = { reservationTtlMs: ttl } as unknown as AutonomyGuardrailServiceOptions;
+      expect(fieldOf(() => new AutonomyGuardrailService(options))).toBe('reservationTtlMs');
+    },
+  );
 });

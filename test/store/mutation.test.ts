@@ -46,4 +46,25 @@ describe('applyMutation', () => {
     expect(() => applyMutation(g, { steps: 1, startTime: 'soon' })).toThrow(GuardrailValidationError);
     expect([g.stepCount, g.startTime]).toEqual([0, null]);
   });
+
+  it('refuses an expireBefore that is not a finite time without spending', () => {
+    const g = AutonomyGuardrails.create();
+    expect(() => applyMutation(g, { expireBefore: Number.NaN, spendMicros: 10 })).toThrow(
+      GuardrailValidationError,
+    );
+    expect(g.budgetSpentMicros).toBe(0);
+  });
+
+  it('refuses a reservation expiry that could not be written back, reserving nothing', () => {
+    const g = AutonomyGuardrails.create();
+    expect(() => applyMutation(g, { reserve: { id: 'r1', micros: 1, expiresAt: 1e20 } })).toThrow(
+      GuardrailValidationError,
+    );
+    expect(g.budgetReservedMicros).toBe(0);
+  });
+
+  it('gives back a reservation opened without an expiry at the next expireBefore', () => {
+    const g = applyMutation(AutonomyGuardrails.create(), { reserve: { id: 'r1', micros: 5 } });
+    expect(applyMutation(g, { expireBefore: 0 }).budgetReservedMicros).toBe(0);
+  });
 });
