@@ -6,6 +6,7 @@ import {
   AutonomyGuardrailService,
   GuardrailEventType,
   ManualClock,
+  MemoryStore,
   type Clock,
   type GuardrailsInit,
 } from '../src/index.js';
@@ -32,14 +33,17 @@ export function fail(message: string): never {
   throw new Error(`bench fixture: ${message}`);
 }
 
-/** A service over the default memory store with one configured plan. */
+/**
+ * A service over a memory store with one configured plan. `keepLog: false` (the default here) keeps the
+ * bounded window only, as a long-running process would; with true every entry is kept for the log.
+ */
 export async function benchService(
   clock: Clock,
   auditCapacity?: number,
+  keepLog = false,
 ): Promise<{ service: AutonomyGuardrailService; clock: Clock }> {
-  const service = new AutonomyGuardrailService(
-    auditCapacity === undefined ? { clock } : { clock, auditCapacity },
-  );
+  const store = new MemoryStore(auditCapacity === undefined ? { keepLog } : { auditCapacity, keepLog });
+  const service = new AutonomyGuardrailService({ clock, store });
   await service.configureGuardrails(PLAN_ID, ROOMY_LIMITS);
   return { service, clock };
 }

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import {
   AutonomyGuardrailService,
   ManualClock,
+  MemoryStore,
   PlanExecutor,
   systemClock,
   type AuditEntry,
@@ -46,6 +47,7 @@ const NAMES = {
   serviceBudget: 'service.checkToolBudget',
   serviceStep: 'service.checkStepLimit',
   serviceBudgetSystemClock: 'service.checkToolBudget (systemClock)',
+  serviceBudgetFullLog: 'service.checkToolBudget (keepLog: every entry kept)',
   executor: `PlanExecutor.execute (${PLAN_DECISIONS} no-op decisions)`,
   plainLoop: `plain loop (${PLAN_DECISIONS} no-op tool calls)`,
   metadata: `metadata round trip (${METADATA_ENTRIES.toLocaleString('en-US')} entries)`,
@@ -102,6 +104,15 @@ const serviceCases: BenchCase[] = [
       const { service } = await benchService(new ManualClock(START_MS));
       if (!(await service.checkStepLimit(PLAN_ID, 41)).allowed) fail('checkStepLimit denied');
       return { op: () => service.checkStepLimit(PLAN_ID, 41) };
+    },
+  },
+  {
+    name: NAMES.serviceBudgetFullLog,
+    async: true,
+    prepare: async () => {
+      const { service } = await benchService(new ManualClock(START_MS), undefined, true);
+      if (!(await service.checkToolBudget(PLAN_ID, 0.01)).allowed) fail('checkToolBudget denied');
+      return { op: () => service.checkToolBudget(PLAN_ID, 0.01) };
     },
   },
   {
@@ -165,7 +176,8 @@ function executorCases(): BenchCase[] {
       name: NAMES.executor,
       async: true,
       prepare: async () => {
-        const service = new AutonomyGuardrailService({ clock: new ManualClock(START_MS) });
+        const store = new MemoryStore({ keepLog: false });
+        const service = new AutonomyGuardrailService({ clock: new ManualClock(START_MS), store });
         await service.configureGuardrails(PLAN_ID, { toolBudget: 1e9, requiredConfirmations: ['deploy'] });
         const executor = new PlanExecutor({ service, tools: [noop] });
         const run = async () => {
@@ -277,7 +289,7 @@ async function main(): Promise<void> {
 
   const notes = [
     'ops/s = 1e9 / mean ns/op; ± is the 95% margin of error of the mean; each sample is the mean of a batch of back-to-back calls (async calls awaited one by one).',
-    `Service rows use the default MemoryStore (audit capacity 1,000, full, so every check also evicts) and a ManualClock, except the systemClock row; RateLimiterMemory has Number.MAX_SAFE_INTEGER points over 3,600 s and reads Date.now() on every call.`,
+    `Service and executor rows use a MemoryStore keeping the window only (keepLog: false; audit capacity 1,000, full, so every check also evicts) and a ManualClock, except the systemClock row; the keepLog row keeps every entry, so its memory and garbage collection grow with the run. RateLimiterMemory has Number.MAX_SAFE_INTEGER points over 3,600 s and reads Date.now() on every call.`,
     `Metadata round trip: toMetadata → JSON.stringify → JSON.parse → loadFromMetadata of ${(metadataJsonLength / 1024).toLocaleString('en-US', { maximumFractionDigits: 0 })} KiB of JSON.`,
     `AuditTrail.add: each trail is pre-filled to capacity with distinct entries, so every add evicts one; the appended entries cycle through ${HOT_ENTRIES.toLocaleString('en-US')} ready-made ones that stay in cache, as a freshly built entry would. The "cold evictions" row appends the fill entries again instead, so each add evicts an entry last touched ${(1_000_000).toLocaleString('en-US')} adds earlier and pays a cache miss: it prices memory, not the ring, and has no target.`,
   ];

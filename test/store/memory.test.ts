@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GuardrailValidationError, MemoryStore } from '../../src/index.js';
+import { AutonomyGuardrailService, GuardrailValidationError, MemoryStore } from '../../src/index.js';
 import { runStoreContract } from '../../src/store/contract.js';
 
 runStoreContract('MemoryStore', { newStore: () => new MemoryStore({ auditCapacity: 5000 }) });
@@ -7,5 +7,24 @@ runStoreContract('MemoryStore', { newStore: () => new MemoryStore({ auditCapacit
 describe('MemoryStore', () => {
   it('refuses an audit capacity below 1', () => {
     expect(() => new MemoryStore({ auditCapacity: 0 })).toThrow(GuardrailValidationError);
+  });
+});
+
+describe('MemoryStore that keeps no durable log', () => {
+  it('keeps the window of the newest entries', async () => {
+    const store = new MemoryStore({ auditCapacity: 2, keepLog: false });
+    const service = new AutonomyGuardrailService({ store });
+    await service.configureGuardrails('p', { maxSteps: 10 });
+    for (let i = 0; i < 3; i++) await service.takeStep('p');
+    expect((await service.getAuditTrail('p'))?.entries.map((e) => e.details['step'])).toEqual([1, 2]);
+  });
+
+  it('refuses to hand out a log it does not keep', async () => {
+    const store = new MemoryStore({ keepLog: false });
+    await expect(store.readAuditLog('p')).rejects.toMatchObject({ code: 'STORE_NO_LOG' });
+  });
+
+  it('refuses a keepLog that is not a boolean, naming it', () => {
+    expect(() => new MemoryStore({ keepLog: 'no' as never })).toThrow(/keepLog/);
   });
 });

@@ -1,6 +1,7 @@
+import type { AuditEntry } from '../../audit/AuditEntry.js';
 import { AuditTrail, DEFAULT_AUDIT_CAPACITY } from '../../audit/AuditTrail.js';
 import { chainEntry, type ChainedEntry } from '../../audit/chain.js';
-import { GuardrailError } from '../../errors.js';
+import { GuardrailError, invalid } from '../../errors.js';
 import type { AutonomyGuardrails } from '../../guardrails/AutonomyGuardrails.js';
 import type {
   Approval,
@@ -15,8 +16,13 @@ interface Entry {
   guardrails: AutonomyGuardrails;
   /** The newest `auditCapacity` entries of the log since the last put with a trail. */
   audit: AuditTrail;
-  /** The whole durable log, seq 1..n. */
-  readonly log: ChainedEntry[];
+  /** Every entry, oldest first: the whole log, seq 1..n. */
+  readonly log: AuditEntry[];
+  /**
+   * The log's first entries, chained. Chaining (a SHA-256 per entry) is done when the log is read, not on
+   * every check: in one process nothing but this code can reach the entries between the two.
+   */
+  readonly chained: ChainedEntry[];
 }
 
 /**
@@ -25,15 +31,25 @@ interface Entry {
  */
 export class MemoryStore implements GuardrailStore {
   readonly auditCapacity: number;
+  /** Whether every entry is kept for readAuditLog, or only the bounded window. */
+  readonly keepLog: boolean;
   readonly #plans = new Map<string, Entry>();
   readonly #approvals = new Map<string, Approval>();
   #closed = false;
 
-  constructor(options?: { auditCapacity?: number }) {
+  /**
+   * `keepLog: false` keeps only the window of the newest `auditCapacity` entries per plan: memory stays
+   * bounded in a long-running process and no entry outlives the window, but there is no durable log to
+   * read or verify (readAuditLog refuses). The default keeps every entry, as the durable stores do.
+   */
+  constructor(options?: { auditCapacity?: number; keepLog?: boolean }) {
     // AuditTrail validates the capacity and names the field.
     this.auditCapacity = new AuditTrail({
       maxEntries: options?.auditCapacity ?? DEFAULT_AUDIT_CAPACITY,
     }).maxEntries;
+    const keepLog = options?.keepLog ?? true;
+    if (typeof keepLog !== 'boolean') invalid('keepLog', 'a boolean', keepLog);
+    this.keepLog = keepLog;
   }
 
   // Not `async`: an async frame would add microtask hops to the hottest path of every check.
@@ -63,15 +79,12 @@ export class MemoryStore implements GuardrailStore {
       if (out.approval !== undefined && holder?.planId !== undefined && holder.planId !== planId) {
         throw new GuardrailError('STORE_CONTRACT', `approval "${out.approval.id}" belongs to another plan`);
       }
-      // Chained first: an entry that cannot be chained leaves everything as it was.
-      const chained =
-        out.audit === undefined ? undefined : chainEntry(planId, entry.log.at(-1) ?? null, out.audit);
       let guardrails = out.replace !== undefined ? out.replace.clone() : entry.guardrails;
       if (out.mutation !== undefined) guardrails = applyMutation(guardrails, out.mutation);
       entry.guardrails = guardrails;
       if (approval !== undefined) this.#approvals.set(approval.id, Object.freeze({ ...approval }));
-      if (out.audit !== undefined && chained !== undefined) {
-        entry.log.push(chained);
+      if (out.audit !== undefined) {
+        if (this.keepLog) entry.log.push(out.audit);
         entry.audit.add(out.audit);
       }
       return Promise.resolve(out.result);
@@ -106,15 +119,10 @@ export class MemoryStore implements GuardrailStore {
     let window = existing?.audit ?? new AuditTrail({ maxEntries: this.auditCapacity });
     if (audit !== undefined) {
       window = audit.withCapacity(this.auditCapacity);
-      const appended: ChainedEntry[] = [];
-      let last = log.at(-1) ?? null;
-      for (const e of window.entries) {
-        last = chainEntry(planId, last, e);
-        appended.push(last);
-      }
-      log.push(...appended);
+      if (this.keepLog) log.push(...window.entries);
     }
-    this.#plans.set(planId, { guardrails: guardrails.clone(), audit: window, log });
+    const chained = existing?.chained ?? [];
+    this.#plans.set(planId, { guardrails: guardrails.clone(), audit: window, log, chained });
   }
 
   async get(planId: string): Promise<PlanRecord | null> {
@@ -125,7 +133,16 @@ export class MemoryStore implements GuardrailStore {
 
   async readAuditLog(planId: string): Promise<readonly ChainedEntry[]> {
     this.#open();
-    return (this.#plans.get(planId)?.log ?? []).slice();
+    if (!this.keepLog) {
+      throw new GuardrailError('STORE_NO_LOG', 'this MemoryStore keeps no durable log (keepLog: false)');
+    }
+    const entry = this.#plans.get(planId);
+    if (!entry) return [];
+    const { log, chained } = entry;
+    for (let i = chained.length; i < log.length; i++) {
+      chained.push(chainEntry(planId, chained.at(-1) ?? null, log[i] as AuditEntry));
+    }
+    return chained.slice();
   }
 
   async delete(planId: string): Promise<boolean> {
