@@ -1,7 +1,7 @@
 import * as nodeCrypto from 'node:crypto';
 import { createHash, createPrivateKey, createPublicKey, KeyObject, sign, verify } from 'node:crypto';
 import { describeValue, GuardrailValidationError, invalid } from '../errors.js';
-import { hasControl, objectWithKeys } from '../guardrails/validate.js';
+import { isPlainText, objectWithKeys } from '../guardrails/validate.js';
 import { EVENT_INFO, isGuardrailEventType, isGuardName } from '../guardrails/events.js';
 import { parseIsoMs } from '../iso.js';
 import { canonicalJson, isPlainObject } from '../json.js';
@@ -260,7 +260,12 @@ export function validateCheckpoint(raw: unknown, prefix: string): Checkpoint {
   }
   const o = objectWithKeys(raw, name, CHECKPOINT_KEYS, prefix);
   const plan = o['plan'];
-  if (typeof plan !== 'string' || plan.length === 0 || plan.length > MAX_PLAN_ID_LENGTH || hasControl(plan)) {
+  if (
+    typeof plan !== 'string' ||
+    plan.length === 0 ||
+    plan.length > MAX_PLAN_ID_LENGTH ||
+    !isPlainText(plan)
+  ) {
     invalid(
       `${prefix}plan`,
       `a non-empty string of at most ${MAX_PLAN_ID_LENGTH} characters without control characters`,

@@ -5,7 +5,7 @@ import { ActorLimits, type ActorLimitsInit, type ActorLimitsJson } from './Actor
 import { GuardrailEventType as E } from './events.js';
 import { makeCheck, type GuardCheck, type Reason } from './GuardCheck.js';
 import { normalizeOperation } from './operation.js';
-import { hasControl, intField, missing, objectWithKeys } from './validate.js';
+import { intField, isPlainText, missing, objectWithKeys } from './validate.js';
 
 /** What {@link AutonomyGuardrails.create} accepts. Every limit is optional; null or absent = unlimited. */
 export interface GuardrailsInit {
@@ -566,10 +566,15 @@ function parseRuntime(o: Record<string, unknown>, prefix: string): Runtime {
 }
 
 function runtimeKey(value: unknown, field: string): string {
-  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_KEY_LENGTH || hasControl(value)) {
+  if (
+    typeof value !== 'string' ||
+    value.length === 0 ||
+    value.length > MAX_KEY_LENGTH ||
+    !isPlainText(value)
+  ) {
     invalid(
       field,
-      `a non-empty string of at most ${MAX_KEY_LENGTH} characters without control characters`,
+      `a non-empty string of at most ${MAX_KEY_LENGTH} characters without control characters or lone surrogates`,
       value,
     );
   }

@@ -1,4 +1,5 @@
 import { describeValue, GuardrailValidationError } from '../errors.js';
+import { isPlainText } from '../guardrails/validate.js';
 
 /** Longest plan id accepted. */
 export const MAX_PLAN_ID_LENGTH = 256;
@@ -9,7 +10,7 @@ export function validatePlanId(planId: unknown): string {
     typeof planId !== 'string' ||
     planId.length === 0 ||
     planId.length > MAX_PLAN_ID_LENGTH ||
-    !plainText(planId)
+    !isPlainText(planId)
   ) {
     throw new GuardrailValidationError(
       'plan_id',
@@ -17,21 +18,4 @@ export function validatePlanId(planId: unknown): string {
     );
   }
   return planId;
-}
-
-/**
- * True when `text` holds no control character and no lone surrogate (databases store one as U+FFFD,
- * so two different ids would meet in one row). A loop, not a regex: every check validates its plan id.
- */
-function plainText(text: string): boolean {
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) return false;
-    if (c >= 0xd800 && c <= 0xdfff) {
-      const next = text.charCodeAt(i + 1);
-      if (c > 0xdbff || !(next >= 0xdc00 && next <= 0xdfff)) return false;
-      i++; // a whole pair
-    }
-  }
-  return true;
 }

@@ -739,3 +739,12 @@ describe('reservation expiry', () => {
     },
   );
 });
+
+describe('ids that databases cannot keep apart', () => {
+  it('refuses a reservation id holding a lone surrogate, naming reservationId', async () => {
+    const { service } = await configured({ toolBudget: 10 });
+    expect(await rejectedField(service.reserveBudget('plan', 1, { reservationId: 'r\udc00' }))).toBe(
+      'reservationId',
+    );
+  });
+});
