@@ -6,7 +6,7 @@ import { verifyAuditLog } from '../audit/verify.js';
 import { AutonomyGuardrails, type GuardrailsInit } from '../guardrails/AutonomyGuardrails.js';
 import type { GuardrailEventType } from '../guardrails/events.js';
 import type { GuardCheck } from '../guardrails/GuardCheck.js';
-import type { Approval, ApprovalStatus, GuardrailStore, PlanChange } from './GuardrailStore.js';
+import type { Approval, ApprovalStatus, GuardrailStore, PlanChange, PlanChangeFn } from './GuardrailStore.js';
 
 export interface StoreContractOptions {
   /** A new, empty, open store. Called once per test; the suite closes it afterwards. */
@@ -42,6 +42,12 @@ function spend(micros: number, i: number) {
       ? { result: check, audit, mutation: { spendMicros: micros } }
       : { result: check, audit };
   };
+}
+
+/** A change that only opens reservation `id` of `micros` (expiring at `expiresAt`, when given). */
+function reserving(id: string, micros: number, expiresAt?: number): PlanChangeFn<null> {
+  const reserve = expiresAt === undefined ? { id, micros } : { id, micros, expiresAt };
+  return () => ({ result: null, mutation: { reserve } });
 }
 
 /** A pending approval of `planId`, requested `i` minutes after START. */
@@ -566,10 +572,7 @@ export function runStoreContract(name: string, options: StoreContractOptions): v
     describe('runtime mutations', () => {
       it('opens a reservation and adds it to the amount reserved', async () => {
         await store.put('p', guardrails());
-        await store.update('p', () => ({
-          result: null,
-          mutation: { reserve: { id: 'r1', micros: 250_000 } },
-        }));
+        await store.update('p', reserving('r1', 250_000));
         const g = (await stored('p')).guardrails;
         expect(g.reservationMicros('r1')).toBe(250_000);
         expect(g.budgetReservedMicros).toBe(250_000);
@@ -577,27 +580,15 @@ export function runStoreContract(name: string, options: StoreContractOptions): v
 
       it('keeps the total of several open reservations', async () => {
         await store.put('p', guardrails());
-        await store.update('p', () => ({
-          result: null,
-          mutation: { reserve: { id: 'r1', micros: 250_000 } },
-        }));
-        await store.update('p', () => ({
-          result: null,
-          mutation: { reserve: { id: 'r2', micros: 500_000 } },
-        }));
+        await store.update('p', reserving('r1', 250_000));
+        await store.update('p', reserving('r2', 500_000));
         expect((await stored('p')).guardrails.budgetReservedMicros).toBe(750_000);
       });
 
       it('closes a released reservation and takes it off the amount reserved', async () => {
         await store.put('p', guardrails());
-        await store.update('p', () => ({
-          result: null,
-          mutation: { reserve: { id: 'r1', micros: 250_000 } },
-        }));
-        await store.update('p', () => ({
-          result: null,
-          mutation: { reserve: { id: 'r2', micros: 500_000 } },
-        }));
+        await store.update('p', reserving('r1', 250_000));
+        await store.update('p', reserving('r2', 500_000));
         await store.update('p', () => ({ result: null, mutation: { release: 'r1' } }));
         const g = (await stored('p')).guardrails;
         expect(g.reservationMicros('r1')).toBeUndefined();
@@ -606,10 +597,7 @@ export function runStoreContract(name: string, options: StoreContractOptions): v
 
       it('releases a reservation and spends in one mutation', async () => {
         await store.put('p', guardrails());
-        await store.update('p', () => ({
-          result: null,
-          mutation: { reserve: { id: 'r1', micros: 250_000 } },
-        }));
+        await store.update('p', reserving('r1', 250_000));
         await store.update('p', () => ({ result: null, mutation: { release: 'r1', spendMicros: 300_000 } }));
         const g = (await stored('p')).guardrails;
         expect([g.budgetReservedMicros, g.budgetSpentMicros]).toEqual([0, 300_000]);
@@ -617,10 +605,7 @@ export function runStoreContract(name: string, options: StoreContractOptions): v
 
       it('releases before it reserves, so one mutation can reopen the same id', async () => {
         await store.put('p', guardrails());
-        await store.update('p', () => ({
-          result: null,
-          mutation: { reserve: { id: 'r1', micros: 250_000 } },
-        }));
+        await store.update('p', reserving('r1', 250_000));
         await store.update('p', () => ({
           result: null,
           mutation: { release: 'r1', reserve: { id: 'r1', micros: 100_000 } },
@@ -631,23 +616,14 @@ export function runStoreContract(name: string, options: StoreContractOptions): v
 
       it("keeps a reservation's expiry", async () => {
         await store.put('p', guardrails());
-        await store.update('p', () => ({
-          result: null,
-          mutation: { reserve: { id: 'r1', micros: 250_000, expiresAt: 1_000 } },
-        }));
+        await store.update('p', reserving('r1', 250_000, 1_000));
         expect((await stored('p')).guardrails.reservationExpiresAt('r1')).toBe(1_000);
       });
 
       it('gives back the reservations lapsed at expireBefore and keeps the others', async () => {
         await store.put('p', guardrails());
-        await store.update('p', () => ({
-          result: null,
-          mutation: { reserve: { id: 'r1', micros: 250_000, expiresAt: 1_000 } },
-        }));
-        await store.update('p', () => ({
-          result: null,
-          mutation: { reserve: { id: 'r2', micros: 500_000, expiresAt: 1_001 } },
-        }));
+        await store.update('p', reserving('r1', 250_000, 1_000));
+        await store.update('p', reserving('r2', 500_000, 1_001));
         await store.update('p', () => ({ result: null, mutation: { expireBefore: 1_000 } }));
         const g = (await stored('p')).guardrails;
         expect([g.reservationMicros('r1'), g.reservationMicros('r2')]).toEqual([undefined, 500_000]);
@@ -656,10 +632,7 @@ export function runStoreContract(name: string, options: StoreContractOptions): v
 
       it('expires before it reserves, so one mutation can reopen a lapsed id', async () => {
         await store.put('p', guardrails());
-        await store.update('p', () => ({
-          result: null,
-          mutation: { reserve: { id: 'r1', micros: 250_000, expiresAt: 1_000 } },
-        }));
+        await store.update('p', reserving('r1', 250_000, 1_000));
         await store.update('p', () => ({
           result: null,
           mutation: { expireBefore: 2_000, reserve: { id: 'r1', micros: 100_000, expiresAt: 3_000 } },
@@ -685,10 +658,7 @@ export function runStoreContract(name: string, options: StoreContractOptions): v
 
       it('refuses to reserve an id that is already open and records nothing', async () => {
         await store.put('p', guardrails());
-        await store.update('p', () => ({
-          result: null,
-          mutation: { reserve: { id: 'r1', micros: 250_000 } },
-        }));
+        await store.update('p', reserving('r1', 250_000));
         await expect(
           store.update('p', () => ({
             result: null,
