@@ -16,30 +16,7 @@ import {
 } from '../../src/audit/chain.js';
 import { canonicalJson } from '../../src/json.js';
 import { fieldOf, thrown } from '../support/thrown.js';
-
-const T0 = Date.parse('2026-11-30T10:00:00.000Z');
-const PLAN = 'plan-1';
-const keys = generateKeyPairSync('ed25519');
-const otherKeys = generateKeyPairSync('ed25519');
-
-function entry(i: number): AuditEntry {
-  return AuditEntry.create({
-    eventType: 'step_allowed',
-    guardName: 'step_limit',
-    timestamp: T0 + i,
-    details: { step: i, limit: 100 },
-  });
-}
-
-function chain(n: number, planId = PLAN): ChainedEntry[] {
-  const out: ChainedEntry[] = [];
-  let last: ChainedEntry | null = null;
-  for (let i = 1; i <= n; i++) {
-    last = chainEntry(planId, last, entry(i));
-    out.push(last);
-  }
-  return out;
-}
+import { T0, PLAN, keys, otherKeys, entry, chain } from '../support/chain.js';
 
 /** The definition, computed without the library's hashing code. */
 function referenceHash(plan: string, seq: number, prev: string, e: unknown): string {

@@ -1,6 +1,5 @@
-import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { AuditEntry, type AuditEntryJson } from '../../src/audit/AuditEntry.js';
+import type { AuditEntryJson } from '../../src/audit/AuditEntry.js';
 import {
   chainEntry,
   createCheckpoint,
@@ -18,32 +17,7 @@ import {
   type VerifyReport,
 } from '../../src/audit/verify.js';
 import { GuardrailValidationError } from '../../src/errors.js';
-
-const T0 = Date.parse('2026-11-30T10:00:00.000Z');
-const PLAN = 'plan-1';
-const keys = generateKeyPairSync('ed25519');
-const otherKeys = generateKeyPairSync('ed25519');
-
-function entry(i: number): AuditEntry {
-  return AuditEntry.create({
-    eventType: i % 7 === 0 ? 'step_blocked' : 'step_allowed',
-    guardName: 'step_limit',
-    timestamp: T0 + i,
-    details: { step: i, limit: 100 },
-  });
-}
-
-/** Appends `count` entries after `log` (which is not changed). */
-function extend(log: readonly ChainedEntry[], count: number, planId = PLAN): ChainedEntry[] {
-  const out = [...log];
-  for (let i = 0; i < count; i++)
-    out.push(chainEntry(planId, out[out.length - 1] ?? null, entry(out.length + 1)));
-  return out;
-}
-
-function chain(n: number, planId = PLAN): ChainedEntry[] {
-  return extend([], n, planId);
-}
+import { T0, PLAN, keys, otherKeys, entry, chain } from '../support/chain.js';
 
 /** An array-backed store. */
 function source(log: readonly ChainedEntry[], checkpoints?: readonly Checkpoint[]): AuditLogSource {
