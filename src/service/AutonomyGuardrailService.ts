@@ -25,6 +25,7 @@ import type {
 import { validDecision, type Decision } from './approvals.js';
 import { BudgetReservation } from './BudgetReservation.js';
 import { inputHash } from './hash.js';
+import { APPROVAL_STATUSES } from '../store/approvalRows.js';
 import { MemoryStore } from '../store/memory/MemoryStore.js';
 import {
   METADATA_KEY,
@@ -111,8 +112,6 @@ const confirmationNotRequired: Reason = (_c, op) => `operation "${op}" does not 
 function requiredOf(g: AutonomyGuardrails, ops: readonly string[], always: readonly string[]): string[] {
   return ops.filter((op) => always.includes(op) || g.requiresConfirmation(op));
 }
-
-const APPROVAL_STATUSES: readonly ApprovalStatus[] = ['pending', 'approved', 'denied', 'used'];
 
 /** What {@link AutonomyGuardrailService.requestConfirmation} did: the check, and the approval it opened. */
 export interface ConfirmationRequest {

@@ -20,6 +20,13 @@ import type {
   PlanChangeFn,
   PlanRecord,
 } from '../GuardrailStore.js';
+import {
+  APPROVAL_COLUMNS,
+  APPROVAL_STATUSES,
+  approvalFromRow,
+  approvalRowValues,
+  type ApprovalRow,
+} from '../approvalRows.js';
 import { applyMutation, writesState } from '../mutation.js';
 
 /** Options of a {@link PostgresStore}: exactly one of `pool` and `url`. */
@@ -44,7 +51,6 @@ const IDENTIFIER = /^[a-z_][a-z0-9_]{0,30}$/;
 const LONE_SURROGATE = /\p{Cs}/u;
 // First key of the advisory lock that serializes migrations ("leas").
 const MIGRATION_LOCK = 0x6c656173;
-const STATUSES: readonly ApprovalStatus[] = ['pending', 'approved', 'denied', 'used'];
 // Owned pools give up waiting for a connection after this long instead of hanging a check.
 const CONNECT_TIMEOUT_MS = 10_000;
 
@@ -108,24 +114,6 @@ export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;
 
 /** The migration that added the hash chain: rows it finds are chained right after it runs. */
 const CHAIN_MIGRATION = 2;
-
-interface ApprovalRow {
-  id: string;
-  plan_id: string;
-  decision_id: string;
-  operation: string;
-  input_hash: string;
-  requested_at: string;
-  expires_at: string;
-  status: string;
-  decided_by: string | null;
-  decided_at: string | null;
-  reason: string | null;
-  used_at: string | null;
-}
-
-const APPROVAL_COLUMNS =
-  'id, plan_id, decision_id, operation, input_hash, requested_at, expires_at, status, decided_by, decided_at, reason, used_at';
 
 /**
  * Keeps guardrails, every audit entry and approvals in PostgreSQL, so that several processes can share
@@ -293,13 +281,13 @@ export class PostgresStore implements GuardrailStore {
         await query(client, doing, sql.writePlan, [planId, json]);
       }
       if (approval !== undefined) {
-        const kept = await query(client, doing, sql.upsertApproval, approvalValues(approval));
+        const kept = await query(client, doing, sql.upsertApproval, approvalRowValues(approval));
         if (kept.rowCount === 0) {
           throw new GuardrailError('STORE_CONTRACT', `approval "${approval.id}" belongs to another plan`);
         }
       }
       if (newApproval !== undefined) {
-        const added = await query(client, doing, sql.insertApproval, approvalValues(newApproval));
+        const added = await query(client, doing, sql.insertApproval, approvalRowValues(newApproval));
         if (added.rowCount === 0) {
           throw new GuardrailError('APPROVAL_ID_TAKEN', `approval id "${newApproval.id}" is already used`);
         }
@@ -325,8 +313,8 @@ export class PostgresStore implements GuardrailStore {
     const planId = filter?.planId;
     const status = filter?.status;
     if (planId !== undefined) storable(planId, 'plan_id');
-    if (status !== undefined && !STATUSES.includes(status)) {
-      invalid('status', `one of ${STATUSES.join(', ')}`, status);
+    if (status !== undefined && !APPROVAL_STATUSES.includes(status)) {
+      invalid('status', `one of ${APPROVAL_STATUSES.join(', ')}`, status);
     }
     await this.#whenReady();
     const sql = this.#sql;
@@ -665,33 +653,6 @@ function storable(value: unknown, field: string): void {
   }
 }
 
-function approvalValues(a: Approval): unknown[] {
-  const text = [a.id, a.planId, a.decisionId, a.operation, a.inputHash, a.requestedAt, a.expiresAt];
-  text.forEach((v, i) => storable(v, `approval.${APPROVAL_FIELDS[i] as string}`));
-  if (!STATUSES.includes(a.status)) invalid('approval.status', `one of ${STATUSES.join(', ')}`, a.status);
-  const optional = [a.decidedBy, a.decidedAt, a.reason, a.usedAt].map((v, i) => {
-    if (v === undefined) return null;
-    storable(v, `approval.${APPROVAL_FIELDS[i + 8] as string}`);
-    return v;
-  });
-  return [...text, a.status, ...optional];
-}
-
-const APPROVAL_FIELDS = [
-  'id',
-  'planId',
-  'decisionId',
-  'operation',
-  'inputHash',
-  'requestedAt',
-  'expiresAt',
-  'status',
-  'decidedBy',
-  'decidedAt',
-  'reason',
-  'usedAt',
-] as const;
-
 function corrupt(what: string, cause: unknown): GuardrailError {
   const why = cause instanceof Error ? `: ${cause.message}` : '';
   return new GuardrailError('STORE_CORRUPT', `PostgresStore holds unreadable ${what}${why}`, { cause });
@@ -798,24 +759,5 @@ function readEntries(planId: string, rows: unknown): AuditEntry[] {
 }
 
 function readApproval(row: ApprovalRow): Approval {
-  if (!STATUSES.includes(row.status as ApprovalStatus)) {
-    throw corrupt(
-      `approval ${describeValue(row.id)}`,
-      new Error(`unknown status ${describeValue(row.status)}`),
-    );
-  }
-  return Object.freeze({
-    id: row.id,
-    planId: row.plan_id,
-    decisionId: row.decision_id,
-    operation: row.operation,
-    inputHash: row.input_hash,
-    requestedAt: row.requested_at,
-    expiresAt: row.expires_at,
-    status: row.status as ApprovalStatus,
-    ...(row.decided_by === null ? {} : { decidedBy: row.decided_by }),
-    ...(row.decided_at === null ? {} : { decidedAt: row.decided_at }),
-    ...(row.reason === null ? {} : { reason: row.reason }),
-    ...(row.used_at === null ? {} : { usedAt: row.used_at }),
-  });
+  return approvalFromRow(row, 'PostgresStore');
 }

@@ -15,6 +15,13 @@ import type {
   PlanChangeFn,
   PlanRecord,
 } from '../GuardrailStore.js';
+import {
+  APPROVAL_COLUMNS,
+  approvalFromRow,
+  approvalRowValues,
+  type ApprovalRow,
+  type ApprovalRowValues,
+} from '../approvalRows.js';
 import { applyMutation, writesState } from '../mutation.js';
 
 /** What {@link SqliteStore} accepts. */
@@ -92,44 +99,11 @@ const CHAIN_MIGRATION = 2;
 /** The schema version this code writes and reads. */
 export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;
 
-const APPROVAL_COLUMNS =
-  'id, plan_id, decision_id, operation, input_hash, requested_at, expires_at, status, ' +
-  'decided_by, decided_at, reason, used_at';
 const APPROVAL_VALUES = '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?';
 const APPROVAL_UPDATES = APPROVAL_COLUMNS.split(', ')
   .slice(1)
   .map((c) => `${c} = excluded.${c}`)
   .join(', ');
-
-type ApprovalParams = [
-  string,
-  string,
-  string,
-  string,
-  string,
-  string,
-  string,
-  string,
-  string | null,
-  string | null,
-  string | null,
-  string | null,
-];
-
-interface ApprovalRow {
-  id: string;
-  plan_id: string;
-  decision_id: string;
-  operation: string;
-  input_hash: string;
-  requested_at: string;
-  expires_at: string;
-  status: ApprovalStatus;
-  decided_by: string | null;
-  decided_at: string | null;
-  reason: string | null;
-  used_at: string | null;
-}
 
 interface AuditRow {
   seq: number;
@@ -163,8 +137,8 @@ interface Statements {
   selectLog: Stmt<[string], ChainedRow>;
   deleteEntries: Stmt<[string]>;
   selectApproval: Stmt<[string], ApprovalRow>;
-  insertApproval: Stmt<ApprovalParams>;
-  upsertApproval: Stmt<ApprovalParams>;
+  insertApproval: Stmt<ApprovalRowValues>;
+  upsertApproval: Stmt<ApprovalRowValues>;
   deleteApprovals: Stmt<[string]>;
   listAll: Stmt<[], ApprovalRow>;
   listByPlan: Stmt<[string], ApprovalRow>;
@@ -704,71 +678,15 @@ function chainUnchainedRows(db: Database.Database, p: string): void {
   }
 }
 
-const APPROVAL_TEXT = ['id', 'decisionId', 'operation', 'inputHash', 'requestedAt', 'expiresAt'] as const;
-const APPROVAL_OPTIONAL = ['decidedBy', 'decidedAt', 'reason', 'usedAt'] as const;
-const APPROVAL_STATUSES: readonly unknown[] = ['pending', 'approved', 'denied', 'used'];
-
-/** The bound values of an approval of `planId`, checked so a malformed one is an error, not a row. */
-function approvalParams(planId: string, a: Approval): ApprovalParams {
+function approvalParams(planId: string, a: Approval): ApprovalRowValues {
   if (a.planId !== planId) {
     throw new GuardrailError('STORE_CONTRACT', `approval "${a.id}" belongs to another plan`);
   }
-  for (const key of APPROVAL_TEXT) {
-    if (typeof a[key] !== 'string') {
-      throw new GuardrailValidationError(
-        `approval.${key}`,
-        `approval.${key} must be a string, got ${describeValue(a[key])}`,
-      );
-    }
-  }
-  for (const key of APPROVAL_OPTIONAL) {
-    if (a[key] !== undefined && typeof a[key] !== 'string') {
-      throw new GuardrailValidationError(
-        `approval.${key}`,
-        `approval.${key} must be a string or absent, got ${describeValue(a[key])}`,
-      );
-    }
-  }
-  if (!APPROVAL_STATUSES.includes(a.status)) {
-    throw new GuardrailValidationError(
-      'approval.status',
-      `approval.status must be one of ${APPROVAL_STATUSES.join(', ')}, got ${describeValue(a.status)}`,
-    );
-  }
-  return [
-    a.id,
-    a.planId,
-    a.decisionId,
-    a.operation,
-    a.inputHash,
-    a.requestedAt,
-    a.expiresAt,
-    a.status,
-    a.decidedBy ?? null,
-    a.decidedAt ?? null,
-    a.reason ?? null,
-    a.usedAt ?? null,
-  ];
+  return approvalRowValues(a);
 }
 
 function approvalOf(row: ApprovalRow): Approval {
-  const a: {
-    -readonly [K in keyof Approval]: Approval[K];
-  } = {
-    id: row.id,
-    planId: row.plan_id,
-    decisionId: row.decision_id,
-    operation: row.operation,
-    inputHash: row.input_hash,
-    requestedAt: row.requested_at,
-    expiresAt: row.expires_at,
-    status: row.status,
-  };
-  if (row.decided_by !== null) a.decidedBy = row.decided_by;
-  if (row.decided_at !== null) a.decidedAt = row.decided_at;
-  if (row.reason !== null) a.reason = row.reason;
-  if (row.used_at !== null) a.usedAt = row.used_at;
-  return Object.freeze(a);
+  return approvalFromRow(row, 'SqliteStore');
 }
 
 function messageOf(error: unknown): string {
