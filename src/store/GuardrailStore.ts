@@ -2,6 +2,7 @@ import type { AuditEntry } from '../audit/AuditEntry.js';
 import type { AuditTrail } from '../audit/AuditTrail.js';
 import type { ChainedEntry } from '../audit/chain.js';
 import type { AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
+import type { JsonObject } from '../json.js';
 
 /** What a change does to a plan's counters; the store applies it atomically with the audit entry. */
 export interface PlanMutation {
@@ -89,6 +90,30 @@ export interface PlanRecord {
   readonly audit: AuditTrail;
 }
 
+/** A plan as a runner saves it, so that another process can show or resume it. */
+export interface PlanDocumentInput {
+  readonly planId: string;
+  /** Where the run stands, e.g. `execute`, `awaiting_confirmation`, `completed`: 1 to 64 characters. */
+  readonly phase: string;
+  /** The plan as JSON: its decisions, its metadata, where it came from. At most 8 MiB. */
+  readonly body: JsonObject;
+  /** When it was saved (ISO-8601; kept in canonical UTC form). */
+  readonly updatedAt: string;
+}
+
+/** A saved plan document as read back. */
+export interface PlanDocument extends PlanDocumentInput {
+  /** 1 for the first save, one more for each later save. */
+  readonly revision: number;
+}
+
+/** One plan a store knows: configured (guardrails stored), with a saved document, or both. */
+export interface PlanListing {
+  readonly planId: string;
+  readonly configured: boolean;
+  readonly document: { readonly phase: string; readonly updatedAt: string; readonly revision: number } | null;
+}
+
 /**
  * Where guardrail state and audit entries live. The service talks to nothing else. Every implementation
  * must pass the contract suite in `store/contract.ts`.
@@ -128,7 +153,23 @@ export interface GuardrailStore {
    */
   readAuditLog(planId: string): Promise<readonly ChainedEntry[]>;
 
-  /** Forgets a plan, its audit log and its approvals; true if it existed. */
+  /**
+   * Saves a plan's document. With `expectedRevision` the write is conditional: `null` only if none is
+   * saved, `n` only over revision n; otherwise it rejects with `PLAN_DOCUMENT_CONFLICT` and changes
+   * nothing, so two processes cannot both claim a paused plan. Resolves with the document as saved.
+   */
+  savePlanDocument(
+    document: PlanDocumentInput,
+    options?: { readonly expectedRevision?: number | null },
+  ): Promise<PlanDocument>;
+
+  /** A plan's saved document, or null. */
+  getPlanDocument(planId: string): Promise<PlanDocument | null>;
+
+  /** Every plan the store knows (configured or with a document), in plan id order. */
+  listPlans(): Promise<PlanListing[]>;
+
+  /** Forgets a plan, its audit log, its approvals and its document; true if it existed. */
   delete(planId: string): Promise<boolean>;
 
   /** Releases connections and files. The store is not used afterwards. */

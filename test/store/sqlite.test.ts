@@ -233,6 +233,7 @@ describe('SqliteStore', () => {
       expect(tables.pluck().all()).toEqual([
         'g1_approvals',
         'g1_audit_entries',
+        'g1_plan_documents',
         'g1_plans',
         'g1_schema_version',
       ]);

@@ -8,9 +8,13 @@ import type {
   ApprovalStatus,
   GuardrailStore,
   PlanChangeFn,
+  PlanDocument,
+  PlanDocumentInput,
+  PlanListing,
   PlanRecord,
 } from '../GuardrailStore.js';
 import { applyMutation, writesState } from '../mutation.js';
+import { checkDocument, documentFromRow, mergeListings, nextRevision } from '../planDocuments.js';
 
 interface Entry {
   guardrails: AutonomyGuardrails;
@@ -35,6 +39,11 @@ export class MemoryStore implements GuardrailStore {
   readonly keepLog: boolean;
   readonly #plans = new Map<string, Entry>();
   readonly #approvals = new Map<string, Approval>();
+  /** Saved as JSON text, as the durable stores keep them, so a caller's later change cannot reach them. */
+  readonly #documents = new Map<
+    string,
+    { phase: string; body: string; updatedAt: string; revision: number }
+  >();
   #closed = false;
 
   /**
@@ -145,16 +154,52 @@ export class MemoryStore implements GuardrailStore {
     return chained.slice();
   }
 
+  async savePlanDocument(
+    document: PlanDocumentInput,
+    options?: { readonly expectedRevision?: number | null },
+  ): Promise<PlanDocument> {
+    this.#open();
+    const doc = checkDocument(document, options);
+    const revision = nextRevision(doc, this.#documents.get(doc.planId)?.revision ?? null);
+    const row = { phase: doc.phase, body: doc.body, updatedAt: doc.updatedAt, revision };
+    this.#documents.set(doc.planId, row);
+    return this.#document(doc.planId, row);
+  }
+
+  async getPlanDocument(planId: string): Promise<PlanDocument | null> {
+    this.#open();
+    const row = this.#documents.get(planId);
+    return row === undefined ? null : this.#document(planId, row);
+  }
+
+  async listPlans(): Promise<PlanListing[]> {
+    this.#open();
+    const documents = [...this.#documents].map(([planId, d]) => ({ planId, ...d }));
+    return mergeListings(this.#plans.keys(), documents);
+  }
+
   async delete(planId: string): Promise<boolean> {
     this.#open();
     for (const [id, a] of this.#approvals) if (a.planId === planId) this.#approvals.delete(id);
-    return this.#plans.delete(planId);
+    const hadDocument = this.#documents.delete(planId);
+    return this.#plans.delete(planId) || hadDocument;
   }
 
   async close(): Promise<void> {
     this.#closed = true;
     this.#plans.clear();
     this.#approvals.clear();
+    this.#documents.clear();
+  }
+
+  #document(
+    planId: string,
+    d: { phase: string; body: string; updatedAt: string; revision: number },
+  ): PlanDocument {
+    return documentFromRow(
+      { plan_id: planId, phase: d.phase, body: d.body, updated_at: d.updatedAt, revision: d.revision },
+      'MemoryStore',
+    );
   }
 
   #open(): void {

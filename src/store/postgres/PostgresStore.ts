@@ -18,6 +18,9 @@ import type {
   ApprovalStatus,
   GuardrailStore,
   PlanChangeFn,
+  PlanDocument,
+  PlanDocumentInput,
+  PlanListing,
   PlanRecord,
 } from '../GuardrailStore.js';
 import {
@@ -28,6 +31,13 @@ import {
   type ApprovalRow,
 } from '../approvalRows.js';
 import { applyMutation, writesState } from '../mutation.js';
+import {
+  checkDocument,
+  documentConflict,
+  documentFromRow,
+  mergeListings,
+  type DocumentRow,
+} from '../planDocuments.js';
 
 /** Options of a {@link PostgresStore}: exactly one of `pool` and `url`. */
 export interface PostgresStoreOptions {
@@ -59,6 +69,7 @@ interface Tables {
   readonly plans: string;
   readonly entries: string;
   readonly approvals: string;
+  readonly documents: string;
   readonly version: string;
   readonly prefix: string;
 }
@@ -106,6 +117,17 @@ const MIGRATIONS: readonly ((t: Tables) => readonly string[])[] = [
        ADD COLUMN window_start bigint NOT NULL DEFAULT 1,
        ADD COLUMN head_seq bigint NOT NULL DEFAULT 0,
        ADD COLUMN head_hash text`,
+  ],
+  // Plan documents: what a runner saves so that another process can show or resume the plan. Not tied
+  // to the plans table: a document may be saved before the plan's guardrails are configured.
+  (t) => [
+    `CREATE TABLE ${t.documents} (
+       plan_id text PRIMARY KEY,
+       phase text NOT NULL,
+       body text NOT NULL,
+       updated_at text NOT NULL,
+       revision bigint NOT NULL
+     )`,
   ],
 ];
 
@@ -180,6 +202,7 @@ export class PostgresStore implements GuardrailStore {
       plans: table('plans'),
       entries: table('audit_entries'),
       approvals: table('approvals'),
+      documents: table('plan_documents'),
       version: table('schema_version'),
     };
     this.#sql = statements(this.#t);
@@ -402,11 +425,75 @@ export class PostgresStore implements GuardrailStore {
     this.#open();
     storable(planId, 'plan_id');
     await this.#whenReady();
-    // Entries and approvals go with the plan (ON DELETE CASCADE), in the same statement.
     const gone = await query(this.#pool, `delete plan ${describeValue(planId)}`, this.#sql.deletePlan, [
       planId,
     ]);
     return (gone.rowCount ?? 0) > 0;
+  }
+
+  async savePlanDocument(
+    document: PlanDocumentInput,
+    options?: { readonly expectedRevision?: number | null },
+  ): Promise<PlanDocument> {
+    this.#open();
+    const doc = checkDocument(document, options);
+    await this.#whenReady();
+    const doing = `save the document of plan ${describeValue(doc.planId)}`;
+    const sql = this.#sql;
+    const values = [doc.planId, doc.phase, doc.body, doc.updatedAt];
+    // One statement each way: the condition and the write cannot be separated by another writer.
+    const saved =
+      doc.expected === undefined
+        ? await query<{ revision: string }>(this.#pool, doing, sql.saveDocument, values)
+        : doc.expected === null
+          ? await query<{ revision: string }>(this.#pool, doing, sql.createDocument, values)
+          : await query<{ revision: string }>(this.#pool, doing, sql.replaceDocument, [
+              ...values,
+              doc.expected,
+            ]);
+    const revision = saved.rows[0]?.revision;
+    if (revision === undefined) {
+      const current = await query<{ revision: string }>(this.#pool, doing, sql.documentRevision, [
+        doc.planId,
+      ]);
+      const found = current.rows[0]?.revision;
+      throw documentConflict(doc, found === undefined ? null : Number(found));
+    }
+    return documentFromRow(
+      { plan_id: doc.planId, phase: doc.phase, body: doc.body, updated_at: doc.updatedAt, revision },
+      'PostgresStore',
+    );
+  }
+
+  async getPlanDocument(planId: string): Promise<PlanDocument | null> {
+    this.#open();
+    storable(planId, 'plan_id');
+    await this.#whenReady();
+    const doing = `read the document of plan ${describeValue(planId)}`;
+    const found = await query<DocumentRow>(this.#pool, doing, this.#sql.getDocument, [planId]);
+    return found.rows[0] === undefined ? null : documentFromRow(found.rows[0], 'PostgresStore');
+  }
+
+  async listPlans(): Promise<PlanListing[]> {
+    this.#open();
+    await this.#whenReady();
+    type Row = {
+      plan_id: string;
+      configured: boolean;
+      phase: string | null;
+      updated_at: string | null;
+      revision: string | null;
+    };
+    const rows = (await query<Row>(this.#pool, 'list plans', this.#sql.listPlans, [])).rows;
+    const documents = rows.flatMap((r) =>
+      r.configured || r.phase === null || r.updated_at === null || r.revision === null
+        ? []
+        : [{ planId: r.plan_id, phase: r.phase, updatedAt: r.updated_at, revision: r.revision }],
+    );
+    return mergeListings(
+      rows.filter((r) => r.configured).map((r) => r.plan_id),
+      documents,
+    );
   }
 
   /** Ends the pool when the store created it; a pool passed in is left to its owner. */
@@ -527,6 +614,12 @@ interface Statements {
   readonly readLog: string;
   readonly getPlan: string;
   readonly deletePlan: string;
+  readonly saveDocument: string;
+  readonly createDocument: string;
+  readonly replaceDocument: string;
+  readonly documentRevision: string;
+  readonly getDocument: string;
+  readonly listPlans: string;
 }
 
 function statements(t: Tables): Statements {
@@ -579,7 +672,26 @@ function statements(t: Tables): Statements {
                   WHERE plan_id = p.plan_id AND seq >= p.window_start
                   ORDER BY seq DESC LIMIT $2) e) AS entries
       FROM ${t.plans} p WHERE p.plan_id = $1`,
-    deletePlan: `DELETE FROM ${t.plans} WHERE plan_id = $1`,
+    // The plan and its document go in one statement; entries and approvals cascade with the plan.
+    deletePlan: `WITH d AS (DELETE FROM ${t.documents} WHERE plan_id = $1 RETURNING 1),
+        p AS (DELETE FROM ${t.plans} WHERE plan_id = $1 RETURNING 1)
+      SELECT 1 FROM d UNION ALL SELECT 1 FROM p`,
+    saveDocument: `INSERT INTO ${t.documents} (plan_id, phase, body, updated_at, revision)
+      VALUES ($1, $2, $3, $4, 1)
+      ON CONFLICT (plan_id) DO UPDATE SET phase = EXCLUDED.phase, body = EXCLUDED.body,
+        updated_at = EXCLUDED.updated_at, revision = ${t.documents}.revision + 1
+      RETURNING revision::text AS revision`,
+    createDocument: `INSERT INTO ${t.documents} (plan_id, phase, body, updated_at, revision)
+      VALUES ($1, $2, $3, $4, 1) ON CONFLICT (plan_id) DO NOTHING RETURNING revision::text AS revision`,
+    replaceDocument: `UPDATE ${t.documents} SET phase = $2, body = $3, updated_at = $4, revision = revision + 1
+      WHERE plan_id = $1 AND revision = $5 RETURNING revision::text AS revision`,
+    documentRevision: `SELECT revision::text AS revision FROM ${t.documents} WHERE plan_id = $1`,
+    getDocument: `SELECT plan_id, phase, body, updated_at, revision::text AS revision
+      FROM ${t.documents} WHERE plan_id = $1`,
+    listPlans: `SELECT plan_id, true AS configured, NULL AS phase, NULL AS updated_at, NULL AS revision
+        FROM ${t.plans}
+      UNION ALL
+      SELECT plan_id, false, phase, updated_at, revision::text FROM ${t.documents}`,
   };
 }
 

@@ -13,6 +13,9 @@ import type {
   GuardrailStore,
   PlanChange,
   PlanChangeFn,
+  PlanDocument,
+  PlanDocumentInput,
+  PlanListing,
   PlanRecord,
 } from '../GuardrailStore.js';
 import {
@@ -23,6 +26,14 @@ import {
   type ApprovalRowValues,
 } from '../approvalRows.js';
 import { applyMutation, writesState } from '../mutation.js';
+import {
+  checkDocument,
+  documentFromRow,
+  mergeListings,
+  nextRevision,
+  type CheckedDocument,
+  type DocumentRow,
+} from '../planDocuments.js';
 
 /** What {@link SqliteStore} accepts. */
 export interface SqliteStoreOptions {
@@ -91,6 +102,16 @@ const MIGRATIONS: readonly ((p: string) => string)[] = [
     ALTER TABLE ${p}audit_entries ADD COLUMN hash TEXT;
     ALTER TABLE ${p}plans ADD COLUMN window_start INTEGER NOT NULL DEFAULT 1;
   `,
+  // Plan documents: what a runner saves so that another process can show or resume the plan.
+  (p) => `
+    CREATE TABLE ${p}plan_documents (
+      plan_id TEXT NOT NULL PRIMARY KEY,
+      phase TEXT NOT NULL,
+      body TEXT NOT NULL,
+      updated_at TEXT NOT NULL,
+      revision INTEGER NOT NULL
+    );
+  `,
 ];
 
 /** The migration that added the hash chain: rows it finds are chained right after it runs. */
@@ -144,6 +165,12 @@ interface Statements {
   listByPlan: Stmt<[string], ApprovalRow>;
   listByStatus: Stmt<[string], ApprovalRow>;
   listByPlanAndStatus: Stmt<[string, string], ApprovalRow>;
+  selectDocument: Stmt<[string], DocumentRow>;
+  selectRevision: Stmt<[string], number>;
+  upsertDocument: Stmt<[string, string, string, string, number]>;
+  deleteDocument: Stmt<[string]>;
+  listPlanIds: Stmt<[], string>;
+  listDocuments: Stmt<[], DocumentRow>;
 }
 
 interface Transactions {
@@ -152,6 +179,8 @@ interface Transactions {
   get: (planId: string) => PlanRecord | null;
   readLog: (planId: string) => ChainedEntry[];
   delete: (planId: string) => boolean;
+  saveDocument: (doc: CheckedDocument) => PlanDocument;
+  listPlans: () => PlanListing[];
 }
 
 /**
@@ -352,6 +381,38 @@ export class SqliteStore implements GuardrailStore {
     }
   }
 
+  async savePlanDocument(
+    document: PlanDocumentInput,
+    options?: { readonly expectedRevision?: number | null },
+  ): Promise<PlanDocument> {
+    const tx = this.#ready();
+    const doc = checkDocument(document, options);
+    try {
+      return tx.saveDocument(doc);
+    } catch (error) {
+      throw this.#failure(error, `save the document of plan "${doc.planId}"`);
+    }
+  }
+
+  async getPlanDocument(planId: string): Promise<PlanDocument | null> {
+    this.#ready();
+    try {
+      const row = (this.#statements as Statements).selectDocument.get(planId);
+      return row === undefined ? null : documentOf(row);
+    } catch (error) {
+      throw this.#failure(error, `read the document of plan "${planId}"`);
+    }
+  }
+
+  async listPlans(): Promise<PlanListing[]> {
+    const tx = this.#ready();
+    try {
+      return tx.listPlans();
+    } catch (error) {
+      throw this.#failure(error, 'list plans');
+    }
+  }
+
   /** Closes the database if the store opened it; a database given to the store stays open. */
   async close(): Promise<void> {
     if (this.#closed) return;
@@ -436,6 +497,20 @@ export class SqliteStore implements GuardrailStore {
       listByPlan: db.prepare(listed('WHERE plan_id = ?')),
       listByStatus: db.prepare(listed('WHERE status = ?')),
       listByPlanAndStatus: db.prepare(listed('WHERE plan_id = ? AND status = ?')),
+      selectDocument: db.prepare(`SELECT * FROM ${p}plan_documents WHERE plan_id = ?`),
+      selectRevision: db
+        .prepare<[string], number>(`SELECT revision FROM ${p}plan_documents WHERE plan_id = ?`)
+        .pluck(),
+      upsertDocument: db.prepare(
+        `INSERT INTO ${p}plan_documents (plan_id, phase, body, updated_at, revision) VALUES (?, ?, ?, ?, ?) ` +
+          'ON CONFLICT (plan_id) DO UPDATE SET phase = excluded.phase, body = excluded.body, ' +
+          'updated_at = excluded.updated_at, revision = excluded.revision',
+      ),
+      deleteDocument: db.prepare(`DELETE FROM ${p}plan_documents WHERE plan_id = ?`),
+      listPlanIds: db.prepare<[], string>(`SELECT plan_id FROM ${p}plans`).pluck(),
+      listDocuments: db.prepare(
+        `SELECT plan_id, phase, '{}' AS body, updated_at, revision FROM ${p}plan_documents`,
+      ),
     };
   }
 
@@ -525,14 +600,36 @@ export class SqliteStore implements GuardrailStore {
     const remove = db.transaction((planId: string): boolean => {
       s.deleteEntries.run(planId);
       s.deleteApprovals.run(planId);
-      return s.deletePlan.run(planId).changes > 0;
+      const hadDocument = s.deleteDocument.run(planId).changes > 0;
+      return s.deletePlan.run(planId).changes > 0 || hadDocument;
     });
+    const saveDocument = db.transaction((doc: CheckedDocument): PlanDocument => {
+      const revision = nextRevision(doc, s.selectRevision.get(doc.planId) ?? null);
+      s.upsertDocument.run(doc.planId, doc.phase, doc.body, doc.updatedAt, revision);
+      return documentOf({
+        plan_id: doc.planId,
+        phase: doc.phase,
+        body: doc.body,
+        updated_at: doc.updatedAt,
+        revision,
+      });
+    });
+    const listPlans = db.transaction((): PlanListing[] =>
+      mergeListings(
+        s.listPlanIds.all(),
+        s.listDocuments
+          .all()
+          .map((r) => ({ planId: r.plan_id, phase: r.phase, updatedAt: r.updated_at, revision: r.revision })),
+      ),
+    );
     return {
       update: (planId, change, approvalId) => update.immediate(planId, change, approvalId),
       put: (planId, guardrails, entries) => put.immediate(planId, guardrails, entries),
       get: (planId) => get.deferred(planId),
       readLog: (planId) => readLog.deferred(planId),
       delete: (planId) => remove.immediate(planId),
+      saveDocument: (doc) => saveDocument.immediate(doc),
+      listPlans: () => listPlans.deferred(),
     };
   }
 
@@ -683,6 +780,10 @@ function approvalParams(planId: string, a: Approval): ApprovalRowValues {
     throw new GuardrailError('STORE_CONTRACT', `approval "${a.id}" belongs to another plan`);
   }
   return approvalRowValues(a);
+}
+
+function documentOf(row: DocumentRow): PlanDocument {
+  return documentFromRow(row, 'SqliteStore');
 }
 
 function approvalOf(row: ApprovalRow): Approval {
