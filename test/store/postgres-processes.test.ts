@@ -2,16 +2,16 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AutonomyGuardrailService } from '../../src/index.js';
+import { AutonomyGuardrailService, verifyAuditLog } from '../../src/index.js';
 import { PostgresStore } from '../../src/store/postgres/PostgresStore.js';
 import { DATABASE_URL, freshSchemaName, skipWithoutServer } from './postgres-support.js';
 import type { WorkerJob, WorkerMessage } from './postgres-worker.js';
 
 const skip = await skipWithoutServer('test/store/postgres-processes.test.ts');
 
-const PROCESSES = 4;
-const CALLS = 500;
-const BUDGET = 600;
+const PROCESSES = 8;
+const CALLS = 2000;
+const BUDGET = 5000;
 const WORKER = fileURLToPath(new URL('./postgres-worker.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -65,7 +65,7 @@ describe.skipIf(skip)(`PostgresStore shared by ${PROCESSES} processes`, () => {
     for (const child of children) child.send('go');
     for (const message of await Promise.all(done)) if (message.type === 'done') allowed += message.allowed;
     await Promise.all(children.map(exited));
-  }, 60_000);
+  }, 300_000);
 
   afterAll(async () => {
     for (const child of children) if (child.exitCode === null) child.kill();
@@ -80,6 +80,11 @@ describe.skipIf(skip)(`PostgresStore shared by ${PROCESSES} processes`, () => {
 
   it('spends the whole budget and no more', async () => {
     expect((await service.getGuardrails('plan'))?.budgetSpent).toBe(BUDGET);
+  });
+
+  it('keeps a durable log that verifies', async () => {
+    const report = await verifyAuditLog(store, 'plan');
+    expect([report.ok, report.size]).toEqual([true, PROCESSES * CALLS]);
   });
 
   it('keeps a durable audit entry for every check of every process', async () => {

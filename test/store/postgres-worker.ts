@@ -12,7 +12,7 @@ export interface WorkerJob {
   tablePrefix: string;
   planId: string;
   calls: number;
-  /** When set, checks run in 8 lanes and progress is reported every this many checks. */
+  /** When set, progress is reported every this many checks. */
   progressEvery?: number;
 }
 
@@ -38,23 +38,21 @@ async function run(job: WorkerJob): Promise<void> {
     await send({ type: 'ready' });
     await go;
     const every = job.progressEvery;
-    if (every !== undefined) {
-      // Lanes keep transactions open on the server all the time, so a kill lands inside some of them.
-      let made = 0;
-      const lane = async () => {
-        while (made < job.calls) {
-          await service.checkToolBudget(job.planId, 1);
-          if (++made % every === 0) void send({ type: 'progress', checks: made });
-        }
-      };
-      await Promise.all(Array.from({ length: 8 }, lane));
-      await send({ type: 'done', allowed: made });
-      return;
-    }
-    const checks = await Promise.all(
-      Array.from({ length: job.calls }, () => service.checkToolBudget(job.planId, 1)),
-    );
-    await send({ type: 'done', allowed: checks.filter((c) => c.allowed).length });
+    // Eight lanes, as a worker with a bounded pool runs: firing every check at once would queue most
+    // of them behind the pool for longer than its connection timeout. Lanes also keep transactions open
+    // on the server all the time, so a kill lands inside some of them.
+    let started = 0;
+    let made = 0;
+    let allowed = 0;
+    const lane = async () => {
+      while (started < job.calls) {
+        started++;
+        if ((await service.checkToolBudget(job.planId, 1)).allowed) allowed++;
+        if (++made % (every ?? Infinity) === 0) void send({ type: 'progress', checks: made });
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, lane));
+    await send({ type: 'done', allowed });
   } finally {
     await store.close();
   }

@@ -5,15 +5,15 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AutonomyGuardrailService } from '../../src/index.js';
+import { AutonomyGuardrailService, verifyAuditLog } from '../../src/index.js';
 import { SqliteStore } from '../../src/store/sqlite/SqliteStore.js';
 import type { WorkerMessage } from './sqlite-worker.js';
 
 const WORKER = fileURLToPath(new URL('./sqlite-worker.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const PROCESSES = 4;
-const CHECKS_EACH = 500;
-const BUDGET = 600;
+const PROCESSES = 8;
+const CHECKS_EACH = 2000;
+const BUDGET = 5000;
 const PLAN = 'shared-plan';
 
 /** Resolves with the next message of `child` of the given type; rejects on an error report or an early exit. */
@@ -53,7 +53,7 @@ describe(`SqliteStore shared by ${PROCESSES} processes checking one budget`, () 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'leash-sqlite-processes-'));
     path = join(dir, 'shared.db');
-    store = new SqliteStore({ path, auditCapacity: PROCESSES * CHECKS_EACH });
+    store = new SqliteStore({ path });
     await store.migrate();
     await new AutonomyGuardrailService({ store }).configureGuardrails(PLAN, { toolBudget: BUDGET });
 
@@ -70,7 +70,7 @@ describe(`SqliteStore shared by ${PROCESSES} processes checking one budget`, () 
       for (const c of children) if (c.exitCode === null) c.kill();
       await Promise.all(children.map(exited));
     }
-  }, 60_000);
+  }, 300_000);
 
   afterAll(async () => {
     await store?.close();
@@ -93,6 +93,11 @@ describe(`SqliteStore shared by ${PROCESSES} processes checking one budget`, () 
     } finally {
       db.close();
     }
+  });
+
+  it('keeps a durable log that verifies', async () => {
+    const report = await verifyAuditLog(store, PLAN);
+    expect([report.ok, report.size]).toEqual([true, PROCESSES * CHECKS_EACH]);
   });
 
   it('records exactly the allowed checks as allowed in the durable log', () => {
