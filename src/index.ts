@@ -44,9 +44,13 @@ export type {
   GuardrailStore,
   PlanChange,
   PlanChangeFn,
+  PlanDocument,
+  PlanDocumentInput,
+  PlanListing,
   PlanMutation,
   PlanRecord,
 } from './store/GuardrailStore.js';
+export type { CheckpointOptions } from './store/checkpoints.js';
 export { MemoryStore } from './store/memory/MemoryStore.js';
 export { PLAN_PHASES, type Decision, type Plan, type PlanPhase } from './executor/Plan.js';
 export {

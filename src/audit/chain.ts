@@ -320,6 +320,11 @@ function ed25519Key(key: unknown, field: string, type: 'private' | 'public'): Ke
   return k;
 }
 
+/** @internal `privateKey` as an Ed25519 private KeyObject; `field` names it in errors. */
+export function toPrivateKey(privateKey: KeyObject | string, field = 'privateKey'): KeyObject {
+  return ed25519Key(privateKey, field, 'private');
+}
+
 /** @internal `publicKey` as an Ed25519 public KeyObject. */
 export function toPublicKey(publicKey: KeyObject | string): KeyObject {
   return ed25519Key(publicKey, 'publicKey', 'public');

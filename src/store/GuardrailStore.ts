@@ -1,6 +1,6 @@
 import type { AuditEntry } from '../audit/AuditEntry.js';
 import type { AuditTrail } from '../audit/AuditTrail.js';
-import type { ChainedEntry } from '../audit/chain.js';
+import type { ChainedEntry, Checkpoint } from '../audit/chain.js';
 import type { AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
 import type { JsonObject } from '../json.js';
 
@@ -169,7 +169,15 @@ export interface GuardrailStore {
   /** Every plan the store knows (configured or with a document), in plan id order. */
   listPlans(): Promise<PlanListing[]>;
 
-  /** Forgets a plan, its audit log, its approvals and its document; true if it existed. */
+  /**
+   * The checkpoints the store wrote of the plan's log, oldest first (see the stores' `checkpoints`
+   * option); empty when it writes none. Export them (`exportCheckpoints`) to keep them where whoever
+   * can change the database cannot: checked against them, `verifyAuditLog` finds a cut tail and a
+   * rewritten, re-hashed log.
+   */
+  readCheckpoints(planId: string): Promise<readonly Checkpoint[]>;
+
+  /** Forgets a plan, its audit log, its approvals, its checkpoints and its document; true if it existed. */
   delete(planId: string): Promise<boolean>;
 
   /** Releases connections and files. The store is not used afterwards. */

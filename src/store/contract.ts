@@ -3,6 +3,8 @@ import { AuditEntry } from '../audit/AuditEntry.js';
 import { AuditTrail } from '../audit/AuditTrail.js';
 import { GENESIS, type ChainedEntry } from '../audit/chain.js';
 import { verifyAuditLog } from '../audit/verify.js';
+import { generateKeyPairSync } from 'node:crypto';
+import type { CheckpointOptions } from './checkpoints.js';
 import { AutonomyGuardrails, type GuardrailsInit } from '../guardrails/AutonomyGuardrails.js';
 import type { GuardrailEventType } from '../guardrails/events.js';
 import type { GuardCheck } from '../guardrails/GuardCheck.js';
@@ -16,8 +18,11 @@ import type {
 } from './GuardrailStore.js';
 
 export interface StoreContractOptions {
-  /** A new, empty, open store. Called once per test; the suite closes it afterwards. */
-  newStore: () => GuardrailStore | Promise<GuardrailStore>;
+  /**
+   * A new, empty, open store, made with `options` when given (checkpoint tests pass `checkpoints`).
+   * Called once per test; the suite closes it afterwards.
+   */
+  newStore: (options?: { checkpoints?: CheckpointOptions }) => GuardrailStore | Promise<GuardrailStore>;
 }
 
 const T0 = Date.parse('2026-11-30T10:00:00.000Z');
@@ -893,6 +898,73 @@ export function runStoreContract(name: string, options: StoreContractOptions): v
         await Promise.all(Array.from({ length: calls }, (_, i) => store.update('p', spend(1, i))));
         const report = await verifyAuditLog(store, 'p');
         expect([report.ok, report.size]).toEqual([true, calls]);
+      });
+    });
+
+    describe('checkpoints', () => {
+      const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+      let cps: GuardrailStore;
+
+      beforeEach(async () => {
+        cps = await options.newStore({ checkpoints: { every: 3, privateKey } });
+        await cps.put('p', guardrails({ toolBudget: 100 }));
+      });
+
+      afterEach(async () => {
+        await cps.close();
+      });
+
+      async function record(n: number, planId = 'p') {
+        for (let i = 0; i < n; i++) await cps.update(planId, spend(1, i));
+      }
+
+      it('writes none without the option', async () => {
+        await store.put('p', guardrails({ toolBudget: 100 }));
+        for (let i = 0; i < 4; i++) await store.update('p', spend(1, i));
+        expect(await store.readCheckpoints('p')).toEqual([]);
+      });
+
+      it('writes a checkpoint after every n-th entry, covering it', async () => {
+        await record(7);
+        const log = await cps.readAuditLog('p');
+        expect((await cps.readCheckpoints('p')).map((c) => [c.size, c.head])).toEqual([
+          [3, log[2]?.hash],
+          [6, log[5]?.hash],
+        ]);
+      });
+
+      it('dates a checkpoint at the time of the entry it covers', async () => {
+        await record(3);
+        expect((await cps.readCheckpoints('p'))[0]?.ts).toBe(new Date(T0 + 2).toISOString());
+      });
+
+      it('signs checkpoints so that the log verifies with the public key', async () => {
+        await record(6);
+        const report = await verifyAuditLog(cps, 'p', { publicKey });
+        expect([report.ok, (await cps.readCheckpoints('p')).every((c) => c.signature !== undefined)]).toEqual(
+          [true, true],
+        );
+      });
+
+      it('writes checkpoints for the entries of a trail that is put', async () => {
+        const trail = new AuditTrail({ maxEntries: 10 });
+        for (let i = 0; i < 4; i++) trail.add(entry('step_allowed', i));
+        await cps.put('q', guardrails(), trail);
+        expect((await cps.readCheckpoints('q')).map((c) => c.size)).toEqual([3]);
+      });
+
+      it('forgets the checkpoints of a deleted plan', async () => {
+        await record(3);
+        await cps.delete('p');
+        expect(await cps.readCheckpoints('p')).toEqual([]);
+      });
+
+      it('refuses checkpoints every 0 entries, naming the field', async () => {
+        await expect(
+          Promise.resolve().then(() => options.newStore({ checkpoints: { every: 0 } })),
+        ).rejects.toMatchObject({
+          field: 'checkpoints.every',
+        });
       });
     });
 

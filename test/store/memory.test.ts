@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AutonomyGuardrailService, GuardrailValidationError, MemoryStore } from '../../src/index.js';
 import { runStoreContract } from '../../src/store/contract.js';
 
-runStoreContract('MemoryStore', { newStore: () => new MemoryStore({ auditCapacity: 5000 }) });
+runStoreContract('MemoryStore', { newStore: (o) => new MemoryStore({ auditCapacity: 5000, ...o }) });
 
 describe('MemoryStore', () => {
   it('refuses an audit capacity below 1', () => {

@@ -139,7 +139,7 @@ describe.skipIf(skip)('PostgresStore', () => {
     await pool.end();
   });
 
-  runStoreContract('PostgresStore', { newStore: () => migrated({ auditCapacity: 5000 }) });
+  runStoreContract('PostgresStore', { newStore: (o) => migrated({ auditCapacity: 5000, ...o }) });
 
   describe('migrate', () => {
     it('can run again without changing what is stored', async () => {

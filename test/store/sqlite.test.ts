@@ -47,7 +47,7 @@ async function rejection(promise: Promise<unknown>): Promise<GuardrailError> {
 }
 
 runStoreContract('SqliteStore in memory', {
-  newStore: () => migrated(new SqliteStore({ auditCapacity: 5000 })),
+  newStore: (o) => migrated(new SqliteStore({ auditCapacity: 5000, ...o })),
 });
 
 describe('on a file', () => {
@@ -63,8 +63,8 @@ describe('on a file', () => {
   });
 
   runStoreContract('SqliteStore on a file', {
-    newStore: () =>
-      migrated(new SqliteStore({ path: join(dir, `store-${files++}.db`), auditCapacity: 5000 })),
+    newStore: (o) =>
+      migrated(new SqliteStore({ path: join(dir, `store-${files++}.db`), auditCapacity: 5000, ...o })),
   });
 });
 
@@ -233,6 +233,7 @@ describe('SqliteStore', () => {
       expect(tables.pluck().all()).toEqual([
         'g1_approvals',
         'g1_audit_entries',
+        'g1_checkpoints',
         'g1_plan_documents',
         'g1_plans',
         'g1_schema_version',

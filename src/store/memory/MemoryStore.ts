@@ -1,6 +1,6 @@
 import type { AuditEntry } from '../../audit/AuditEntry.js';
 import { AuditTrail, DEFAULT_AUDIT_CAPACITY } from '../../audit/AuditTrail.js';
-import { chainEntry, type ChainedEntry } from '../../audit/chain.js';
+import { chainEntry, type ChainedEntry, type Checkpoint } from '../../audit/chain.js';
 import { GuardrailError, invalid } from '../../errors.js';
 import type { AutonomyGuardrails } from '../../guardrails/AutonomyGuardrails.js';
 import type {
@@ -13,6 +13,12 @@ import type {
   PlanListing,
   PlanRecord,
 } from '../GuardrailStore.js';
+import {
+  checkpointDue,
+  checkpointPolicy,
+  type CheckpointOptions,
+  type CheckpointPolicy,
+} from '../checkpoints.js';
 import { applyMutation, writesState } from '../mutation.js';
 import { checkDocument, documentFromRow, mergeListings, nextRevision } from '../planDocuments.js';
 
@@ -27,6 +33,8 @@ interface Entry {
    * every check: in one process nothing but this code can reach the entries between the two.
    */
   readonly chained: ChainedEntry[];
+  /** Checkpoints of the chained part of the log. */
+  readonly checkpoints: Checkpoint[];
 }
 
 /**
@@ -37,6 +45,7 @@ export class MemoryStore implements GuardrailStore {
   readonly auditCapacity: number;
   /** Whether every entry is kept for readAuditLog, or only the bounded window. */
   readonly keepLog: boolean;
+  readonly #checkpoints: CheckpointPolicy | null;
   readonly #plans = new Map<string, Entry>();
   readonly #approvals = new Map<string, Approval>();
   /** Saved as JSON text, as the durable stores keep them, so a caller's later change cannot reach them. */
@@ -50,8 +59,10 @@ export class MemoryStore implements GuardrailStore {
    * `keepLog: false` keeps only the window of the newest `auditCapacity` entries per plan: memory stays
    * bounded in a long-running process and no entry outlives the window, but there is no durable log to
    * read or verify (readAuditLog refuses). The default keeps every entry, as the durable stores do.
+   * `checkpoints` makes it checkpoint the log every `every` entries, as the durable stores do; here they
+   * are made (and signed) when the log is read, from the entries' own times, so they are the same.
    */
-  constructor(options?: { auditCapacity?: number; keepLog?: boolean }) {
+  constructor(options?: { auditCapacity?: number; keepLog?: boolean; checkpoints?: CheckpointOptions }) {
     // AuditTrail validates the capacity and names the field.
     this.auditCapacity = new AuditTrail({
       maxEntries: options?.auditCapacity ?? DEFAULT_AUDIT_CAPACITY,
@@ -59,6 +70,9 @@ export class MemoryStore implements GuardrailStore {
     const keepLog = options?.keepLog ?? true;
     if (typeof keepLog !== 'boolean') invalid('keepLog', 'a boolean', keepLog);
     this.keepLog = keepLog;
+    this.#checkpoints = checkpointPolicy(options?.checkpoints);
+    if (this.#checkpoints !== null && !keepLog)
+      invalid('checkpoints', 'absent when keepLog is false', options?.checkpoints);
   }
 
   // Not `async`: an async frame would add microtask hops to the hottest path of every check.
@@ -131,7 +145,8 @@ export class MemoryStore implements GuardrailStore {
       if (this.keepLog) log.push(...window.entries);
     }
     const chained = existing?.chained ?? [];
-    this.#plans.set(planId, { guardrails: guardrails.clone(), audit: window, log, chained });
+    const checkpoints = existing?.checkpoints ?? [];
+    this.#plans.set(planId, { guardrails: guardrails.clone(), audit: window, log, chained, checkpoints });
   }
 
   async get(planId: string): Promise<PlanRecord | null> {
@@ -146,12 +161,28 @@ export class MemoryStore implements GuardrailStore {
       throw new GuardrailError('STORE_NO_LOG', 'this MemoryStore keeps no durable log (keepLog: false)');
     }
     const entry = this.#plans.get(planId);
-    if (!entry) return [];
-    const { log, chained } = entry;
+    return entry ? this.#chain(planId, entry).slice() : [];
+  }
+
+  async readCheckpoints(planId: string): Promise<readonly Checkpoint[]> {
+    this.#open();
+    const entry = this.#plans.get(planId);
+    if (!entry || !this.keepLog) return [];
+    this.#chain(planId, entry);
+    return entry.checkpoints.slice();
+  }
+
+  /** Chains the entries appended since the log was last read, with their checkpoints. */
+  #chain(planId: string, entry: Entry): ChainedEntry[] {
+    const { log, chained, checkpoints } = entry;
     for (let i = chained.length; i < log.length; i++) {
-      chained.push(chainEntry(planId, chained.at(-1) ?? null, log[i] as AuditEntry));
+      const audit = log[i] as AuditEntry;
+      const c = chainEntry(planId, chained.at(-1) ?? null, audit);
+      chained.push(c);
+      const cp = checkpointDue(this.#checkpoints, planId, c, audit.timestamp);
+      if (cp !== null) checkpoints.push(cp);
     }
-    return chained.slice();
+    return chained;
   }
 
   async savePlanDocument(

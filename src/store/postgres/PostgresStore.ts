@@ -3,7 +3,7 @@ import pg from 'pg';
 import type { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 import { AuditEntry } from '../../audit/AuditEntry.js';
 import { AuditTrail, DEFAULT_AUDIT_CAPACITY } from '../../audit/AuditTrail.js';
-import { chainEntry, type ChainedEntry } from '../../audit/chain.js';
+import { chainEntry, type ChainedEntry, type Checkpoint } from '../../audit/chain.js';
 import {
   describeValue,
   GuardrailError,
@@ -30,6 +30,12 @@ import {
   approvalRowValues,
   type ApprovalRow,
 } from '../approvalRows.js';
+import {
+  checkpointDue,
+  checkpointPolicy,
+  type CheckpointOptions,
+  type CheckpointPolicy,
+} from '../checkpoints.js';
 import { applyMutation, writesState } from '../mutation.js';
 import {
   checkDocument,
@@ -51,6 +57,8 @@ export interface PostgresStoreOptions {
   tablePrefix?: string;
   /** How many audit entries `get` returns per plan (the tables keep every entry); default 1000. */
   auditCapacity?: number;
+  /** Write a (signed) checkpoint of a plan's log every `every` entries, in the transaction of the entry. */
+  checkpoints?: CheckpointOptions;
 }
 
 // Schema and table prefix go into SQL identifiers, so they are held to a plain lower-case form that
@@ -70,6 +78,7 @@ interface Tables {
   readonly entries: string;
   readonly approvals: string;
   readonly documents: string;
+  readonly checkpoints: string;
   readonly version: string;
   readonly prefix: string;
 }
@@ -129,6 +138,17 @@ const MIGRATIONS: readonly ((t: Tables) => readonly string[])[] = [
        revision bigint NOT NULL
      )`,
   ],
+  // Checkpoints of each plan's log, written with the entry they cover.
+  (t) => [
+    `CREATE TABLE ${t.checkpoints} (
+       plan_id text NOT NULL REFERENCES ${t.plans} (plan_id) ON DELETE CASCADE,
+       size bigint NOT NULL,
+       head text NOT NULL,
+       ts text NOT NULL,
+       signature text,
+       PRIMARY KEY (plan_id, size)
+     )`,
+  ],
 ];
 
 /** The schema version this code reads and writes; `migrate()` brings a database up to it. */
@@ -160,6 +180,7 @@ export class PostgresStore implements GuardrailStore {
   readonly #ownsPool: boolean;
   readonly #t: Tables;
   readonly #sql: Statements;
+  readonly #checkpoints: CheckpointPolicy | null;
   #closed = false;
   #ready: Promise<void> | undefined;
 
@@ -171,6 +192,7 @@ export class PostgresStore implements GuardrailStore {
     this.schema = identifier(options.schema ?? 'public', 'schema');
     if (this.schema.startsWith('pg_')) invalid('schema', 'a name not starting with pg_', this.schema);
     this.tablePrefix = identifier(options.tablePrefix ?? 'leash_', 'tablePrefix');
+    this.#checkpoints = checkpointPolicy(options.checkpoints);
     if ((options.pool === undefined) === (options.url === undefined)) {
       throw new GuardrailValidationError('pool', 'give exactly one of pool and url');
     }
@@ -203,6 +225,7 @@ export class PostgresStore implements GuardrailStore {
       entries: table('audit_entries'),
       approvals: table('approvals'),
       documents: table('plan_documents'),
+      checkpoints: table('checkpoints'),
       version: table('schema_version'),
     };
     this.#sql = statements(this.#t);
@@ -300,6 +323,8 @@ export class PostgresStore implements GuardrailStore {
         ];
         if (json === undefined) await query(client, doing, sql.appendEntry, values);
         else await query(client, doing, sql.writePlanAndAppendEntry, [...values, json]);
+        const cp = checkpointDue(this.#checkpoints, planId, c, audit.timestamp);
+        if (cp !== null) await this.#insertCheckpoints(client, doing, planId, [cp]);
       } else if (json !== undefined) {
         await query(client, doing, sql.writePlan, [planId, json]);
       }
@@ -374,9 +399,12 @@ export class PostgresStore implements GuardrailStore {
       const windowStart = (head?.seq ?? 0) + 1;
       if (kept.length > 0) {
         const chained: ChainedEntry[] = [];
+        const checkpoints: Checkpoint[] = [];
         for (const e of kept) {
           const c = chainEntry(planId, head, e);
           chained.push(c);
+          const cp = checkpointDue(this.#checkpoints, planId, c, e.timestamp);
+          if (cp !== null) checkpoints.push(cp);
           head = c;
         }
         await query(client, doing, sql.insertEntries, [
@@ -388,6 +416,7 @@ export class PostgresStore implements GuardrailStore {
           chained.map((c) => c.prev),
           chained.map((c) => c.hash),
         ]);
+        await this.#insertCheckpoints(client, doing, planId, checkpoints);
       }
       await query(client, doing, sql.setWindow, [planId, windowStart, head?.seq ?? 0, head?.hash ?? null]);
     });
@@ -429,6 +458,36 @@ export class PostgresStore implements GuardrailStore {
       planId,
     ]);
     return (gone.rowCount ?? 0) > 0;
+  }
+
+  async readCheckpoints(planId: string): Promise<readonly Checkpoint[]> {
+    this.#open();
+    storable(planId, 'plan_id');
+    await this.#whenReady();
+    const doing = `read the checkpoints of plan ${describeValue(planId)}`;
+    type Row = { size: string; head: string; ts: string; signature: string | null };
+    const found = await query<Row>(this.#pool, doing, this.#sql.readCheckpoints, [planId]);
+    // As stored: a tampered checkpoint is for the verifier to find.
+    return found.rows.map((r) => {
+      const cp = { plan: planId, size: Number(r.size), head: r.head, ts: r.ts };
+      return Object.freeze(r.signature === null ? cp : { ...cp, signature: r.signature });
+    });
+  }
+
+  async #insertCheckpoints(
+    client: PoolClient,
+    doing: string,
+    planId: string,
+    list: readonly Checkpoint[],
+  ): Promise<void> {
+    if (list.length === 0) return;
+    await query(client, doing, this.#sql.insertCheckpoints, [
+      planId,
+      list.map((c) => c.size),
+      list.map((c) => c.head),
+      list.map((c) => c.ts),
+      list.map((c) => c.signature ?? null),
+    ]);
   }
 
   async savePlanDocument(
@@ -620,6 +679,8 @@ interface Statements {
   readonly documentRevision: string;
   readonly getDocument: string;
   readonly listPlans: string;
+  readonly insertCheckpoints: string;
+  readonly readCheckpoints: string;
 }
 
 function statements(t: Tables): Statements {
@@ -688,6 +749,11 @@ function statements(t: Tables): Statements {
     documentRevision: `SELECT revision::text AS revision FROM ${t.documents} WHERE plan_id = $1`,
     getDocument: `SELECT plan_id, phase, body, updated_at, revision::text AS revision
       FROM ${t.documents} WHERE plan_id = $1`,
+    insertCheckpoints: `INSERT INTO ${t.checkpoints} (plan_id, size, head, ts, signature)
+      SELECT $1, c.size, c.head, c.ts, c.signature
+      FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[]) AS c(size, head, ts, signature)`,
+    readCheckpoints: `SELECT size::text AS size, head, ts, signature FROM ${t.checkpoints}
+      WHERE plan_id = $1 ORDER BY size`,
     listPlans: `SELECT plan_id, true AS configured, NULL AS phase, NULL AS updated_at, NULL AS revision
         FROM ${t.plans}
       UNION ALL

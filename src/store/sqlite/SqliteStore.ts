@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { AuditEntry, isSerializableTimestamp } from '../../audit/AuditEntry.js';
 import { AuditTrail, DEFAULT_AUDIT_CAPACITY } from '../../audit/AuditTrail.js';
-import { chainEntry, type ChainedEntry } from '../../audit/chain.js';
+import { chainEntry, type ChainedEntry, type Checkpoint } from '../../audit/chain.js';
 import { describeValue, GuardrailError, GuardrailValidationError } from '../../errors.js';
 import { AutonomyGuardrails } from '../../guardrails/AutonomyGuardrails.js';
 import { isGuardrailEventType } from '../../guardrails/events.js';
@@ -25,6 +25,12 @@ import {
   type ApprovalRow,
   type ApprovalRowValues,
 } from '../approvalRows.js';
+import {
+  checkpointDue,
+  checkpointPolicy,
+  type CheckpointOptions,
+  type CheckpointPolicy,
+} from '../checkpoints.js';
 import { applyMutation, writesState } from '../mutation.js';
 import {
   checkDocument,
@@ -51,9 +57,11 @@ export interface SqliteStoreOptions {
   tablePrefix?: string;
   /** How long to wait for another connection's write lock before failing. Defaults to 5000 ms. */
   busyTimeoutMs?: number;
+  /** Write a (signed) checkpoint of a plan's log every `every` entries, in the transaction of the entry. */
+  checkpoints?: CheckpointOptions;
 }
 
-const OPTION_KEYS = ['path', 'database', 'auditCapacity', 'tablePrefix', 'busyTimeoutMs'];
+const OPTION_KEYS = ['path', 'database', 'auditCapacity', 'tablePrefix', 'busyTimeoutMs', 'checkpoints'];
 const TABLE_PREFIX = /^[a-z][a-z0-9_]{0,30}$/;
 const DEFAULT_TABLE_PREFIX = 'leash_';
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
@@ -110,6 +118,17 @@ const MIGRATIONS: readonly ((p: string) => string)[] = [
       body TEXT NOT NULL,
       updated_at TEXT NOT NULL,
       revision INTEGER NOT NULL
+    );
+  `,
+  // Checkpoints of each plan's log, written with the entry they cover.
+  (p) => `
+    CREATE TABLE ${p}checkpoints (
+      plan_id TEXT NOT NULL,
+      size INTEGER NOT NULL,
+      head TEXT NOT NULL,
+      ts TEXT NOT NULL,
+      signature TEXT,
+      PRIMARY KEY (plan_id, size)
     );
   `,
 ];
@@ -171,6 +190,16 @@ interface Statements {
   deleteDocument: Stmt<[string]>;
   listPlanIds: Stmt<[], string>;
   listDocuments: Stmt<[], DocumentRow>;
+  insertCheckpoint: Stmt<[string, number, string, string, string | null]>;
+  selectCheckpoints: Stmt<[string], CheckpointRow>;
+  deleteCheckpoints: Stmt<[string]>;
+}
+
+interface CheckpointRow {
+  size: number;
+  head: string;
+  ts: string;
+  signature: string | null;
 }
 
 interface Transactions {
@@ -203,6 +232,7 @@ export class SqliteStore implements GuardrailStore {
   /** The prefix of every table and index name. */
   readonly tablePrefix: string;
   readonly busyTimeoutMs: number;
+  readonly #checkpoints: CheckpointPolicy | null;
   readonly #db: Database.Database;
   readonly #ownsDatabase: boolean;
   #statements: Statements | undefined;
@@ -238,6 +268,7 @@ export class SqliteStore implements GuardrailStore {
       );
     }
     this.tablePrefix = prefix;
+    this.#checkpoints = checkpointPolicy(o['checkpoints']);
     if (o['database'] !== undefined) {
       if (o['path'] !== undefined) {
         throw new GuardrailValidationError('path', 'path and database cannot both be given');
@@ -381,6 +412,17 @@ export class SqliteStore implements GuardrailStore {
     }
   }
 
+  async readCheckpoints(planId: string): Promise<readonly Checkpoint[]> {
+    this.#ready();
+    try {
+      return (this.#statements as Statements).selectCheckpoints
+        .all(planId)
+        .map((r) => checkpointOf(planId, r));
+    } catch (error) {
+      throw this.#failure(error, `read the checkpoints of plan "${planId}"`);
+    }
+  }
+
   async savePlanDocument(
     document: PlanDocumentInput,
     options?: { readonly expectedRevision?: number | null },
@@ -508,6 +550,13 @@ export class SqliteStore implements GuardrailStore {
       ),
       deleteDocument: db.prepare(`DELETE FROM ${p}plan_documents WHERE plan_id = ?`),
       listPlanIds: db.prepare<[], string>(`SELECT plan_id FROM ${p}plans`).pluck(),
+      insertCheckpoint: db.prepare(
+        `INSERT INTO ${p}checkpoints (plan_id, size, head, ts, signature) VALUES (?, ?, ?, ?, ?)`,
+      ),
+      selectCheckpoints: db.prepare(
+        `SELECT size, head, ts, signature FROM ${p}checkpoints WHERE plan_id = ? ORDER BY size`,
+      ),
+      deleteCheckpoints: db.prepare(`DELETE FROM ${p}checkpoints WHERE plan_id = ?`),
       listDocuments: db.prepare(
         `SELECT plan_id, phase, '{}' AS body, updated_at, revision FROM ${p}plan_documents`,
       ),
@@ -528,6 +577,8 @@ export class SqliteStore implements GuardrailStore {
         c.prev,
         c.hash,
       );
+      const cp = checkpointDue(this.#checkpoints, planId, c, audit.timestamp);
+      if (cp !== null) s.insertCheckpoint.run(planId, cp.size, cp.head, cp.ts, cp.signature ?? null);
       return c;
     };
     const update = db.transaction(
@@ -599,6 +650,7 @@ export class SqliteStore implements GuardrailStore {
     );
     const remove = db.transaction((planId: string): boolean => {
       s.deleteEntries.run(planId);
+      s.deleteCheckpoints.run(planId);
       s.deleteApprovals.run(planId);
       const hadDocument = s.deleteDocument.run(planId).changes > 0;
       return s.deletePlan.run(planId).changes > 0 || hadDocument;
@@ -780,6 +832,12 @@ function approvalParams(planId: string, a: Approval): ApprovalRowValues {
     throw new GuardrailError('STORE_CONTRACT', `approval "${a.id}" belongs to another plan`);
   }
   return approvalRowValues(a);
+}
+
+/** A stored checkpoint as it is: a tampered one is for the verifier to find. */
+function checkpointOf(planId: string, r: CheckpointRow): Checkpoint {
+  const cp = { plan: planId, size: r.size, head: r.head, ts: r.ts };
+  return Object.freeze(r.signature === null ? cp : { ...cp, signature: r.signature });
 }
 
 function documentOf(row: DocumentRow): PlanDocument {

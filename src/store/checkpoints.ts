@@ -1,0 +1,46 @@
+import type { KeyObject } from 'node:crypto';
+import { createCheckpoint, signCheckpoint, toPrivateKey, type Checkpoint } from '../audit/chain.js';
+import { intField, objectWithKeys } from '../guardrails/validate.js';
+
+/**
+ * When a store writes a checkpoint of a plan's log: after every `every`-th entry (seq `every`, `2·every`, …),
+ * signed with `privateKey` when one is given. The checkpoint is committed with the entry it covers.
+ */
+export interface CheckpointOptions {
+  readonly every: number;
+  /** Ed25519 private key (KeyObject or PEM). Without one, checkpoints are unsigned. */
+  readonly privateKey?: KeyObject | string;
+}
+
+/** Checkpoint options, checked once when the store is made. */
+export interface CheckpointPolicy {
+  readonly every: number;
+  readonly key: KeyObject | null;
+}
+
+/** Validates a store's `checkpoints` option; null when absent. */
+export function checkpointPolicy(value: unknown): CheckpointPolicy | null {
+  if (value === undefined) return null;
+  const o = objectWithKeys(value, 'checkpoints', ['every', 'privateKey']);
+  const every = intField(o['every'], 'checkpoints.every', 1, false) as number;
+  const key =
+    o['privateKey'] === undefined
+      ? null
+      : toPrivateKey(o['privateKey'] as KeyObject | string, 'checkpoints.privateKey');
+  return Object.freeze({ every, key });
+}
+
+/**
+ * The checkpoint due after appending entry `seq` with hash `hash`, recorded at `timestamp` (the entry's
+ * own time, so the same log always gives the same checkpoints), or null when none is due.
+ */
+export function checkpointDue(
+  policy: CheckpointPolicy | null,
+  planId: string,
+  entry: { readonly seq: number; readonly hash: string },
+  timestamp: number,
+): Checkpoint | null {
+  if (policy === null || entry.seq % policy.every !== 0) return null;
+  const cp = createCheckpoint(planId, entry, timestamp);
+  return policy.key === null ? cp : signCheckpoint(cp, policy.key);
+}
