@@ -53,14 +53,16 @@ export interface Policy {
 }
 
 // Every check carries its rule as its message, so that an issue renders as `<path> must be <rule>, got <v>`
-// in the library's own words rather than zod's.
+// in the library's own words rather than zod's. Some builders are exported for the plan file format,
+// so that one rule reads the same in every file.
 
 function integer(min: number) {
   const rule = `an integer >= ${min}`;
   return z.int({ error: rule }).min(min, { error: rule });
 }
 
-function amount() {
+/** An amount of money: a finite number >= 0, at most MAX_AMOUNT. */
+export function amount() {
   const rule = 'a finite number >= 0';
   return z
     .number({ error: rule })
@@ -68,14 +70,15 @@ function amount() {
     .max(MAX_AMOUNT, { error: `at most ${MAX_AMOUNT}` });
 }
 
-function positiveSeconds(max?: number) {
+/** A number of seconds > 0, at most `max` when given. */
+export function positiveSeconds(max?: number) {
   const rule = 'a finite number > 0';
   const seconds = z.number({ error: rule }).positive({ error: rule });
   return max === undefined ? seconds : seconds.max(max, { error: `at most ${max}` });
 }
 
 /** A strict object: an unknown key is refused, so a misspelt limit is never silently absent. */
-function strict<T extends z.ZodRawShape>(shape: T) {
+export function strict<T extends z.ZodRawShape>(shape: T) {
   const known = Object.keys(shape).join(', ');
   return z.strictObject(shape, {
     error: (issue) => (issue.code === 'unrecognized_keys' ? known : 'an object'),

@@ -1,0 +1,191 @@
+import { NonRetryableError, type Tool, type ToolContext } from '../../executor/tools.js';
+import type { JsonValue } from '../../json.js';
+import { validateToolInput } from '../planFile.js';
+import { DEFAULT_HTTP_TIMEOUT_SECONDS, type HttpSettings } from '../planSchema.js';
+
+/** Bytes of a response body an http step keeps: the first ones. */
+export const MAX_HTTP_BODY_BYTES = 1024 * 1024;
+
+/** Options of {@link httpTool}. */
+export interface HttpToolOptions {
+  /** Default `globalThis.fetch`. */
+  readonly fetch?: typeof fetch;
+}
+
+/** What an http step returns. */
+export interface HttpOutput {
+  readonly status: number;
+  /** Header names in lower case; repeated headers joined with ", ". */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The body as text, at most {@link MAX_HTTP_BODY_BYTES} bytes of it. */
+  readonly body: string;
+  /** Present, and true, when the body was longer than it. */
+  readonly body_truncated?: true;
+}
+
+/**
+ * A request that may succeed if sent again: no answer, a time-out, a 5xx, 408 or 429 answer. Retryable:
+ * the guardrails' retry limit decides.
+ */
+export class HttpRequestFailed extends Error {
+  /** The answer's status, or null when there was none. */
+  readonly status: number | null;
+
+  constructor(message: string, status: number | null, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'HttpRequestFailed';
+    this.status = status;
+  }
+}
+
+/** Answers that say "try again later" although they are 4xx. */
+const RETRYABLE_4XX = new Set([408, 429]);
+
+/**
+ * The `http` tool: sends one request with `fetch` and returns `{ status, headers, body }`. Only http: and
+ * https: URLs. The request, answer included, is aborted when `tools.http.timeout_seconds` (default 30)
+ * passes or the run's signal aborts. A 5xx answer (and 408, 429) throws a retryable
+ * {@link HttpRequestFailed}; another 4xx a NonRetryableError. Each call costs `tools.http.cost_per_call`.
+ */
+export function httpTool(settings: HttpSettings | undefined, options: HttpToolOptions = {}): Tool {
+  const timeoutMs = Math.round((settings?.timeout_seconds ?? DEFAULT_HTTP_TIMEOUT_SECONDS) * 1000);
+  return Object.freeze({
+    name: 'http',
+    description: 'Sends an HTTP request and returns its status, headers and body.',
+    cost: settings?.cost_per_call ?? 0,
+    async run(raw: JsonValue | undefined, ctx: ToolContext): Promise<HttpOutput> {
+      const input = validateToolInput('http', raw);
+      ctx.signal.throwIfAborted();
+      const send = options.fetch ?? globalThis.fetch;
+      const method = input.method ?? 'GET';
+      // Query strings and user names carry secrets: messages name the origin and path only.
+      const target = `${method} ${redacted(input.url)}`;
+      const headers = new Headers(input.headers ?? {});
+      let body: string | undefined;
+      if (typeof input.body === 'string') body = input.body;
+      else if (input.body !== undefined) {
+        body = JSON.stringify(input.body);
+        if (!headers.has('content-type')) headers.set('content-type', 'application/json');
+      }
+      // One controller for both causes, rather than AbortSignal.any: the run's signal can live as long as
+      // the process, and signals composed from it are not collected on every Node 20 release.
+      const controller = new AbortController();
+      const onAbort = (): void => controller.abort(ctx.signal.reason);
+      ctx.signal.addEventListener('abort', onAbort, { once: true });
+      const timer = setTimeout(
+        () =>
+          controller.abort(new HttpRequestFailed(`${target} timed out after ${timeoutMs / 1000} s`, null)),
+        timeoutMs,
+      );
+      const signal = controller.signal;
+      try {
+        let response: Response;
+        try {
+          response = await send(input.url, {
+            method,
+            headers,
+            ...(body === undefined ? {} : { body }),
+            signal,
+          });
+        } catch (e) {
+          throw failure(e, signal, target);
+        }
+        let text: { body: string; truncated: boolean };
+        try {
+          text = await readCapped(response, MAX_HTTP_BODY_BYTES);
+        } catch (e) {
+          throw failure(e, signal, target);
+        }
+        const status = response.status;
+        if (status >= 500 || RETRYABLE_4XX.has(status)) {
+          throw new HttpRequestFailed(
+            `${target} answered ${statusText(response)}${excerpt(text.body)}`,
+            status,
+          );
+        }
+        if (status >= 400) {
+          throw new NonRetryableError(`${target} answered ${statusText(response)}${excerpt(text.body)}`);
+        }
+        return Object.freeze({
+          status,
+          headers: Object.freeze(headersObject(response.headers)),
+          body: text.body,
+          ...(text.truncated ? { body_truncated: true as const } : {}),
+        });
+      } finally {
+        clearTimeout(timer);
+        ctx.signal.removeEventListener('abort', onAbort);
+      }
+    },
+  });
+}
+
+/** The error for a request that got no (whole) answer. */
+function failure(e: unknown, signal: AbortSignal, target: string): unknown {
+  // The run's own abort (a wall-clock violation) or the time-out: the signal says which.
+  if (signal.aborted) return signal.reason;
+  return new HttpRequestFailed(`${target} failed: ${describeCause(e)}`, null, { cause: e });
+}
+
+async function readCapped(response: Response, limit: number): Promise<{ body: string; truncated: boolean }> {
+  if (response.body === null) return { body: '', truncated: false };
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let body = '';
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return { body: body + decoder.decode(), truncated: false };
+    const room = limit - size;
+    if (value.length > room) {
+      body += decoder.decode(value.subarray(0, room));
+      // The rest is not wanted: stop the download rather than read it to throw it away.
+      await reader.cancel().catch(() => undefined);
+      return { body, truncated: true };
+    }
+    size += value.length;
+    body += decoder.decode(value, { stream: true });
+  }
+}
+
+function headersObject(headers: Headers): Record<string, string> {
+  const out: Record<string, string> = {};
+  headers.forEach((value, name) => {
+    // defineProperty: a header named __proto__ stays a header.
+    const previous = Object.hasOwn(out, name) ? out[name] : undefined;
+    Object.defineProperty(out, name, {
+      value: previous === undefined ? value : `${previous}, ${value}`,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  });
+  return out;
+}
+
+function statusText(response: Response): string {
+  return response.statusText === '' ? String(response.status) : `${response.status} ${response.statusText}`;
+}
+
+/** `: <the start of the body>`, or nothing when it is empty. */
+function excerpt(body: string): string {
+  const text = body.trim();
+  if (text === '') return '';
+  return `: ${text.length > 500 ? `${text.slice(0, 500)}…` : text}`;
+}
+
+function redacted(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.origin}${u.pathname}`;
+  } catch {
+    return '(an invalid URL)';
+  }
+}
+
+function describeCause(e: unknown): string {
+  if (!(e instanceof Error)) return String(e);
+  // undici says only "fetch failed" and keeps the reason (ECONNREFUSED, ENOTFOUND …) in its cause.
+  const cause = (e as { cause?: unknown }).cause;
+  return cause instanceof Error ? `${e.message} (${cause.message})` : e.message;
+}
