@@ -238,6 +238,14 @@ export class PlanExecutor {
     return this.#run(plan, state, stepTaken);
   }
 
+  /**
+   * Checks a plan as `execute` and `resume` do before anything runs: its shape, its tools, and each
+   * decision's cost estimate. Throws GuardrailValidationError naming the path.
+   */
+  validate(plan: Plan): void {
+    this.#validate(plan);
+  }
+
   /** The plan's shape, and each remaining decision's cost estimate, before anything runs. */
   #validate(plan: Plan): void {
     validatePlan(plan, new Set(this.#tools.keys()));

@@ -394,6 +394,15 @@ export class AutonomyGuardrails {
   }
 
   /**
+   * Seconds the plan has run at `nowMs`, as the wall-clock guard counts them: since its start, less the
+   * time it waited for a person. Null before it started.
+   */
+  elapsedSeconds(nowMs: number): number | null {
+    const start = this.startTime === null ? NaN : parseIsoMs(this.startTime);
+    return Number.isNaN(start) ? null : this.#elapsedMs(nowMs, start) / 1000;
+  }
+
+  /**
    * Wall-clock time the plan has run: now − start − time spent waiting for a person (a wait still going
    * on counts up to now). Never negative.
    */

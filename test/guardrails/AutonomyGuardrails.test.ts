@@ -804,6 +804,26 @@ describe('checkWallClock', () => {
   });
 });
 
+describe('elapsedSeconds', () => {
+  it('is null before the plan started', () => {
+    expect(AutonomyGuardrails.create({ maxWallClockSeconds: 60 }).elapsedSeconds(START_MS)).toBeNull();
+  });
+
+  it('counts the seconds since the start', () => {
+    expect(AutonomyGuardrails.create({ startTime: START }).elapsedSeconds(START_MS + 90_500)).toBe(90.5);
+  });
+
+  it('leaves out the time spent waiting for a person, as the wall-clock guard does', () => {
+    const g = AutonomyGuardrails.fromJSON({
+      ...AutonomyGuardrails.create({ maxWallClockSeconds: 600, startTime: START }).toJSON(),
+      paused_ms: 30_000,
+    });
+    expect([g.elapsedSeconds(START_MS + 90_000), g.checkWallClock(START_MS + 90_000).observed]).toEqual([
+      60, 60,
+    ]);
+  });
+});
+
 describe('checkActorToolCalls', () => {
   const g = AutonomyGuardrails.create({ actorLimits: { maxToolCallsPerInvocation: 3 } });
 

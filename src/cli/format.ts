@@ -1,0 +1,41 @@
+// What the `leash` command prints for people: plain tables and short numbers. Scripts use --json.
+
+/** Lays out rows under a header, each column as wide as its widest cell. */
+export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  return [line(header), ...rows.map(line)].join('\n');
+}
+
+/** An amount of money as people write it: up to six decimals, at least two. */
+export function money(n: number): string {
+  const fixed = n.toFixed(6).replace(/0+$/, '');
+  const [whole, frac = ''] = fixed.split('.');
+  return `${whole}.${frac.padEnd(2, '0')}`;
+}
+
+/** `used/limit`, or `used` alone when there is no limit. */
+export function usedOf(used: string, limit: string | null): string {
+  return limit === null ? `${used} (no limit)` : `${used}/${limit}`;
+}
+
+/** Seconds as people read them: 42s, 3m05s, 1h02m. */
+export function duration(seconds: number): string {
+  const s = Math.max(0, Math.floor(seconds));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+}
+
+// Control characters other than line breaks could rewrite a terminal: shown as escapes instead.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const CONTROL = /[\x00-\x09\x0b-\x1f\x7f-\x9f]/g;
+
+/** Text from the store or a tool, made safe to print on a terminal. */
+export function safe(text: string): string {
+  return text.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}

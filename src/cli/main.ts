@@ -1,0 +1,716 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, dirname, extname, resolve } from 'node:path';
+import { Command, CommanderError, Option } from 'commander';
+import { exportCheckpoints, parseCheckpoints, type ChainedEntry } from '../audit/chain.js';
+import { verifyAuditLog, type VerifyReport } from '../audit/verify.js';
+import { systemClock, type Clock } from '../clock.js';
+import { GuardrailError, isGuardrailError, isGuardrailValidationError } from '../errors.js';
+import type { AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
+import { parseIsoMs } from '../iso.js';
+import { policyJsonSchema } from '../policy/jsonSchema.js';
+import { parsePolicy } from '../policy/policy.js';
+import type { Approval, ApprovalStatus, GuardrailStore } from '../store/GuardrailStore.js';
+import { duration, money, safe, table, usedOf } from './format.js';
+import { openStore } from './openStore.js';
+import { parsePlanFile, planFileJsonSchema } from './planFile.js';
+import { clockOf, PlanRunner, type PlanStatus, type RunReport } from './runner.js';
+import type { BuiltinToolOptions } from './tools/index.js';
+
+/** The exit codes of `leash`, as the README documents them. */
+export const EXIT = Object.freeze({
+  /** Done: the plan completed, or the command did what it was asked. */
+  OK: 0,
+  /** The plan failed for another reason than a guardrail (a tool failed, the store was unreachable), or verification found problems. */
+  FAILED: 1,
+  /** Usage or validation error: bad arguments, an invalid plan or policy file, an unknown id. */
+  USAGE: 2,
+  /** A guardrail stopped the plan. */
+  STOPPED: 3,
+  /** The plan waits for a person's confirmation. */
+  AWAITING: 4,
+});
+
+/** Where the command reads and writes: the process's own, or a test's. */
+export interface CliIo {
+  readonly stdout: { write(text: string): unknown; readonly isTTY?: boolean };
+  readonly stderr: { write(text: string): unknown; readonly isTTY?: boolean };
+  readonly env: NodeJS.ProcessEnv;
+  readonly cwd: string;
+  readonly clock?: Clock;
+  /** Options of the built-in tools; tests inject fetch and sleep. */
+  readonly tools?: Omit<BuiltinToolOptions, 'baseDir'>;
+  /** Ends long-running commands (`audit --follow`, `serve`). */
+  readonly signal?: AbortSignal;
+  /** Starts the dashboard; injected so that the command works without loading it when unused. */
+  readonly serve?: (options: ServeOptions) => Promise<{ url: string; token: string; close(): Promise<void> }>;
+}
+
+export interface ServeOptions {
+  readonly runner: PlanRunner;
+  readonly host: string;
+  readonly port: number;
+  readonly token?: string;
+}
+
+/** Errors a person fixes by changing the command: exit 2. */
+const USAGE_CODES = new Set([
+  'PLAN_NOT_FOUND',
+  'PLAN_NOT_PAUSED',
+  'PLAN_NOT_RUNNABLE',
+  'PLAN_CLAIMED',
+  'APPROVAL_NOT_FOUND',
+  'APPROVAL_NOT_PENDING',
+  'APPROVAL_EXPIRED',
+]);
+
+const STATUSES: readonly ApprovalStatus[] = ['pending', 'approved', 'denied', 'used'];
+
+/** Runs `leash` with `argv` (without the node and script names); resolves with the exit code. */
+export async function main(argv: readonly string[], io: CliIo): Promise<number> {
+  let code: number = EXIT.OK;
+  const json = argv.includes('--json');
+  const print = (text: string) => void io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+  const printJson = (value: unknown) => print(JSON.stringify(value, null, 2));
+  const clock = io.clock ?? systemClock;
+
+  /** Opens the store, runs `body` with a runner on it, closes the store whatever happens. */
+  async function withRunner<T>(
+    db: string | undefined,
+    body: (runner: PlanRunner, store: GuardrailStore) => Promise<T>,
+  ) {
+    const store = await openStore(db, io.cwd, io.env);
+    try {
+      const runner = new PlanRunner({
+        store,
+        clock,
+        ...(io.tools ? { tools: io.tools } : {}),
+        onEvent: (event, payload) => {
+          if (event === 'decision' && !json) {
+            const p = payload as { planId: string; decision: { decisionId: string } };
+            void progress(runner, p.planId, p.decision.decisionId);
+          }
+        },
+      });
+      return await body(runner, store);
+    } finally {
+      await store.close();
+    }
+  }
+
+  async function progress(runner: PlanRunner, planId: string, decisionId: string): Promise<void> {
+    const g = await runner.service.getGuardrails(planId).catch(() => null);
+    if (g === null) return;
+    io.stderr.write(`  ✓ ${safe(decisionId)}  ${gauges(g, clock.now())}\n`);
+  }
+
+  function report(run: RunReport): number {
+    if (json) {
+      printJson({ plan_id: run.planId, ...runJson(run) });
+    } else {
+      print(describeRun(run));
+    }
+    return exitOf(run);
+  }
+
+  const program = new Command('leash')
+    .description(
+      'Keeps autonomous plans inside their guardrails — step limits, budgets, confirmations, wall-clock, tool-call and retry limits — with a tamper-evident audit log.',
+    )
+    .version(packageVersion(), '-V, --version')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => void io.stdout.write(s),
+      writeErr: (s) => void io.stderr.write(s),
+    })
+    .addHelpText(
+      'after',
+      `
+Exit codes: 0 done · 1 failed (a tool failed, the store was unreachable, verification found problems)
+            2 usage or validation error · 3 stopped by a guardrail · 4 awaiting confirmation
+
+State lives in a SQLite file at ./.leash/leash.db unless --db (or LEASH_DB) names another file or a
+postgres:// URL.
+
+Examples:
+  $ leash run examples/release.plan.yaml
+  $ leash approvals
+  $ leash approve <approval-id> --by alice --reason "release notes checked"
+  $ leash audit release --format jsonl
+  $ leash serve`,
+    );
+
+  const dbOption = () =>
+    new Option('--db <path|url>', 'SQLite file or postgres:// URL (default ./.leash/leash.db)');
+  const jsonOption = () => new Option('--json', 'print JSON for scripts instead of tables');
+
+  program
+    .command('run')
+    .description('run a plan file under its guardrails; pauses when a step needs a person')
+    .argument('<plan-file>', 'plan file (YAML or JSON)')
+    .option('--policy <file>', 'policy file whose guardrails and tool rules replace the plan file’s')
+    .option('--id <plan-id>', 'plan id to run under (default: the file’s id or name, numbered when taken)')
+    .addOption(dbOption())
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ leash run examples/release.plan.yaml
+  $ leash run deploy.plan.json --policy leash.policy.yaml --db postgres://127.0.0.1:5432/leash --json`,
+    )
+    .action(async (file: string, o: { policy?: string; id?: string; db?: string }) => {
+      const path = resolve(io.cwd, file);
+      const plan = parsePlanFile(readText(path, 'plan file'), { format: formatOf(path), source: file });
+      const policy =
+        o.policy === undefined
+          ? null
+          : parsePolicy(readText(resolve(io.cwd, o.policy), 'policy file'), {
+              format: formatOf(o.policy),
+              source: o.policy,
+            });
+      code = await withRunner(o.db, async (runner) => {
+        const run = await runner.start({
+          file: plan,
+          source: path,
+          baseDir: dirname(path),
+          name: planName(path),
+          ...(o.id === undefined ? {} : { id: o.id }),
+          policy,
+        });
+        return report(run);
+      });
+    });
+
+  program
+    .command('status')
+    .description('show one plan, or every plan in the store')
+    .argument('[plan]', 'plan id')
+    .addOption(dbOption())
+    .addOption(jsonOption())
+    .addHelpText('after', '\nExamples:\n  $ leash status\n  $ leash status release --json')
+    .action(async (planId: string | undefined, o: { db?: string }) => {
+      await withRunner(o.db, async (runner) => {
+        if (planId === undefined) {
+          const plans = await runner.list();
+          if (json) printJson(plans.map((s) => statusJson(s, clock.now())));
+          else if (plans.length === 0) print('no plans yet: start one with `leash run <plan-file>`');
+          else print(statusTable(plans, clock.now()));
+          return;
+        }
+        const s = await runner.status(planId);
+        if (s === null) throw new GuardrailError('PLAN_NOT_FOUND', `no plan "${planId}" in this store`);
+        if (json) printJson(statusJson(s, clock.now()));
+        else print(describeStatus(s, clock.now()));
+      });
+    });
+
+  program
+    .command('audit')
+    .description("print a plan's audit log, oldest first")
+    .argument('<plan>', 'plan id')
+    .addOption(
+      new Option('--format <format>', 'output format').choices(['table', 'json', 'jsonl']).default('table'),
+    )
+    .option('--follow', 'keep printing new entries as they are recorded (Ctrl-C to stop)')
+    .addOption(dbOption())
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ leash audit release\n  $ leash audit release --format jsonl --follow',
+    )
+    .action(async (planId: string, o: { format: string; follow?: boolean; db?: string }) => {
+      const format = json ? 'json' : o.format;
+      await withRunner(o.db, async (_runner, store) => {
+        if ((await store.get(planId)) === null) {
+          throw new GuardrailError('PLAN_NOT_FOUND', `no plan "${planId}" in this store`);
+        }
+        let shown = 0;
+        const show = (log: readonly ChainedEntry[], first: boolean) => {
+          const fresh = log.slice(shown);
+          shown = log.length;
+          if (format === 'json' && !o.follow) printJson(fresh.map(entryJson));
+          else if (format === 'json' || format === 'jsonl') {
+            for (const e of fresh) print(JSON.stringify(entryJson(e)));
+          } else if (fresh.length > 0 || first) print(auditTable(fresh, first));
+        };
+        show(await store.readAuditLog(planId), true);
+        if (!o.follow) return;
+        while (!io.signal?.aborted) {
+          await pause(500, io.signal);
+          if (io.signal?.aborted) break;
+          show(await store.readAuditLog(planId), false);
+        }
+      });
+    });
+
+  program
+    .command('verify')
+    .description("verify the hash chain of a plan's audit log, or of every plan's")
+    .argument('[plan]', 'plan id (default: every plan)')
+    .option('--public-key <file>', 'Ed25519 public key (PEM) the checkpoints must be signed with')
+    .option(
+      '--checkpoints <file>',
+      'checkpoints exported earlier (JSON lines), to catch truncation and rewrites',
+    )
+    .addOption(dbOption())
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ leash verify\n  $ leash verify release --checkpoints release.checkpoints.jsonl --public-key leash.pub.pem',
+    )
+    .action(
+      async (planId: string | undefined, o: { publicKey?: string; checkpoints?: string; db?: string }) => {
+        const publicKey =
+          o.publicKey === undefined ? undefined : readText(resolve(io.cwd, o.publicKey), 'public key');
+        const checkpoints =
+          o.checkpoints === undefined
+            ? undefined
+            : parseCheckpoints(readText(resolve(io.cwd, o.checkpoints), 'checkpoints file'));
+        await withRunner(o.db, async (_runner, store) => {
+          const ids =
+            planId === undefined
+              ? (await store.listPlans()).filter((l) => l.configured).map((l) => l.planId)
+              : [planId];
+          if (planId !== undefined && (await store.get(planId)) === null) {
+            throw new GuardrailError('PLAN_NOT_FOUND', `no plan "${planId}" in this store`);
+          }
+          const reports: VerifyReport[] = [];
+          for (const id of ids) {
+            reports.push(
+              await verifyAuditLog(store, id, {
+                ...(publicKey === undefined ? {} : { publicKey }),
+                ...(checkpoints === undefined ? {} : { checkpoints }),
+              }),
+            );
+          }
+          if (json) printJson(reports);
+          else if (reports.length === 0) print('no plans to verify');
+          else print(verifyTable(reports));
+          if (reports.some((r) => !r.ok)) code = EXIT.FAILED;
+        });
+      },
+    );
+
+  program
+    .command('checkpoints')
+    .description("export the checkpoints of a plan's log (or every plan's) as JSON lines, to keep elsewhere")
+    .argument('[plan]', 'plan id (default: every plan)')
+    .addOption(dbOption())
+    .addHelpText(
+      'after',
+      `
+The store writes a checkpoint every LEASH_CHECKPOINT_EVERY entries (default 10; 0 for none), signed with
+the Ed25519 key in the PEM file LEASH_SIGNING_KEY when set (make one with \`leash keygen\`). Kept where
+whoever can change the database cannot, they let \`leash verify --checkpoints\` catch a cut tail or a
+rewritten log.
+
+Example:
+  $ leash checkpoints release >> /secure/release.checkpoints.jsonl`,
+    )
+    .action(async (planId: string | undefined, o: { db?: string }) => {
+      await withRunner(o.db, async (_runner, store) => {
+        const ids =
+          planId === undefined
+            ? (await store.listPlans()).filter((l) => l.configured).map((l) => l.planId)
+            : [planId];
+        if (planId !== undefined && (await store.get(planId)) === null) {
+          throw new GuardrailError('PLAN_NOT_FOUND', `no plan "${planId}" in this store`);
+        }
+        for (const id of ids) io.stdout.write(exportCheckpoints(await store.readCheckpoints(id)));
+      });
+    });
+
+  program
+    .command('keygen')
+    .description(
+      'make an Ed25519 key pair for signing checkpoints: <prefix>.key.pem (private) and <prefix>.pub.pem',
+    )
+    .argument('<prefix>', 'path and name of the two files')
+    .addHelpText(
+      'after',
+      '\nExample:\n  $ leash keygen leash-signing\n  $ LEASH_SIGNING_KEY=leash-signing.key.pem leash run release.plan.yaml\n  $ leash verify --public-key leash-signing.pub.pem',
+    )
+    .action((prefix: string) => {
+      const base = resolve(io.cwd, prefix);
+      const files = [`${base}.key.pem`, `${base}.pub.pem`];
+      const taken = files.filter((f) => existsSync(f));
+      if (taken.length > 0)
+        throw new GuardrailError('USAGE', `${taken.join(' and ')} exists already: choose another prefix`);
+      const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+      // The private key is readable by its owner alone.
+      writeFileSync(files[0] as string, privateKey.export({ type: 'pkcs8', format: 'pem' }), {
+        mode: 0o600,
+        flag: 'wx',
+      });
+      writeFileSync(files[1] as string, publicKey.export({ type: 'spki', format: 'pem' }), { flag: 'wx' });
+      print(`wrote ${base}.key.pem (keep it secret) and ${base}.pub.pem`);
+    });
+
+  program
+    .command('approvals')
+    .description('list confirmation requests, oldest first')
+    .addOption(new Option('--status <status>', 'only requests in this status').choices(STATUSES))
+    .option('--plan <plan>', 'only requests of this plan')
+    .addOption(dbOption())
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ leash approvals --status pending\n  $ leash approvals --plan release --json',
+    )
+    .action(async (o: { status?: ApprovalStatus; plan?: string; db?: string }) => {
+      await withRunner(o.db, async (runner) => {
+        const list = await runner.service.listApprovals({
+          ...(o.status === undefined ? {} : { status: o.status }),
+          ...(o.plan === undefined ? {} : { planId: o.plan }),
+        });
+        if (json) printJson(list);
+        else if (list.length === 0) print('no confirmation requests');
+        else print(approvalsTable(list));
+      });
+    });
+
+  program
+    .command('approve')
+    .description('approve a pending confirmation, then resume the paused plan')
+    .argument('<approval-id>', 'id of the confirmation request (see `leash approvals`)')
+    .requiredOption('--by <name>', 'who approves (recorded in the audit log)')
+    .option('--reason <text>', 'why (recorded in the audit log)')
+    .option('--no-resume', 'only record the approval; resume later with `leash resume <plan>`')
+    .addOption(dbOption())
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ leash approve 0f3c… --by alice --reason "change window open"\n  $ leash approve 0f3c… --by alice --no-resume',
+    )
+    .action(async (id: string, o: { by: string; reason?: string; resume: boolean; db?: string }) => {
+      code = await withRunner(o.db, async (runner) => {
+        const decision = { by: o.by, ...(o.reason === undefined ? {} : { reason: o.reason }) };
+        const { approval, run } = await runner.approve(id, decision, { resume: o.resume });
+        return decided(approval, run);
+      });
+    });
+
+  program
+    .command('deny')
+    .description('deny a pending confirmation; the paused plan ends without running the step')
+    .argument('<approval-id>', 'id of the confirmation request (see `leash approvals`)')
+    .requiredOption('--by <name>', 'who denies (recorded in the audit log)')
+    .requiredOption('--reason <text>', 'why (required, recorded in the audit log)')
+    .addOption(dbOption())
+    .addOption(jsonOption())
+    .addHelpText('after', '\nExample:\n  $ leash deny 0f3c… --by alice --reason "not during the freeze"')
+    .action(async (id: string, o: { by: string; reason: string; db?: string }) => {
+      await withRunner(o.db, async (runner) => {
+        const { approval, run } = await runner.deny(id, { by: o.by, reason: o.reason }, { resume: true });
+        decided(approval, run);
+      });
+    });
+
+  function decided(approval: Approval, run: RunReport | null): number {
+    if (json) {
+      printJson({ approval, run: run === null ? null : { plan_id: run.planId, ...runJson(run) } });
+    } else {
+      print(
+        `${approval.status} ${safe(approval.id)} (plan ${safe(approval.planId)}, decision ${safe(approval.decisionId)}) by ${safe(approval.decidedBy ?? '')}`,
+      );
+      if (run !== null) print(describeRun(run));
+      else if (approval.status === 'approved') print(`resume the plan with: leash resume ${approval.planId}`);
+    }
+    return run === null ? EXIT.OK : exitOf(run);
+  }
+
+  program
+    .command('resume')
+    .description('continue a plan awaiting confirmation once its step was approved')
+    .argument('<plan>', 'plan id')
+    .addOption(dbOption())
+    .addOption(jsonOption())
+    .addHelpText('after', '\nExample:\n  $ leash resume release')
+    .action(async (planId: string, o: { db?: string }) => {
+      code = await withRunner(o.db, async (runner) => report(await runner.resume(planId)));
+    });
+
+  program
+    .command('serve')
+    .description('start the local dashboard: plans, audit logs, and an approvals inbox')
+    .option('--port <port>', 'port to listen on', '4580')
+    .option('--host <host>', 'address to bind (keep 127.0.0.1 unless you know why)', '127.0.0.1')
+    .addOption(dbOption())
+    .addHelpText(
+      'after',
+      '\nPrints the address with a random access token; every request needs it (kept in a cookie after the first).\nSet LEASH_TOKEN to choose the token.\n\nExample:\n  $ leash serve --port 8080',
+    )
+    .action(async (o: { port: string; host: string; db?: string }) => {
+      const port = Number(o.port);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) {
+        throw new GuardrailError('USAGE', `--port must be an integer from 0 to 65535, got "${o.port}"`);
+      }
+      const serve = io.serve ?? (await import('../dashboard/server.js')).startDashboard;
+      await withRunner(o.db, async (runner) => {
+        const token = io.env['LEASH_TOKEN'];
+        const server = await serve({ runner, host: o.host, port, ...(token ? { token } : {}) });
+        print(`leash dashboard: ${server.url}/?token=${server.token}`);
+        print('keep the token private; Ctrl-C stops the server');
+        await new Promise<void>((done) => {
+          if (io.signal?.aborted) done();
+          io.signal?.addEventListener('abort', () => done(), { once: true });
+        });
+        await server.close();
+      });
+    });
+
+  const policy = program.command('policy').description('policy files');
+  policy
+    .command('validate')
+    .description('check a policy file; prints what it sets, or every problem with its path')
+    .argument('<file>', 'policy file (YAML or JSON)')
+    .addOption(jsonOption())
+    .addHelpText('after', '\nExample:\n  $ leash policy validate leash.policy.yaml')
+    .action((file: string) => {
+      const parsed = parsePolicy(readText(resolve(io.cwd, file), 'policy file'), {
+        format: formatOf(file),
+        source: file,
+      });
+      if (json) printJson({ valid: true, policy: parsed });
+      else print(`${file}: valid policy (version ${parsed.version})`);
+    });
+
+  program
+    .command('schema')
+    .description('print the JSON Schema of plan files (or, with --policy, of policy files)')
+    .option('--policy', 'the schema of policy files instead')
+    .addHelpText('after', '\nExample:\n  $ leash schema > plan.schema.json')
+    .action((o: { policy?: boolean }) => {
+      printJson(o.policy ? policyJsonSchema() : planFileJsonSchema());
+    });
+
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return code;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help and version end the program on purpose; anything else commander refuses is a usage error.
+      return error.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
+    }
+    const exit =
+      isGuardrailValidationError(error) ||
+      (isGuardrailError(error) && USAGE_CODES.has(error.code)) ||
+      (isGuardrailError(error) && error.code === 'USAGE')
+        ? EXIT.USAGE
+        : EXIT.FAILED;
+    if (json) {
+      const e = error as { code?: unknown; field?: unknown; message?: unknown };
+      io.stderr.write(
+        `${JSON.stringify({ error: { code: e?.code ?? 'ERROR', message: String(e?.message ?? error), ...(e?.field === undefined ? {} : { field: e.field }) } })}\n`,
+      );
+    } else {
+      io.stderr.write(`leash: ${safe(error instanceof Error ? error.message : String(error))}\n`);
+    }
+    return exit;
+  }
+}
+
+function exitOf(run: RunReport): number {
+  switch (run.outcome.status) {
+    case 'completed':
+      return EXIT.OK;
+    case 'awaiting_confirmation':
+      return EXIT.AWAITING;
+    default:
+      return run.outcome.guard === undefined ? EXIT.FAILED : EXIT.STOPPED;
+  }
+}
+
+function runJson(run: RunReport): Record<string, unknown> {
+  return {
+    status: run.outcome.status,
+    outcome: run.outcome,
+    completed: run.completed.map((c) => ({
+      decision_id: c.decisionId,
+      output: c.output,
+      cost: c.cost,
+      attempts: c.attempts,
+    })),
+    ...(run.result.approval ? { approval: run.result.approval } : {}),
+  };
+}
+
+function describeRun(run: RunReport): string {
+  const o = run.outcome;
+  const lines = [
+    `plan ${safe(run.planId)}: ${o.status.replace('_', ' ')} (${o.completed}/${o.decisions} decisions done)`,
+  ];
+  if (o.status === 'awaiting_confirmation' && run.result.approval) {
+    const a = run.result.approval;
+    lines.push(
+      `  decision "${safe(a.decisionId)}" needs a person's confirmation (${safe(a.operation)}); approval ${safe(a.id)}`,
+      `  approve:  leash approve ${a.id} --by <your-name> --reason "<why>"`,
+      `  deny:     leash deny ${a.id} --by <your-name> --reason "<why>"`,
+      '  or open the dashboard: leash serve',
+    );
+  } else if (o.status === 'failed') {
+    lines.push(`  ${o.guard === undefined ? 'failed' : `stopped by ${o.guard}`}: ${safe(o.reason ?? '')}`);
+    if (o.completed > 0) lines.push('  the work done before the stop is kept: leash status ' + run.planId);
+  }
+  return lines.join('\n');
+}
+
+/** Steps, budget and wall clock of a plan, used against limit. */
+function gauges(g: AutonomyGuardrails, nowMs: number): string {
+  const steps = usedOf(String(g.stepCount), g.maxSteps === null ? null : String(g.maxSteps));
+  const budget = usedOf(money(g.budgetSpent), g.toolBudget === null ? null : money(g.toolBudget));
+  return `steps ${steps} · budget ${budget} · elapsed ${wallOf(g, nowMs)}`;
+}
+
+function wallOf(g: AutonomyGuardrails, atMs: number): string {
+  const limit = g.maxWallClockSeconds === null ? null : duration(g.maxWallClockSeconds);
+  const elapsed = g.elapsedSeconds(atMs);
+  return usedOf(elapsed === null ? '—' : duration(elapsed), limit);
+}
+
+function statusJson(s: PlanStatus, nowMs: number): Record<string, unknown> {
+  return {
+    plan_id: s.planId,
+    phase: s.phase,
+    updated_at: s.updatedAt,
+    guardrails: s.guardrails?.toJSON() ?? null,
+    elapsed_seconds:
+      s.guardrails?.startTime == null
+        ? null
+        : Math.max(0, (nowMs - parseIsoMs(s.guardrails.startTime)) / 1000),
+    outcome: s.record?.outcome ?? null,
+    source: s.record?.source ?? null,
+    pending_approvals: s.pending,
+  };
+}
+
+function statusTable(plans: readonly PlanStatus[], nowMs: number): string {
+  return table(
+    ['PLAN', 'PHASE', 'STEPS', 'BUDGET', 'ELAPSED', 'UPDATED'],
+    plans.map((s) => {
+      const g = s.guardrails;
+      return [
+        safe(s.planId),
+        s.phase ?? '—',
+        g === null ? '—' : usedOf(String(g.stepCount), g.maxSteps === null ? null : String(g.maxSteps)),
+        g === null ? '—' : usedOf(money(g.budgetSpent), g.toolBudget === null ? null : money(g.toolBudget)),
+        g === null ? '—' : wallOf(g, clockOf(s, nowMs)),
+        s.updatedAt ?? '—',
+      ];
+    }),
+  );
+}
+
+function describeStatus(s: PlanStatus, nowMs: number): string {
+  const lines = [`plan ${safe(s.planId)}: ${s.phase ?? 'configured (no run recorded)'}`];
+  if (s.record) lines.push(`  from ${safe(s.record.source)}, started ${s.record.startedAt}`);
+  if (s.guardrails) lines.push(`  ${gauges(s.guardrails, clockOf(s, nowMs))}`);
+  const o = s.record?.outcome;
+  if (o) {
+    lines.push(`  ${o.completed}/${o.decisions} decisions done`);
+    if (o.reason)
+      lines.push(`  ${o.guard === undefined ? 'failed' : `stopped by ${o.guard}`}: ${safe(o.reason)}`);
+  }
+  for (const a of s.pending) {
+    lines.push(
+      `  waiting for a person: approval ${safe(a.id)} for decision "${safe(a.decisionId)}" (${safe(a.operation)})`,
+    );
+  }
+  return lines.join('\n');
+}
+
+function entryJson(e: ChainedEntry): Record<string, unknown> {
+  return { seq: e.seq, prev: e.prev, hash: e.hash, ...e.entry };
+}
+
+function auditTable(log: readonly ChainedEntry[], header: boolean): string {
+  const rows = log.map((e) => [
+    String(e.seq),
+    e.entry.timestamp,
+    e.entry.event_type,
+    e.entry.guard_name,
+    e.entry.result,
+    safe(JSON.stringify(e.entry.details)),
+  ]);
+  const text = table(['SEQ', 'TIME', 'EVENT', 'GUARD', 'RESULT', 'DETAILS'], rows);
+  return header ? text : text.split('\n').slice(1).join('\n');
+}
+
+function verifyTable(reports: readonly VerifyReport[]): string {
+  const rows = reports.map((r) => [
+    safe(r.planId),
+    String(r.size),
+    r.head.slice(0, 16),
+    r.ok
+      ? 'ok'
+      : `${r.findings.length + r.omittedFindings} problem(s): ${r.findings.map((f) => f.code).join(', ')}`,
+  ]);
+  const findings = reports.flatMap((r) =>
+    r.findings.map(
+      (f) => `  ${safe(r.planId)}${f.seq === undefined ? '' : ` #${f.seq}`}: ${f.code} ${safe(f.message)}`,
+    ),
+  );
+  return [table(['PLAN', 'ENTRIES', 'HEAD', 'CHAIN'], rows), ...findings].join('\n');
+}
+
+function approvalsTable(list: readonly Approval[]): string {
+  return table(
+    ['ID', 'PLAN', 'DECISION', 'OPERATION', 'STATUS', 'REQUESTED', 'BY', 'REASON'],
+    list.map((a) => [
+      safe(a.id),
+      safe(a.planId),
+      safe(a.decisionId),
+      safe(a.operation),
+      a.status,
+      a.requestedAt,
+      safe(a.decidedBy ?? ''),
+      safe((a.reason ?? '').replace(/\s+/g, ' ')),
+    ]),
+  );
+}
+
+function readText(path: string, what: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    const why =
+      (error as { code?: string }).code === 'ENOENT' ? 'no such file' : String((error as Error).message);
+    throw new GuardrailError('USAGE', `cannot read the ${what} ${path}: ${why}`, { cause: error });
+  }
+}
+
+function formatOf(path: string): 'json' | 'yaml' {
+  return extname(path).toLowerCase() === '.json' ? 'json' : 'yaml';
+}
+
+/** The plan's default id: the file name without its plan and format extensions. */
+function planName(path: string): string {
+  return basename(path).replace(/(\.plan)?\.(ya?ml|json)$/i, '') || 'plan';
+}
+
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((done) => {
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        done();
+      },
+      { once: true },
+    );
+  });
+}
+
+function packageVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version?: string;
+    };
+    return pkg.version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}

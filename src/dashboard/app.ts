@@ -1,0 +1,323 @@
+import { randomBytes } from 'node:crypto';
+import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { getCookie, setCookie } from 'hono/cookie';
+import { verifyAuditLog } from '../audit/verify.js';
+import { systemClock, type Clock } from '../clock.js';
+import type { PlanRunner, PlanStatus } from '../cli/runner.js';
+import { isGuardrailError } from '../errors.js';
+import { isGuardName } from '../guardrails/events.js';
+import { validatePlanId } from '../service/planId.js';
+import type { ApprovalStatus } from '../store/GuardrailStore.js';
+import {
+  APPROVAL_FILTERS,
+  approvalsPage,
+  auditPage,
+  messagePage,
+  planPage,
+  plansPage,
+  type AuditFilter,
+  type Flash,
+  type PageContext,
+  type PlanRow,
+} from './pages.js';
+import { csrfToken, secretsEqual, securityHeaders, styleHash, TOKEN_COOKIE } from './security.js';
+import { CSS, planPath, type Html } from './views.js';
+
+export interface DashboardAppOptions {
+  readonly runner: PlanRunner;
+  /** The access token every request must carry (query once, then cookie; or `Authorization: Bearer`). */
+  readonly token: string;
+  readonly clock?: Clock;
+  /** Key of the CSRF tokens; random for each app unless given. */
+  readonly csrfSecret?: Uint8Array;
+  /**
+   * Called with each background run (a plan resumed after a decision). The promise never rejects: its
+   * errors go to `log`. Tests await it; the server waits for them on close.
+   */
+  readonly onBackground?: (run: Promise<unknown>) => void;
+  /** Where errors of background runs and of requests are written. */
+  readonly log?: (line: string) => void;
+  /**
+   * Host header values accepted (e.g. `127.0.0.1:4580`); anything else gets 421. Guards against DNS
+   * rebinding on top of the token. Every host when not given.
+   */
+  readonly allowedHosts?: readonly string[];
+}
+
+/** Largest form accepted: a name and a reason fit many times over. */
+const MAX_BODY_BYTES = 64 * 1024;
+
+const STYLE_SOURCE = styleHash(CSS);
+const HEADERS = securityHeaders(STYLE_SOURCE);
+
+/**
+ * The dashboard as a Hono app: server-rendered pages over a {@link PlanRunner}'s store, and the
+ * approve/deny forms. `app.request(...)` runs it without a server.
+ * @example
+ * const app = createDashboardApp({ runner, token: 's3cret' });
+ * const res = await app.request('/', { headers: { authorization: 'Bearer s3cret' } });
+ */
+export function createDashboardApp(o: DashboardAppOptions): Hono {
+  const { runner, token } = o;
+  if (typeof token !== 'string' || token.length === 0)
+    throw new TypeError('token must be a non-empty string');
+  const clock = o.clock ?? systemClock;
+  const log = o.log ?? (() => {});
+  const csrf = csrfToken(Buffer.from(o.csrfSecret ?? randomBytes(32)), token);
+  const allowedHosts =
+    o.allowedHosts === undefined ? null : new Set(o.allowedHosts.map((h) => h.toLowerCase()));
+  const app = new Hono();
+
+  // Outermost, so 401s, 403s, redirects and error pages carry the headers too.
+  app.use(async (c, next) => {
+    await next();
+    for (const [name, value] of Object.entries(HEADERS)) c.res.headers.set(name, value);
+  });
+
+  app.use(async (c, next) => {
+    // The URL's host is the Host header's (the node adapter builds the URL from it).
+    if (allowedHosts !== null && !allowedHosts.has(new URL(c.req.url).host.toLowerCase())) {
+      return c.text('421 Misdirected Request: this dashboard answers only on the address it printed.\n', 421);
+    }
+    await next();
+  });
+
+  // Authentication: the token from the query (once: it moves to a cookie), a bearer header, or the cookie.
+  app.use(async (c, next) => {
+    const url = new URL(c.req.url);
+    const fromQuery = url.searchParams.get('token');
+    const bearer = /^Bearer\s+(.+)$/i.exec(c.req.header('authorization') ?? '')?.[1]?.trim();
+    const given = fromQuery ?? bearer ?? getCookie(c, TOKEN_COOKIE);
+    if (given === undefined || !secretsEqual(given, token)) return unauthorized(c);
+    if (fromQuery !== null && (c.req.method === 'GET' || c.req.method === 'HEAD')) {
+      // Out of the address bar and the history: the cookie carries it from now on.
+      setCookie(c, TOKEN_COOKIE, token, { httpOnly: true, sameSite: 'Strict', path: '/' });
+      url.searchParams.delete('token');
+      // One leading slash: `//host/` would be an address on another server.
+      return c.redirect(`${url.pathname.replace(/^\/+/, '/')}${url.search}`, 303);
+    }
+    await next();
+  });
+
+  // State changes: POST only, from this origin, with the CSRF token of the forms.
+  app.use(async (c, next) => {
+    if (c.req.method !== 'GET' && c.req.method !== 'HEAD' && c.req.method !== 'POST') {
+      return c.text('405 Method Not Allowed\n', 405, { Allow: 'GET, HEAD, POST' });
+    }
+    await next();
+  });
+  app.use(
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: (c) => c.text('413 Payload Too Large\n', 413),
+    }),
+  );
+  app.use(async (c, next) => {
+    if (c.req.method !== 'POST') return next();
+    const origin = c.req.header('origin');
+    if (origin !== undefined && origin !== new URL(c.req.url).origin) {
+      return forbidden(c, 'the form was sent from another origin');
+    }
+    // Another port on this host is the same site, and SameSite cookies go there too: only same-origin.
+    const site = c.req.header('sec-fetch-site');
+    if (site !== undefined && site !== 'same-origin' && site !== 'none') {
+      return forbidden(c, 'the form was sent from another origin');
+    }
+    const body = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
+    const given = body['csrf'];
+    if (typeof given !== 'string' || !secretsEqual(given, csrf)) {
+      return forbidden(c, 'the form has no valid CSRF token: reload the page and try again');
+    }
+    await next();
+  });
+
+  const context = async (): Promise<PageContext> => ({
+    now: clock.now(),
+    pending: (await runner.service.listApprovals({ status: 'pending' })).length,
+    csrf,
+  });
+
+  app.get('/', async (c) => page(c, plansPage(await context(), await listPlans(runner))));
+
+  app.get('/plans/:id', async (c) => {
+    const planId = c.req.param('id');
+    const ctx = await context();
+    if (!(await known(runner, planId))) return page(c, notFound(ctx, planId), 404);
+    let status: PlanStatus | null;
+    try {
+      status = await runner.status(planId);
+    } catch (error) {
+      // A document another writer saved, or a corrupt one: say so rather than fail the page.
+      if (!isGuardrailError(error)) throw error;
+      const message = `Plan "${planId}" cannot be shown: ${error.message}. Its audit log may still be read.`;
+      return page(c, messagePage(ctx, 'Cannot show this plan', message, planPath(planId, '/audit')), 500);
+    }
+    if (status === null) return page(c, notFound(ctx, planId), 404);
+    const [auditLog, approvals] = await Promise.all([
+      runner.store.readAuditLog(planId),
+      runner.service.listApprovals({ planId }),
+    ]);
+    return page(c, planPage(ctx, status, auditLog, approvals));
+  });
+
+  app.get('/plans/:id/audit', async (c) => {
+    const planId = c.req.param('id');
+    const ctx = await context();
+    if (!(await known(runner, planId))) return page(c, notFound(ctx, planId), 404);
+    const guard = c.req.query('guard');
+    const result = c.req.query('result');
+    const filter: AuditFilter = {
+      guard: isGuardName(guard) ? guard : null,
+      result: result === 'allowed' || result === 'denied' ? result : null,
+    };
+    const [auditLog, report] = await Promise.all([
+      runner.store.readAuditLog(planId),
+      verifyAuditLog(runner.store, planId),
+    ]);
+    return page(c, auditPage(ctx, planId, auditLog, filter, report));
+  });
+
+  const inbox = async (c: Context, flash: Flash | null, statusCode: 200 | 400 | 404 | 409 = 200) => {
+    const wanted = c.req.query('status');
+    const status = APPROVAL_FILTERS.includes(wanted as ApprovalStatus) ? (wanted as ApprovalStatus) : null;
+    const ctx = await context();
+    const list = await runner.service.listApprovals(status === null ? {} : { status });
+    if (status === null) {
+      // Pending first, oldest first (the order they were asked in); then the decided, newest first.
+      list.sort((a, b) =>
+        a.status === 'pending' || b.status === 'pending'
+          ? Number(b.status === 'pending') - Number(a.status === 'pending')
+          : b.requestedAt.localeCompare(a.requestedAt),
+      );
+    }
+    return page(c, approvalsPage(ctx, list, status, flash), statusCode);
+  };
+
+  app.get('/approvals', (c) => inbox(c, null));
+
+  for (const action of ['approve', 'deny'] as const) {
+    app.post(`/approvals/:id/${action}`, async (c) => {
+      const approvalId = c.req.param('id');
+      const body = await c.req.parseBody();
+      const by = typeof body['by'] === 'string' ? body['by'] : '';
+      const reasonText = typeof body['reason'] === 'string' ? body['reason'].trim() : '';
+      const typed = { approvalId, by, reason: reasonText };
+      const decision = { by, ...(reasonText === '' ? {} : { reason: reasonText }) };
+      let planId: string;
+      try {
+        const { approval } =
+          action === 'approve'
+            ? await runner.approve(approvalId, decision, { resume: false })
+            : await runner.deny(approvalId, decision, { resume: false });
+        planId = approval.planId;
+      } catch (error) {
+        if (!isGuardrailError(error)) throw error;
+        const statusCode =
+          error.code === 'APPROVAL_NOT_FOUND'
+            ? 404
+            : error.code === 'APPROVAL_NOT_PENDING' || error.code === 'APPROVAL_EXPIRED'
+              ? 409
+              : 400;
+        return inbox(c, { ...typed, message: error.message }, statusCode);
+      }
+      // The plan continues without this request: a long step must not hold the browser.
+      const run = resumeInBackground(runner, planId, log);
+      o.onBackground?.(run);
+      return c.redirect(planPath(planId), 303);
+    });
+  }
+
+  app.notFound(async (c) =>
+    page(c, messagePage(await context(), 'Not found', 'There is no such page.'), 404),
+  );
+
+  app.onError((error, c) => {
+    log(`dashboard: ${c.req.method} ${new URL(c.req.url).pathname}: ${messageOf(error)}`);
+    const status = isGuardrailError(error) && error.code.endsWith('_NOT_FOUND') ? 404 : 500;
+    const title = status === 404 ? 'Not found' : 'Something went wrong';
+    // A bare page: the error may be the store itself, which the layout would ask again.
+    return c.text(`${status} ${title}: ${messageOf(error)}\n`, status);
+  });
+
+  return app;
+}
+
+/** Renders a page; `html` output is a string unless a value was a promise. */
+async function page(c: Context, body: Html, status: 200 | 400 | 404 | 409 | 500 = 200): Promise<Response> {
+  return c.html(await body, status);
+}
+
+/** Whether the store knows the plan (guardrails or a document); false for an id no plan can have. */
+async function known(runner: PlanRunner, planId: string): Promise<boolean> {
+  try {
+    validatePlanId(planId);
+  } catch {
+    return false;
+  }
+  return (await runner.store.get(planId)) !== null || (await runner.store.getPlanDocument(planId)) !== null;
+}
+
+function notFound(ctx: PageContext, planId: string): Html {
+  return messagePage(ctx, 'Not found', `No plan "${planId}" in this store.`);
+}
+
+function unauthorized(c: Context): Response {
+  return c.text(
+    '401 Unauthorized: open the address `leash serve` printed, with its ?token=…, or send Authorization: Bearer <token>.\n',
+    401,
+    { 'WWW-Authenticate': 'Bearer realm="leash"' },
+  );
+}
+
+function forbidden(c: Context, why: string): Response {
+  return c.text(`403 Forbidden: ${why}.\n`, 403);
+}
+
+/**
+ * Every plan with its status. A plan whose document cannot be read (not written by the runner, or
+ * corrupt) is listed with the reason instead of hiding the others.
+ */
+async function listPlans(runner: PlanRunner): Promise<PlanRow[]> {
+  const listed = await runner.store.listPlans();
+  const rows = await Promise.all(
+    listed.map(async (l): Promise<PlanRow | null> => {
+      try {
+        const status = await runner.status(l.planId);
+        return status === null ? null : { status };
+      } catch (error) {
+        return { planId: l.planId, error: messageOf(error) };
+      }
+    }),
+  );
+  const updated = (r: PlanRow) => ('status' in r ? (r.status.updatedAt ?? '') : '');
+  const id = (r: PlanRow) => ('status' in r ? r.status.planId : r.planId);
+  return rows
+    .filter((r): r is PlanRow => r !== null)
+    .sort((a, b) => updated(b).localeCompare(updated(a)) || id(a).localeCompare(id(b)));
+}
+
+/** Resumes a paused plan after a decision; never rejects. */
+function resumeInBackground(
+  runner: PlanRunner,
+  planId: string,
+  log: (line: string) => void,
+): Promise<unknown> {
+  return (async () => {
+    const doc = await runner.store.getPlanDocument(planId);
+    // Decided for a plan that is not paused (another process resumed it, or it is not a runner's plan).
+    if (doc?.phase !== 'awaiting_confirmation') return null;
+    const run = await runner.resume(planId);
+    log(
+      `plan "${planId}" resumed: ${run.outcome.status}${run.outcome.reason ? ` (${run.outcome.reason})` : ''}`,
+    );
+    return run;
+  })().catch((error: unknown) => {
+    log(`plan "${planId}" could not be resumed: ${messageOf(error)}`);
+    return null;
+  });
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,532 @@
+import { html } from 'hono/html';
+import type { ChainedEntry } from '../audit/chain.js';
+import type { VerifyReport } from '../audit/verify.js';
+import { duration, money } from '../cli/format.js';
+import { clockOf, type PlanStatus } from '../cli/runner.js';
+import type { AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
+import { GUARD_NAMES, type GuardName } from '../guardrails/events.js';
+import { parseIsoMs } from '../iso.js';
+import type { JsonObject } from '../json.js';
+import type { Approval, ApprovalStatus } from '../store/GuardrailStore.js';
+import {
+  burnDownChart,
+  timelineChart,
+  type DecisionState,
+  type SpendPoint,
+  type TimelineItem,
+} from './charts.js';
+import { badge, gauge, layout, planPath, time, type Html } from './views.js';
+
+/** A plan as the list shows it: its status, or why it could not be read. */
+export type PlanRow = { readonly status: PlanStatus } | { readonly planId: string; readonly error: string };
+
+/** What a failed approve/deny form shows above the inbox, with what was typed kept. */
+export interface Flash {
+  readonly message: string;
+  readonly approvalId?: string;
+  readonly by?: string;
+  readonly reason?: string;
+}
+
+export interface PageContext {
+  /** Epoch ms, from the dashboard's clock. */
+  readonly now: number;
+  /** Pending approvals in the whole store, for the navigation. */
+  readonly pending: number;
+  /** The CSRF token the forms carry. */
+  readonly csrf: string;
+}
+
+// ---------------------------------------------------------------------------------------------- plans
+
+export function plansPage(ctx: PageContext, rows: readonly PlanRow[]): Html {
+  const body = html`<h1>Plans</h1>
+    ${
+      ctx.pending > 0
+        ? html`<p class="note">
+            <a href="/approvals">${ctx.pending} approval${ctx.pending === 1 ? '' : 's'} pending</a> — a plan
+            is waiting for a person.
+          </p>`
+        : html`<p class="note muted"><a href="/approvals">Approvals inbox</a>: nothing pending.</p>`
+    }
+    ${
+      rows.length === 0
+        ? html`<p class="muted">No plans yet: start one with <code>leash run &lt;plan-file&gt;</code>.</p>`
+        : html`<table>
+            <thead>
+              <tr>
+                <th>Plan</th>
+                <th>Phase</th>
+                <th>Steps</th>
+                <th>Budget</th>
+                <th>Wall clock</th>
+                <th>Updated</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${rows.map((r) => ('error' in r ? errorRow(r) : planRow(r.status, ctx.now)))}
+            </tbody>
+          </table>`
+    }`;
+  return layout({ title: 'Plans', body, pending: ctx.pending });
+}
+
+function errorRow(r: { planId: string; error: string }): Html {
+  return html`<tr>
+    <td><a href="${planPath(r.planId)}">${r.planId}</a></td>
+    <td colspan="5" class="bad">${r.error}</td>
+  </tr>`;
+}
+
+function planRow(s: PlanStatus, now: number): Html {
+  const g = s.guardrails;
+  return html`<tr>
+    <td>
+      <a href="${planPath(s.planId)}">${s.planId}</a
+      >${s.pending.length > 0 ? html` <span class="badge b-pending">needs approval</span>` : ''}
+    </td>
+    <td>${s.phase === null ? html`<span class="muted">—</span>` : badge(s.phase)}</td>
+    <td>${g === null ? '—' : stepsGauge(g)}</td>
+    <td>${g === null ? '—' : budgetGauge(g)}</td>
+    <td>${g === null ? '—' : wallGauge(g, clockOf(s, now))}</td>
+    <td class="small muted">${s.updatedAt === null ? '—' : time(parseIsoMs(s.updatedAt))}</td>
+  </tr>`;
+}
+
+function stepsGauge(g: AutonomyGuardrails): Html {
+  return gauge(
+    g.stepCount,
+    g.maxSteps,
+    g.maxSteps === null ? `${g.stepCount}` : `${g.stepCount} / ${g.maxSteps}`,
+  );
+}
+
+function budgetGauge(g: AutonomyGuardrails): Html {
+  const limit = g.toolBudget;
+  return gauge(
+    g.budgetSpent,
+    limit,
+    limit === null ? money(g.budgetSpent) : `${money(g.budgetSpent)} / ${money(limit)}`,
+  );
+}
+
+function wallGauge(g: AutonomyGuardrails, now: number): Html {
+  const elapsed = g.elapsedSeconds(now);
+  const limit = g.maxWallClockSeconds;
+  if (elapsed === null) {
+    return limit === null
+      ? html`<span class="muted">not started · no limit</span>`
+      : html`<span class="muted">not started</span> <span class="gauge-text">/ ${duration(limit)}</span>`;
+  }
+  return gauge(
+    elapsed,
+    limit,
+    limit === null ? duration(elapsed) : `${duration(elapsed)} / ${duration(limit)}`,
+  );
+}
+
+// ----------------------------------------------------------------------------------------------- plan
+
+const SPEND_EVENTS: ReadonlySet<string> = new Set(['budget_allowed', 'budget_committed', 'budget_overrun']);
+
+/** Money spent over time, from the audit entries that record a new total (`details.spent`). */
+export function spendPoints(log: readonly ChainedEntry[]): SpendPoint[] {
+  const points: SpendPoint[] = [];
+  for (const ce of log) {
+    const e = ce.entry;
+    const spent = e.details['spent'];
+    const at = parseIsoMs(e.timestamp);
+    if (
+      SPEND_EVENTS.has(e.event_type) &&
+      typeof spent === 'number' &&
+      Number.isFinite(spent) &&
+      !Number.isNaN(at)
+    ) {
+      points.push({ at, spent, event: e.event_type });
+    }
+  }
+  return points;
+}
+
+/** Each decision of the plan file, and where it stands after the last run. */
+export function timelineOf(s: PlanStatus, log: readonly ChainedEntry[]): TimelineItem[] {
+  const record = s.record;
+  if (record === null) return [];
+  const decisions = record.file.decisions;
+  const outcome = record.outcome;
+  const done = outcome?.completed ?? completedOf(record.metadata);
+  // The executor takes one step per decision, in order: step n is decision n. The first entry for a step
+  // is when it was taken (or refused).
+  const stepAt = new Map<number, number>();
+  for (const ce of log) {
+    const e = ce.entry;
+    const step = e.details['step'];
+    if ((e.event_type === 'step_allowed' || e.event_type === 'step_blocked') && typeof step === 'number') {
+      if (!stepAt.has(step)) stepAt.set(step, parseIsoMs(e.timestamp));
+    }
+  }
+  return decisions.map((d, i): TimelineItem => {
+    let state: DecisionState = 'not reached';
+    if (i < done) state = 'done';
+    else if (i === done) {
+      if (outcome === null) state = s.phase === 'execute' ? 'running' : 'not reached';
+      else if (outcome.status === 'awaiting_confirmation') state = 'waiting for confirmation';
+      else if (outcome.status === 'failed') state = 'failed';
+    }
+    const at = stepAt.get(i);
+    return {
+      id: d.id,
+      tool: d.tool,
+      state,
+      at: state === 'not reached' || at === undefined || Number.isNaN(at) ? null : at,
+    };
+  });
+}
+
+function completedOf(metadata: Record<string, unknown>): number {
+  const state = metadata['leash_execution'];
+  if (typeof state !== 'object' || state === null) return 0;
+  const completed = (state as Record<string, unknown>)['completed'];
+  return Array.isArray(completed) ? completed.length : 0;
+}
+
+export function planPage(
+  ctx: PageContext,
+  s: PlanStatus,
+  log: readonly ChainedEntry[],
+  approvals: readonly Approval[],
+): Html {
+  const g = s.guardrails;
+  const record = s.record;
+  const outcome = record?.outcome ?? null;
+  const running = s.phase === 'execute';
+  const points = spendPoints(log);
+  const firstAt = log[0] === undefined ? NaN : parseIsoMs(log[0].entry.timestamp);
+  const startedAt = record === null ? NaN : parseIsoMs(record.startedAt);
+  const start = [startedAt, g?.startTime ? parseIsoMs(g.startTime) : NaN, firstAt].find(
+    (t) => !Number.isNaN(t),
+  );
+  const lastAt = log.length === 0 ? NaN : parseIsoMs(log[log.length - 1]?.entry.timestamp ?? '');
+  const end =
+    running || s.phase === 'awaiting_confirmation' ? ctx.now : Number.isNaN(lastAt) ? ctx.now : lastAt;
+  const pending = approvals.filter((a) => a.status === 'pending');
+  const decided = approvals.filter((a) => a.status !== 'pending');
+
+  const body = html`<p class="small"><a href="/">Plans</a> /</p>
+    <h1>${s.planId}</h1>
+    <div class="grid">
+      <div class="card">
+        <dl class="kv">
+          <dt>Phase</dt>
+          <dd>
+            ${s.phase === null ? html`<span class="muted">no run recorded</span>` : badge(s.phase)}${running ? html` <span class="muted small">refreshing every 2 s</span>` : ''}
+          </dd>
+          <dt>Outcome</dt>
+          <dd>
+            ${outcome === null ? html`<span class="muted">${running ? 'running' : '—'}</span>` : badge(outcome.status)}${outcome === null ? '' : html` <span class="muted small">${outcome.completed} of ${outcome.decisions} decisions done</span>`}
+          </dd>
+          ${
+            outcome?.guard === undefined
+              ? ''
+              : html`<dt>Guard</dt>
+                  <dd><code>${outcome.guard}</code></dd>`
+          }
+          ${
+            outcome?.reason === undefined
+              ? ''
+              : html`<dt>Reason</dt>
+                  <dd>${outcome.reason}</dd>`
+          }
+          <dt>Source</dt>
+          <dd>
+            ${record === null ? html`<span class="muted">—</span>` : html`<code>${record.source}</code>`}
+          </dd>
+          <dt>Started</dt>
+          <dd>${record === null ? '—' : time(parseIsoMs(record.startedAt))}</dd>
+          <dt>Updated</dt>
+          <dd>${s.updatedAt === null ? '—' : time(parseIsoMs(s.updatedAt))}</dd>
+        </dl>
+      </div>
+      <div class="card">
+        ${
+          g === null
+            ? html`<p class="muted">No guardrails stored for this plan.</p>`
+            : html`<dl class="kv">
+                <dt>Steps</dt>
+                <dd>${stepsGauge(g)}</dd>
+                <dt>Budget</dt>
+                <dd>${budgetGauge(g)}</dd>
+                <dt>Wall clock</dt>
+                <dd>${wallGauge(g, clockOf(s, ctx.now))}</dd>
+                <dt>Confirmations</dt>
+                <dd>
+                  ${g.requiredConfirmations.length === 0 ? html`<span class="muted">none required</span>` : g.requiredConfirmations.map((op, i) => html`${i > 0 ? ', ' : ''}<code>${op}</code>`)}
+                </dd>
+              </dl>`
+        }
+        <p class="small"><a href="${planPath(s.planId, '/audit')}">Audit log (${log.length} entries) →</a></p>
+      </div>
+    </div>
+    ${
+      pending.length === 0
+        ? ''
+        : html`<h2>Waiting for a person</h2>
+            ${approvalsTable(ctx, pending, null, false)}`
+    }
+    <h2>Decisions</h2>
+    <div class="card">
+      ${
+        record === null
+          ? html`<p class="muted">
+              This plan was not started by the leash runner: its decisions are not known here.
+            </p>`
+          : timelineChart(timelineOf(s, log))
+      }
+    </div>
+    <h2>Budget</h2>
+    <div class="card">
+      ${
+        g === null || start === undefined
+          ? html`<p class="muted">Nothing spent yet.</p>`
+          : burnDownChart({ budget: g.toolBudget, start, end: Math.max(end, start), points })
+      }
+    </div>
+    ${
+      decided.length === 0
+        ? ''
+        : html`<h2>Confirmations decided</h2>
+            ${approvalsTable(ctx, decided, null, false)}`
+    }`;
+  return layout({ title: s.planId, body, pending: ctx.pending, refresh: running });
+}
+
+// ---------------------------------------------------------------------------------------------- audit
+
+export interface AuditFilter {
+  readonly guard: GuardName | null;
+  readonly result: 'allowed' | 'denied' | null;
+}
+
+/** Newest entries shown at most; the full log is one `leash audit` away. */
+export const AUDIT_ROWS = 5000;
+
+export function auditPage(
+  ctx: PageContext,
+  planId: string,
+  log: readonly ChainedEntry[],
+  filter: AuditFilter,
+  report: VerifyReport,
+): Html {
+  const matching = log.filter(
+    (ce) =>
+      (filter.guard === null || ce.entry.guard_name === filter.guard) &&
+      (filter.result === null || ce.entry.result === filter.result),
+  );
+  const shown = matching.length > AUDIT_ROWS ? matching.slice(-AUDIT_ROWS) : matching;
+  const body = html`<p class="small"><a href="/">Plans</a> / <a href="${planPath(planId)}">${planId}</a> /</p>
+    <h1>Audit log</h1>
+    <div class="card">${verification(report)}</div>
+    <form class="filters" method="get" action="${planPath(planId, '/audit')}">
+      <label
+        >Guard
+        <select name="guard">
+          <option value="">all</option>
+          ${GUARD_NAMES.map(
+            (g) => html`<option value="${g}" ${g === filter.guard ? html` selected` : ''}>${g}</option>`,
+          )}
+        </select></label
+      >
+      <label
+        >Result
+        <select name="result">
+          <option value="">all</option>
+          ${(['allowed', 'denied'] as const).map(
+            (r) => html`<option value="${r}" ${r === filter.result ? html` selected` : ''}>${r}</option>`,
+          )}
+        </select></label
+      >
+      <button type="submit">Filter</button>
+      <span class="muted small"
+        >${matching.length} of ${log.length}
+        entries${matching.length > shown.length ? html`, the newest ${shown.length} shown (run <code>leash audit</code> for all)` : ''}</span
+      >
+    </form>
+    ${
+      shown.length === 0
+        ? html`<p class="muted">
+            No entries${filter.guard !== null || filter.result !== null ? ' match the filter' : ''}.
+          </p>`
+        : html`<table>
+            <thead>
+              <tr>
+                <th>Seq</th>
+                <th>Time</th>
+                <th>Event</th>
+                <th>Guard</th>
+                <th>Result</th>
+                <th>Details</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${shown.map(
+                (ce) =>
+                  html`<tr>
+                    <td class="num">${ce.seq}</td>
+                    <td class="small nowrap">${time(parseIsoMs(ce.entry.timestamp))}</td>
+                    <td><code>${ce.entry.event_type}</code></td>
+                    <td><code>${ce.entry.guard_name}</code></td>
+                    <td>${badge(ce.entry.result)}</td>
+                    <td class="details">${detailsOf(ce.entry.details)}</td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>`
+    }`;
+  return layout({ title: `Audit · ${planId}`, body, pending: ctx.pending });
+}
+
+/** An entry's details as `key value` pairs: strings as they are, anything else as JSON. */
+function detailsOf(details: JsonObject): Html {
+  const keys = Object.keys(details);
+  if (keys.length === 0) return html`<span class="muted">—</span>`;
+  return html`${keys.map((k) => {
+    const v = details[k];
+    return html`<span class="kvp"
+      ><span class="k">${k}</span> ${typeof v === 'string' ? v : JSON.stringify(v)}</span
+    >`;
+  })}`;
+}
+
+function verification(r: VerifyReport): Html {
+  if (r.ok) {
+    return html`<strong class="ok">✓ chain verified</strong>
+      <span class="muted">${r.size} entries · head <code>${r.head.slice(0, 16)}…</code></span>`;
+  }
+  return html`<strong class="bad">✗ chain verification failed</strong>
+    <span class="muted"
+      >${r.size} entries read · ${r.findings.length + r.omittedFindings}
+      finding${r.findings.length + r.omittedFindings === 1 ? '' : 's'}</span
+    >
+    <ul>
+      ${r.findings.map((f) => html`<li><code>${f.code}</code>${f.seq === undefined ? '' : html` at seq ${f.seq}`}: ${f.message}</li>`)}
+    </ul>
+    ${r.omittedFindings > 0 ? html`<p class="muted small">and ${r.omittedFindings} more</p>` : ''}`;
+}
+
+// ------------------------------------------------------------------------------------------ approvals
+
+export const APPROVAL_FILTERS: readonly ApprovalStatus[] = ['pending', 'approved', 'denied', 'used'];
+
+export function approvalsPage(
+  ctx: PageContext,
+  list: readonly Approval[],
+  status: ApprovalStatus | null,
+  flash: Flash | null,
+): Html {
+  const body = html`<h1>Approvals</h1>
+    ${flash === null ? '' : html`<p class="flash" role="alert">${flash.message}</p>`}
+    <p class="small">
+      Show:
+      ${[null, ...APPROVAL_FILTERS].map(
+        (s, i) =>
+          html`${i > 0 ? ' · ' : ''}${
+            s === status
+              ? html`<strong>${s ?? 'all'}</strong>`
+              : html`<a href="${s === null ? '/approvals' : `/approvals?status=${s}`}">${s ?? 'all'}</a>`
+          }`,
+      )}
+    </p>
+    ${
+      list.length === 0
+        ? html`<p class="muted">No ${status ?? ''} confirmation requests.</p>`
+        : approvalsTable(ctx, list, flash, true)
+    }`;
+  return layout({ title: 'Approvals', body, pending: ctx.pending });
+}
+
+function approvalsTable(
+  ctx: PageContext,
+  list: readonly Approval[],
+  flash: Flash | null,
+  showPlan: boolean,
+): Html {
+  return html`<table>
+    <thead>
+      <tr>
+        ${showPlan ? html`<th>Plan</th>` : ''}
+        <th>Decision</th>
+        <th>Operation</th>
+        <th>Requested</th>
+        <th>Status</th>
+        <th>Decision by a person</th>
+      </tr>
+    </thead>
+    <tbody>
+      ${list.map((a) => approvalRow(ctx, a, flash?.approvalId === a.id ? flash : null, showPlan))}
+    </tbody>
+  </table>`;
+}
+
+function approvalRow(ctx: PageContext, a: Approval, typed: Flash | null, showPlan: boolean): Html {
+  const expired = a.status === 'pending' && ctx.now > parseIsoMs(a.expiresAt);
+  return html`<tr>
+    ${showPlan ? html`<td class="nowrap"><a href="${planPath(a.planId)}">${a.planId}</a></td>` : ''}
+    <td class="nowrap"><code>${a.decisionId}</code></td>
+    <td><code>${a.operation}</code></td>
+    <td class="small nowrap">
+      ${time(parseIsoMs(a.requestedAt))}<br /><span class="${expired ? 'bad' : 'muted'}"
+        >${expired ? 'expired' : 'expires'} ${time(parseIsoMs(a.expiresAt))}</span
+      >
+    </td>
+    <td>${badge(a.status)}</td>
+    <td class="${a.status === 'pending' ? 'action' : ''}">
+      ${a.status === 'pending' ? decideForm(ctx, a, typed) : decidedBy(a)}
+    </td>
+  </tr>`;
+}
+
+function decidedBy(a: Approval): Html {
+  return html`${a.decidedBy === undefined ? html`<span class="muted">—</span>` : html`<strong>${a.decidedBy}</strong>`}${a.decidedAt === undefined ? '' : html` <span class="muted small">${time(parseIsoMs(a.decidedAt))}</span>`}${a.reason === undefined ? '' : html`<br /><span class="small">${a.reason}</span>`}`;
+}
+
+function decideForm(ctx: PageContext, a: Approval, typed: Flash | null): Html {
+  const id = encodeURIComponent(a.id);
+  return html`<form class="decide" method="post" action="/approvals/${id}/approve">
+    <input type="hidden" name="csrf" value="${ctx.csrf}" />
+    <input
+      type="text"
+      name="by"
+      required
+      maxlength="256"
+      placeholder="your name"
+      aria-label="your name"
+      autocomplete="name"
+      value="${typed?.by ?? ''}"
+    />
+    <input
+      class="reason"
+      type="text"
+      name="reason"
+      maxlength="2048"
+      placeholder="why (needed to deny)"
+      aria-label="reason"
+      value="${typed?.reason ?? ''}"
+    />
+    <button class="approve" type="submit">Approve</button>
+    <button class="deny" type="submit" formaction="/approvals/${id}/deny">Deny</button>
+  </form>`;
+}
+
+// -------------------------------------------------------------------------------------------- errors
+
+export function messagePage(ctx: PageContext, title: string, message: string, link?: string): Html {
+  return layout({
+    title,
+    body: html`<h1>${title}</h1>
+      <p class="flash">${message}</p>
+      <p>
+        ${link === undefined ? '' : html`<a href="${link}">Audit log</a> · `}<a href="/">Back to the plans</a>
+      </p>`,
+    pending: ctx.pending,
+  });
+}

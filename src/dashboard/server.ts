@@ -1,0 +1,92 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createAdaptorServer } from '@hono/node-server';
+import type { Hono } from 'hono';
+import type { Clock } from '../clock.js';
+import type { PlanRunner } from '../cli/runner.js';
+import { createDashboardApp } from './app.js';
+import { newToken } from './security.js';
+
+export interface DashboardOptions {
+  runner: PlanRunner;
+  /** Address to bind; keep a loopback one (the CLI's default is 127.0.0.1) unless you know why. */
+  host: string;
+  /** Port to listen on; 0 picks a free one (see the returned `url`). */
+  port: number;
+  /** Access token; 32 random bytes (base64url) when not given. */
+  token?: string;
+  clock?: Clock;
+  /** Where errors of requests and of background runs are written. */
+  log?: (line: string) => void;
+}
+
+export interface RunningDashboard {
+  /** Where it listens, with the actual port: `http://127.0.0.1:4580`. */
+  readonly url: string;
+  readonly token: string;
+  /** Stops listening, then waits for the plans resumed from the dashboard to finish. */
+  close(): Promise<void>;
+}
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+
+/**
+ * Starts the dashboard's HTTP server on `host:port`.
+ * @example
+ * const { url, token, close } = await startDashboard({ runner, host: '127.0.0.1', port: 0 });
+ * console.log(`${url}/?token=${token}`);
+ */
+export async function startDashboard(o: DashboardOptions): Promise<RunningDashboard> {
+  const token = o.token ?? newToken();
+  const log = o.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  const running = new Set<Promise<unknown>>();
+  // The app is made once the port is known (its allowed Host names carry it); nothing arrives before.
+  const ready: { app?: Hono } = {};
+  const server = createAdaptorServer({
+    fetch: (request, env) =>
+      ready.app === undefined ? new Response('starting\n', { status: 503 }) : ready.app.fetch(request, env),
+    overrideGlobalObjects: false,
+  }) as Server;
+  await new Promise<void>((resolve, reject) => {
+    const failed = (error: Error) => reject(error);
+    server.once('error', failed);
+    server.listen(o.port, o.host, () => {
+      server.off('error', failed);
+      resolve();
+    });
+  });
+  server.on('error', (error) => log(`dashboard server: ${error.message}`));
+  const port = (server.address() as AddressInfo).port;
+  const host = o.host.includes(':') && !o.host.startsWith('[') ? `[${o.host}]` : o.host;
+  ready.app = createDashboardApp({
+    runner: o.runner,
+    token,
+    log,
+    ...(o.clock === undefined ? {} : { clock: o.clock }),
+    onBackground: (run) => {
+      running.add(run);
+      void run.finally(() => running.delete(run));
+    },
+    // Bound to loopback: only loopback names may reach it, which stops DNS-rebinding pages early.
+    ...(LOOPBACK.has(o.host)
+      ? {
+          allowedHosts: ['127.0.0.1', 'localhost', '[::1]'].flatMap((h) =>
+            port === 80 ? [h, `${h}:80`] : [`${h}:${port}`],
+          ),
+        }
+      : {}),
+  });
+
+  return {
+    url: `http://${host}:${port}`,
+    token,
+    async close() {
+      await new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeIdleConnections();
+      });
+      if (running.size > 0) log(`waiting for ${running.size} resumed plan(s) to finish…`);
+      await Promise.all([...running]);
+    },
+  };
+}

@@ -1,0 +1,440 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+
+// Each test starts the command a few times, each start a new Node.js process.
+vi.setConfig({ testTimeout: 60_000 });
+
+// The command runs as its own process, as a person or a script would run it.
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const BIN = join(ROOT, 'src/cli/bin.ts');
+// Resolved here: the command runs in a temporary folder, where the package cannot be found by name.
+const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
+const RELEASE = join(ROOT, 'examples/release.plan.yaml');
+
+interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+let dir: string;
+
+function leash(args: readonly string[], env: NodeJS.ProcessEnv = {}): Ran {
+  const r = spawnSync(process.execPath, ['--import', TSX, BIN, ...args], {
+    cwd: dir,
+    encoding: 'utf8',
+    env: { ...process.env, LEASH_DB: '', ...env, NO_COLOR: '1' },
+    timeout: 60_000,
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function json<T = Record<string, unknown>>(r: Ran): T {
+  return JSON.parse(r.stdout) as T;
+}
+
+function plan(name: string, text: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+const TWO_ECHOES = `version: 1
+decisions:
+  - { id: first, tool: echo, input: { message: one } }
+  - { id: second, tool: echo, input: { message: two } }
+`;
+
+/** Runs the release example to its pause; returns the pending approval's id. */
+function pausedRelease(): string {
+  copyFileSync(RELEASE, join(dir, 'release.plan.yaml'));
+  const r = leash(['run', 'release.plan.yaml', '--json']);
+  expect(r.code).toBe(4);
+  return (json<{ approval: { id: string } }>(r).approval as { id: string }).id;
+}
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'leash-cli-'));
+});
+
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('leash --help', () => {
+  it('lists every command and exits 0', () => {
+    const r = leash(['--help']);
+    expect([
+      r.code,
+      ...[
+        'run',
+        'status',
+        'audit',
+        'verify',
+        'approvals',
+        'approve',
+        'deny',
+        'resume',
+        'serve',
+        'policy',
+        'schema',
+      ].map((c) => r.stdout.includes(`${c} `)),
+    ]).toEqual([0, ...Array(11).fill(true)]);
+  });
+
+  it('documents the exit codes', () => {
+    expect(leash(['--help']).stdout).toMatch(/3 stopped by a guardrail · 4 awaiting confirmation/);
+  });
+
+  it('shows examples in the help of a command', () => {
+    expect(leash(['run', '--help']).stdout).toContain('$ leash run examples/release.plan.yaml');
+  });
+
+  it('exits 2 on an unknown command', () => {
+    expect(leash(['launch']).code).toBe(2);
+  });
+
+  it('exits 2 when a required option is missing', () => {
+    const r = leash(['approve', 'a1']);
+    expect([r.code, r.stderr]).toEqual([2, expect.stringContaining("required option '--by <name>'")]);
+  });
+});
+
+describe('leash run', () => {
+  it('runs a plan to completion, exits 0 and keeps its state in ./.leash/leash.db', () => {
+    plan('hello.plan.yaml', TWO_ECHOES);
+    const r = leash(['run', 'hello.plan.yaml']);
+    expect([r.code, r.stdout.trim(), existsSync(join(dir, '.leash/leash.db'))]).toEqual([
+      0,
+      'plan hello: completed (2/2 decisions done)',
+      true,
+    ]);
+  });
+
+  it('prints progress per decision with steps, budget and elapsed time', () => {
+    plan('hello.plan.yaml', TWO_ECHOES);
+    expect(leash(['run', 'hello.plan.yaml']).stderr).toContain(
+      '✓ first  steps 1 (no limit) · budget 0.00 (no limit)',
+    );
+  });
+
+  it('prints the outputs of the decisions with --json', () => {
+    plan('hello.plan.yaml', TWO_ECHOES);
+    const out = json<{ status: string; completed: { output: unknown }[] }>(
+      leash(['run', 'hello.plan.yaml', '--json']),
+    );
+    expect([out.status, out.completed.map((c) => c.output)]).toEqual(['completed', ['one', 'two']]);
+  });
+
+  it('numbers the plan id when a plan of that name exists', () => {
+    plan('hello.plan.yaml', TWO_ECHOES);
+    leash(['run', 'hello.plan.yaml']);
+    expect(json(leash(['run', 'hello.plan.yaml', '--json']))['plan_id']).toBe('hello-2');
+  });
+
+  it('refuses an explicit plan id that is taken, with exit 2', () => {
+    plan('hello.plan.yaml', TWO_ECHOES);
+    leash(['run', 'hello.plan.yaml', '--id', 'mine']);
+    const r = leash(['run', 'hello.plan.yaml', '--id', 'mine']);
+    expect([r.code, r.stderr]).toEqual([2, expect.stringContaining('plan id "mine" is taken')]);
+  });
+
+  it('pauses at a step that needs a person, exits 4 and says how to approve', () => {
+    copyFileSync(RELEASE, join(dir, 'release.plan.yaml'));
+    const r = leash(['run', 'release.plan.yaml']);
+    expect([r.code, r.stdout]).toEqual([
+      4,
+      expect.stringMatching(/awaiting confirmation \(2\/4 decisions done\)[\s\S]*leash approve \S+ --by/),
+    ]);
+  });
+
+  it('exits 3 when a guardrail stops the plan, keeping the work done', () => {
+    plan(
+      'tight.plan.yaml',
+      `version: 1\nguardrails: { max_steps: 1 }\n${TWO_ECHOES.split('\n').slice(1).join('\n')}`,
+    );
+    const r = leash(['run', 'tight.plan.yaml', '--json']);
+    const out = json<{ status: string; outcome: { guard: string }; completed: unknown[] }>(r);
+    expect([r.code, out.status, out.outcome.guard, out.completed.length]).toEqual([
+      3,
+      'failed',
+      'step_limit',
+      1,
+    ]);
+  });
+
+  it('exits 1 when a tool fails for good', () => {
+    plan(
+      'broken.plan.yaml',
+      'version: 1\ndecisions:\n  - { id: fail, tool: shell, input: { argv: [no-such-command-here] } }\n',
+    );
+    const r = leash(['run', 'broken.plan.yaml']);
+    expect([r.code, r.stdout]).toEqual([1, expect.stringContaining('no-such-command-here')]);
+  });
+
+  it('exits 3 when a failing tool runs out of retries', () => {
+    plan(
+      'flaky.plan.yaml',
+      `version: 1
+guardrails: { actor_limits: { max_retries_per_failure: 0 } }
+decisions:
+  - { id: fail, tool: shell, input: { argv: [node, -e, "process.exit(7)"] } }
+`,
+    );
+    const r = leash(['run', 'flaky.plan.yaml', '--json']);
+    expect([r.code, json<{ outcome: { guard: string } }>(r).outcome.guard]).toEqual([3, 'retry_limit']);
+  });
+
+  it('exits 2 for an invalid plan file, naming the path of the problem', () => {
+    plan('bad.plan.yaml', 'version: 1\ndecisions:\n  - { id: a, tool: shell, input: { argv: [] } }\n');
+    const r = leash(['run', 'bad.plan.yaml']);
+    expect([r.code, r.stderr]).toEqual([2, expect.stringContaining('decisions[0].input.argv')]);
+  });
+
+  it('exits 2 for a plan file that does not exist', () => {
+    const r = leash(['run', 'missing.plan.yaml']);
+    expect([r.code, r.stderr]).toEqual([2, expect.stringContaining('no such file')]);
+  });
+
+  it('applies the guardrails of a policy file instead of the plan file’s', () => {
+    plan('hello.plan.yaml', TWO_ECHOES);
+    plan('policy.yaml', 'version: 1\nguardrails: { max_steps: 1 }\n');
+    expect(leash(['run', 'hello.plan.yaml', '--policy', 'policy.yaml']).code).toBe(3);
+  });
+
+  it('prints a JSON error with its code and field under --json', () => {
+    plan('bad.plan.yaml', 'version: 2\ndecisions: []\n');
+    const r = leash(['run', 'bad.plan.yaml', '--json']);
+    expect(JSON.parse(r.stderr)).toMatchObject({ error: { field: expect.any(String) } });
+  });
+});
+
+describe('approving and denying from the terminal', () => {
+  it('lists the pending approval', () => {
+    const id = pausedRelease();
+    const list = json<{ id: string; status: string; decisionId: string }[]>(
+      leash(['approvals', '--status', 'pending', '--json']),
+    );
+    expect(list.map((a) => [a.id, a.status, a.decisionId])).toEqual([[id, 'pending', 'deploy']]);
+  });
+
+  it('approves, resumes the plan to completion and exits 0', () => {
+    const id = pausedRelease();
+    const r = leash(['approve', id, '--by', 'alice', '--reason', 'change window open', '--json']);
+    const out = json<{ approval: { status: string; decidedBy: string }; run: { status: string } }>(r);
+    expect([r.code, out.approval.status, out.approval.decidedBy, out.run.status]).toEqual([
+      0,
+      'approved',
+      'alice',
+      'completed',
+    ]);
+  });
+
+  it('records who approved and why in the audit log', () => {
+    const id = pausedRelease();
+    leash(['approve', id, '--by', 'alice', '--reason', 'change window open']);
+    const lines = leash(['audit', 'release', '--format', 'jsonl'])
+      .stdout.trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines.find((e) => e.event_type === 'confirmation_approved')?.details).toMatchObject({
+      by: 'alice',
+      reason: 'change window open',
+    });
+  });
+
+  it('records an approval without resuming under --no-resume, and resume continues the plan', () => {
+    const id = pausedRelease();
+    const approved = leash(['approve', id, '--by', 'alice', '--no-resume']);
+    const resumed = leash(['resume', 'release']);
+    expect([approved.code, approved.stdout, resumed.code]).toEqual([
+      0,
+      expect.stringContaining('leash resume release'),
+      0,
+    ]);
+  });
+
+  it('denies, ends the plan without running the step and records why', () => {
+    const id = pausedRelease();
+    const r = leash(['deny', id, '--by', 'bob', '--reason', 'release freeze']);
+    const status = json<{ phase: string; outcome: { completed: number } }>(
+      leash(['status', 'release', '--json']),
+    );
+    expect([r.code, status.phase, status.outcome.completed]).toEqual([0, 'failed', 2]);
+  });
+
+  it('exits 2 when approving an approval that was already decided', () => {
+    const id = pausedRelease();
+    leash(['approve', id, '--by', 'alice']);
+    const r = leash(['approve', id, '--by', 'alice']);
+    expect([r.code, r.stderr]).toEqual([2, expect.stringContaining('already')]);
+  });
+
+  it('exits 2 when resuming a plan that is not paused', () => {
+    plan('hello.plan.yaml', TWO_ECHOES);
+    leash(['run', 'hello.plan.yaml']);
+    expect(leash(['resume', 'hello']).code).toBe(2);
+  });
+});
+
+describe('status, audit and verify', () => {
+  it('lists every plan in a table', () => {
+    plan('hello.plan.yaml', TWO_ECHOES);
+    leash(['run', 'hello.plan.yaml']);
+    const r = leash(['status']);
+    expect(r.stdout.split('\n')[1]).toMatch(/^hello\s+completed\s+2 \(no limit\)/);
+  });
+
+  it('shows a paused plan with its pending approval', () => {
+    const id = pausedRelease();
+    expect(leash(['status', 'release']).stdout).toContain(`waiting for a person: approval ${id}`);
+  });
+
+  it('exits 2 for the status of an unknown plan', () => {
+    expect(leash(['status', 'nope']).code).toBe(2);
+  });
+
+  it('prints the audit log as a table, oldest first', () => {
+    plan('hello.plan.yaml', TWO_ECHOES);
+    leash(['run', 'hello.plan.yaml']);
+    const lines = leash(['audit', 'hello']).stdout.trim().split('\n');
+    expect([lines[0], lines[1]]).toEqual([
+      expect.stringMatching(/^SEQ\s+TIME\s+EVENT\s+GUARD\s+RESULT\s+DETAILS$/),
+      expect.stringMatching(/^1\s/),
+    ]);
+  });
+
+  it('prints the audit log as one JSON array with --format json, each entry with its chain fields', () => {
+    plan('hello.plan.yaml', TWO_ECHOES);
+    leash(['run', 'hello.plan.yaml']);
+    const log = json<{ seq: number; prev: string; hash: string }[]>(
+      leash(['audit', 'hello', '--format', 'json']),
+    );
+    expect(log.map((e) => e.seq)).toEqual(log.map((_, i) => i + 1));
+  });
+
+  it('verifies every plan’s chain and exits 0', () => {
+    plan('hello.plan.yaml', TWO_ECHOES);
+    leash(['run', 'hello.plan.yaml']);
+    const r = leash(['verify']);
+    expect([r.code, r.stdout]).toEqual([0, expect.stringMatching(/hello\s+\d+\s+[0-9a-f]{16}\s+ok/)]);
+  });
+
+  it('finds a tampered entry and exits 1', () => {
+    plan('hello.plan.yaml', TWO_ECHOES);
+    leash(['run', 'hello.plan.yaml']);
+    const db = new Database(join(dir, '.leash/leash.db'));
+    db.prepare('UPDATE leash_audit_entries SET details = \'{"forged":true}\' WHERE seq = 2').run();
+    db.close();
+    const r = leash(['verify', 'hello', '--json']);
+    expect([r.code, json<{ findings: { code: string }[] }[]>(r)[0]?.findings[0]?.code]).toEqual([
+      1,
+      'HASH_MISMATCH',
+    ]);
+  });
+
+  it('follows the audit log as entries are recorded, until stopped', async () => {
+    const id = pausedRelease();
+    const child = spawn(
+      process.execPath,
+      ['--import', TSX, BIN, 'audit', 'release', '--format', 'jsonl', '--follow'],
+      {
+        cwd: dir,
+        env: { ...process.env, LEASH_DB: '' },
+      },
+    );
+    let out = '';
+    const seen = (text: string) =>
+      new Promise<void>((resolve) => {
+        const check = () => out.includes(text) && resolve();
+        child.stdout.on('data', (b: Buffer) => {
+          out += b.toString();
+          check();
+        });
+        check();
+      });
+    await seen('confirmation_required');
+    leash(['approve', id, '--by', 'alice']);
+    await seen('confirmation_approved');
+    const code = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    expect([await code, out.includes('budget_committed')]).toEqual([0, true]);
+  }, 60_000);
+});
+
+describe('checkpoints and signing keys', () => {
+  it('exports the checkpoints the store wrote as JSON lines', () => {
+    plan('hello.plan.yaml', TWO_ECHOES);
+    leash(['run', 'hello.plan.yaml'], { LEASH_CHECKPOINT_EVERY: '2' });
+    const lines = leash(['checkpoints', 'hello'])
+      .stdout.trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { size: number });
+    const entries = json<unknown[]>(leash(['audit', 'hello', '--format', 'json'])).length;
+    const every2 = Array.from({ length: Math.floor(entries / 2) }, (_, i) => 2 * (i + 1));
+    expect([entries > 2, lines.map((c) => c.size)]).toEqual([true, every2]);
+  });
+
+  it('writes no checkpoints with LEASH_CHECKPOINT_EVERY=0', () => {
+    plan('hello.plan.yaml', TWO_ECHOES);
+    leash(['run', 'hello.plan.yaml'], { LEASH_CHECKPOINT_EVERY: '0' });
+    expect(leash(['checkpoints', 'hello']).stdout).toBe('');
+  });
+
+  it('signs checkpoints with the key made by keygen, and verify checks them with its public half', () => {
+    leash(['keygen', 'signing']);
+    plan('hello.plan.yaml', TWO_ECHOES);
+    leash(['run', 'hello.plan.yaml'], { LEASH_CHECKPOINT_EVERY: '1', LEASH_SIGNING_KEY: 'signing.key.pem' });
+    const exported = leash(['checkpoints', 'hello']).stdout;
+    writeFileSync(join(dir, 'kept.jsonl'), exported);
+    const r = leash(['verify', 'hello', '--checkpoints', 'kept.jsonl', '--public-key', 'signing.pub.pem']);
+    expect([r.code, exported.includes('"signature"')]).toEqual([0, true]);
+  });
+
+  it('finds a log cut after its checkpoints were exported, and exits 1', () => {
+    plan('hello.plan.yaml', TWO_ECHOES);
+    leash(['run', 'hello.plan.yaml'], { LEASH_CHECKPOINT_EVERY: '1' });
+    writeFileSync(join(dir, 'kept.jsonl'), leash(['checkpoints', 'hello']).stdout);
+    const db = new Database(join(dir, '.leash/leash.db'));
+    db.prepare(
+      'DELETE FROM leash_audit_entries WHERE seq = (SELECT max(seq) FROM leash_audit_entries)',
+    ).run();
+    db.close();
+    const r = leash(['verify', 'hello', '--checkpoints', 'kept.jsonl', '--json']);
+    expect([r.code, json<{ findings: { code: string }[] }[]>(r)[0]?.findings.map((f) => f.code)]).toEqual([
+      1,
+      ['TRUNCATED'],
+    ]);
+  });
+
+  it('refuses to overwrite an existing key with exit 2', () => {
+    leash(['keygen', 'signing']);
+    expect(leash(['keygen', 'signing']).code).toBe(2);
+  });
+});
+
+describe('policy and schema', () => {
+  it('validates a good policy file with exit 0', () => {
+    plan('policy.yaml', 'version: 1\nguardrails: { max_steps: 3 }\n');
+    expect(leash(['policy', 'validate', 'policy.yaml']).code).toBe(0);
+  });
+
+  it('refuses a bad policy file with exit 2, naming the path', () => {
+    plan('policy.yaml', 'version: 1\nguardrails: { max_steps: 0 }\n');
+    const r = leash(['policy', 'validate', 'policy.yaml']);
+    expect([r.code, r.stderr]).toEqual([2, expect.stringContaining('guardrails.max_steps')]);
+  });
+
+  it('prints the plan file JSON Schema', () => {
+    expect(json(leash(['schema']))['$id']).toBe('leash-plan.schema.json');
+  });
+
+  it('prints the policy JSON Schema with --policy', () => {
+    expect(json(leash(['schema', '--policy']))['$id']).toBe('leash-policy.schema.json');
+  });
+});

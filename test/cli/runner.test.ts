@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/clock.js';
+import { parsePlanFile } from '../../src/cli/planFile.js';
+import { PlanRunner } from '../../src/cli/runner.js';
+import { parsePolicy } from '../../src/policy/policy.js';
+import { MemoryStore } from '../../src/store/memory/MemoryStore.js';
+import { RELEASE_PLAN, T0 } from '../dashboard/support.js';
+
+function setup() {
+  const store = new MemoryStore();
+  const runner = new PlanRunner({ store, clock: new ManualClock(T0) });
+  const start = (text = RELEASE_PLAN, extra: { id?: string; policy?: string } = {}) =>
+    runner.start({
+      file: parsePlanFile(text),
+      source: '/plans/release.plan.yaml',
+      baseDir: '/plans',
+      name: 'release',
+      ...(extra.id === undefined ? {} : { id: extra.id }),
+      ...(extra.policy === undefined ? {} : { policy: parsePolicy(extra.policy) }),
+    });
+  return { store, runner, start };
+}
+
+describe('PlanRunner', () => {
+  it('saves a paused plan’s document in the store, awaiting confirmation', async () => {
+    const { store, start } = setup();
+    await start();
+    expect((await store.getPlanDocument('release'))?.phase).toBe('awaiting_confirmation');
+  });
+
+  it('resumes an approved plan to completion and saves its phase', async () => {
+    const { store, runner, start } = setup();
+    const paused = await start();
+    await runner.approve(paused.outcome.approvalId as string, { by: 'alice' });
+    const resumed = await runner.resume('release');
+    expect([resumed.outcome.status, (await store.getPlanDocument('release'))?.phase]).toEqual([
+      'completed',
+      'completed',
+    ]);
+  });
+
+  it('lets only one of two concurrent resumes of a paused plan run it', async () => {
+    const { runner, start } = setup();
+    const paused = await start();
+    await runner.approve(paused.outcome.approvalId as string, { by: 'alice' });
+    const both = await Promise.allSettled([runner.resume('release'), runner.resume('release')]);
+    const refused = both.flatMap((r) =>
+      r.status === 'rejected' ? [(r.reason as { code: string }).code] : [],
+    );
+    expect([both.filter((r) => r.status === 'fulfilled').length, refused]).toEqual([1, ['PLAN_CLAIMED']]);
+  });
+
+  it('ends a denied plan failed, stopped by the confirmation guard, without running the step', async () => {
+    const { runner, start } = setup();
+    const paused = await start();
+    const { run } = await runner.deny(
+      paused.outcome.approvalId as string,
+      { by: 'bob', reason: 'freeze' },
+      { resume: true },
+    );
+    expect([run?.outcome.status, run?.outcome.guard, run?.completed.map((c) => c.decisionId)]).toEqual([
+      'failed',
+      'confirmation',
+      ['build'],
+    ]);
+  });
+
+  it('leaves nothing behind for a plan file it refuses', async () => {
+    const { store, runner } = setup();
+    const file = parsePlanFile(RELEASE_PLAN);
+    const bad = { ...file, decisions: file.decisions.map((d) => ({ ...d, cost: -1 })) };
+    const started = runner.start({ file: bad, source: 'x.yaml', baseDir: '/plans', name: 'release' });
+    await expect(started).rejects.toMatchObject({ field: 'decisions[0].cost' });
+    expect(await store.listPlans()).toEqual([]);
+  });
+
+  it('applies the policy’s guardrails instead of the plan file’s', async () => {
+    const { start } = setup();
+    const run = await start(RELEASE_PLAN, { policy: 'version: 1\nguardrails: { max_steps: 1 }\n' });
+    expect([run.outcome.status, run.outcome.guard]).toEqual(['failed', 'step_limit']);
+  });
+
+  it('refuses to resume a plan whose document another program saved', async () => {
+    const { store, runner } = setup();
+    await store.savePlanDocument({
+      planId: 'other',
+      phase: 'awaiting_confirmation',
+      body: { mine: true },
+      updatedAt: '2026-11-30T10:00:00Z',
+    });
+    await expect(runner.resume('other')).rejects.toMatchObject({ code: 'PLAN_NOT_RUNNABLE' });
+  });
+
+  it('shows the status of a plan whose document another program saved, without a run record', async () => {
+    const { store, runner } = setup();
+    await store.savePlanDocument({
+      planId: 'other',
+      phase: 'done',
+      body: { mine: true },
+      updatedAt: '2026-11-30T10:00:00Z',
+    });
+    expect(await runner.status('other')).toMatchObject({ phase: 'done', record: null });
+  });
+});

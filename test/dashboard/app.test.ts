@@ -1,0 +1,530 @@
+import { createHash } from 'node:crypto';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import {
+  COOKIE,
+  dashboard,
+  FREE_PLAN,
+  fixture,
+  ORIGIN,
+  pausedPlan,
+  sqliteStore,
+  startPlan,
+  textOf,
+  TOKEN,
+} from './support.js';
+
+describe('access token', () => {
+  it('answers 401 without a token', async () => {
+    const { app } = dashboard(fixture());
+    const res = await app.request('/');
+    expect(res.status).toBe(401);
+    expect(await res.text()).toMatch(/401 Unauthorized/);
+  });
+
+  it('answers 401 with a wrong token, wherever it is given', async () => {
+    const { app } = dashboard(fixture());
+    expect((await app.request('/?token=nope')).status).toBe(401);
+    expect((await app.request('/', { headers: { authorization: 'Bearer nope' } })).status).toBe(401);
+    expect((await app.request('/', { headers: { cookie: 'leash_token=nope' } })).status).toBe(401);
+    expect((await app.request('/', { headers: { cookie: `leash_token=${TOKEN}x` } })).status).toBe(401);
+  });
+
+  it('moves a token in the query into an HttpOnly SameSite=Strict cookie and redirects without it', async () => {
+    const { app } = dashboard(fixture());
+    const res = await app.request(`/approvals?status=pending&token=${TOKEN}`);
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe('/approvals?status=pending');
+    const cookie = res.headers.get('set-cookie') ?? '';
+    expect(cookie).toMatch(new RegExp(`^leash_token=${TOKEN};`));
+    expect(cookie).toMatch(/; HttpOnly/);
+    expect(cookie).toMatch(/; SameSite=Strict/);
+    expect(cookie).toMatch(/; Path=\//);
+  });
+
+  it('never redirects a token link to another host', async () => {
+    const { app } = dashboard(fixture());
+    const res = await app.request(`http://localhost//evil.example/?token=${TOKEN}`);
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe('/evil.example/');
+  });
+
+  it('lets the cookie alone in', async () => {
+    const { app } = dashboard(fixture());
+    const res = await app.request('/', { headers: { cookie: COOKIE } });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toMatch(/<h1>Plans<\/h1>/);
+  });
+
+  it('lets a bearer token in', async () => {
+    const { app } = dashboard(fixture());
+    const res = await app.request('/', { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(res.status).toBe(200);
+  });
+
+  it('answers 421 to a Host it was not told to serve (DNS rebinding)', async () => {
+    const { app } = dashboard(fixture(), { allowedHosts: ['127.0.0.1:4580'] });
+    const res = await app.request('http://evil.example:4580/', { headers: { cookie: COOKIE } });
+    expect(res.status).toBe(421);
+    const ok = await app.request('http://127.0.0.1:4580/', { headers: { cookie: COOKIE } });
+    expect(ok.status).toBe(200);
+  });
+});
+
+describe('response headers', () => {
+  it('sends the security headers on pages, redirects and refusals alike', async () => {
+    const { app } = dashboard(fixture());
+    for (const res of [
+      await app.request('/', { headers: { cookie: COOKIE } }),
+      await app.request(`/?token=${TOKEN}`),
+      await app.request('/'),
+      await app.request('/approvals/x/approve', { method: 'POST', headers: { cookie: COOKIE } }),
+    ]) {
+      const csp = res.headers.get('content-security-policy') ?? '';
+      expect(csp).toMatch(/default-src 'none'/);
+      expect(csp).toMatch(/style-src 'sha256-[A-Za-z0-9+/]+=*'/);
+      expect(csp).toMatch(/img-src 'self' data:/);
+      expect(csp).toMatch(/form-action 'self'/);
+      expect(csp).toMatch(/frame-ancestors 'none'/);
+      expect(csp).toMatch(/base-uri 'none'/);
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+      expect(res.headers.get('cache-control')).toBe('no-store');
+    }
+  });
+
+  it('allows exactly the page stylesheet by its hash', async () => {
+    const { get } = dashboard(fixture());
+    const { text, res } = await get('/');
+    const css = /<style>([\s\S]*?)<\/style>/.exec(text)?.[1] ?? '';
+    const hash = createHash('sha256').update(css, 'utf8').digest('base64');
+    expect(res.headers.get('content-security-policy')).toContain(`style-src 'sha256-${hash}'`);
+    expect(text).not.toMatch(/ style="/);
+    expect(text).not.toMatch(/<script/);
+  });
+});
+
+describe('state changes', () => {
+  it('refuses an approval without a CSRF token (403) and leaves it pending', async () => {
+    const f = fixture();
+    const approvalId = await pausedPlan(f);
+    const { post } = dashboard(f);
+    const res = await post(`/approvals/${approvalId}/approve`, { by: 'alice', reason: 'ok' });
+    expect(res.status).toBe(403);
+    expect((await f.runner.service.getApproval(approvalId))?.status).toBe('pending');
+  });
+
+  it('refuses an approval with a wrong CSRF token (403)', async () => {
+    const f = fixture();
+    const approvalId = await pausedPlan(f);
+    const { post } = dashboard(f);
+    const res = await post(`/approvals/${approvalId}/approve`, { by: 'alice', csrf: 'forged' });
+    expect(res.status).toBe(403);
+    expect((await f.runner.service.getApproval(approvalId))?.status).toBe('pending');
+  });
+
+  it('refuses a form sent from another origin (403), CSRF token or not', async () => {
+    const f = fixture();
+    const approvalId = await pausedPlan(f);
+    const { post, csrf } = dashboard(f);
+    const res = await post(
+      `/approvals/${approvalId}/approve`,
+      { by: 'alice', csrf: await csrf() },
+      { origin: 'https://evil.example' },
+    );
+    expect(res.status).toBe(403);
+    expect((await f.runner.service.getApproval(approvalId))?.status).toBe('pending');
+  });
+
+  it('refuses a form whose Origin is "null" (403)', async () => {
+    const f = fixture();
+    const approvalId = await pausedPlan(f);
+    const { post, csrf } = dashboard(f);
+    const res = await post(
+      `/approvals/${approvalId}/approve`,
+      { by: 'alice', csrf: await csrf() },
+      { origin: 'null' },
+    );
+    expect(res.status).toBe(403);
+  });
+
+  it('refuses a form that the browser says came from another origin of the same site (403)', async () => {
+    const f = fixture();
+    const approvalId = await pausedPlan(f);
+    const { post, csrf } = dashboard(f);
+    const res = await post(
+      `/approvals/${approvalId}/approve`,
+      { by: 'alice', csrf: await csrf() },
+      { 'sec-fetch-site': 'same-site' },
+    );
+    expect(res.status).toBe(403);
+  });
+
+  it('answers 405 to methods other than GET, HEAD and POST', async () => {
+    const { app } = dashboard(fixture());
+    const res = await app.request('/approvals', { method: 'PUT', headers: { cookie: COOKIE } });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('GET, HEAD, POST');
+  });
+
+  it('refuses GET on an action (no state change without POST)', async () => {
+    const f = fixture();
+    const approvalId = await pausedPlan(f);
+    const { get } = dashboard(f);
+    expect((await get(`/approvals/${approvalId}/approve?by=alice`)).status).toBe(404);
+    expect((await f.runner.service.getApproval(approvalId))?.status).toBe('pending');
+  });
+
+  it('approves with name and reason, redirects to the plan, and the plan resumes to completed', async () => {
+    const f = fixture();
+    const approvalId = await pausedPlan(f);
+    const { post, csrf, settle, get } = dashboard(f);
+    const res = await post(`/approvals/${approvalId}/approve`, {
+      by: 'alice',
+      reason: 'change window open',
+      csrf: await csrf(),
+    });
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe('/plans/release');
+    const approval = await f.runner.service.getApproval(approvalId);
+    expect(approval?.decidedBy).toBe('alice');
+    expect(approval?.reason).toBe('change window open');
+    await settle();
+    expect((await f.runner.status('release'))?.phase).toBe('completed');
+    expect(textOf((await get('/plans/release')).text)).toMatch(/Phase completed/);
+  });
+
+  it('denies with a reason, and the plan ends failed', async () => {
+    const f = fixture();
+    const approvalId = await pausedPlan(f);
+    const { post, csrf, settle } = dashboard(f);
+    const res = await post(`/approvals/${approvalId}/deny`, {
+      by: 'bob',
+      reason: 'freeze week',
+      csrf: await csrf(),
+    });
+    expect(res.status).toBe(303);
+    expect((await f.runner.service.getApproval(approvalId))?.status).toBe('denied');
+    await settle();
+    const status = await f.runner.status('release');
+    expect(status?.phase).toBe('failed');
+    expect(status?.record?.outcome?.guard).toBe('confirmation');
+  });
+
+  it('audits the decision with who and why, on the audit page', async () => {
+    const f = fixture();
+    const approvalId = await pausedPlan(f);
+    const { post, csrf, settle, get } = dashboard(f);
+    await post(`/approvals/${approvalId}/approve`, {
+      by: 'alice',
+      reason: 'notes checked',
+      csrf: await csrf(),
+    });
+    await settle();
+    const { text } = await get('/plans/release/audit?guard=confirmation&result=allowed');
+    expect(text).toMatch(/confirmation_approved/);
+    const row = textOf(/<tr>(?:(?!<\/tr>)[\s\S])*confirmation_approved[\s\S]*?<\/tr>/.exec(text)?.[0] ?? '');
+    expect(row).toMatch(/\bby alice\b/);
+    expect(row).toMatch(/\breason notes checked\b/);
+  });
+
+  it('refuses a denial without a reason: the inbox again, with the message, 400', async () => {
+    const f = fixture();
+    const approvalId = await pausedPlan(f);
+    const { post, csrf } = dashboard(f);
+    const res = await post(`/approvals/${approvalId}/deny`, { by: 'bob', reason: '  ', csrf: await csrf() });
+    expect(res.status).toBe(400);
+    const text = textOf(await res.text());
+    expect(text).toMatch(/Approvals/);
+    expect(text).toMatch(/reason must be given/);
+    expect((await f.runner.service.getApproval(approvalId))?.status).toBe('pending');
+  });
+
+  it('refuses an empty name with 400 and keeps the reason typed', async () => {
+    const f = fixture();
+    const approvalId = await pausedPlan(f);
+    const { post, csrf } = dashboard(f);
+    const res = await post(`/approvals/${approvalId}/approve`, {
+      by: '',
+      reason: 'typed once',
+      csrf: await csrf(),
+    });
+    expect(res.status).toBe(400);
+    const page = await res.text();
+    expect(textOf(page)).toMatch(/by must name who decided/);
+    expect(page).toContain('value="typed once"');
+  });
+
+  it('refuses a second decision with 409', async () => {
+    const f = fixture();
+    const approvalId = await pausedPlan(f);
+    const { post, csrf, settle } = dashboard(f);
+    const token = await csrf();
+    await post(`/approvals/${approvalId}/approve`, { by: 'alice', csrf: token });
+    await settle();
+    const res = await post(`/approvals/${approvalId}/deny`, { by: 'bob', reason: 'late', csrf: token });
+    expect(res.status).toBe(409);
+    expect(textOf(await res.text())).toMatch(/is already (approved|used)/);
+  });
+
+  it('refuses an expired approval with 409', async () => {
+    const f = fixture();
+    const approvalId = await pausedPlan(f);
+    const { post, csrf } = dashboard(f);
+    f.clock.advance(2 * 86_400_000);
+    const res = await post(`/approvals/${approvalId}/approve`, { by: 'alice', csrf: await csrf() });
+    expect(res.status).toBe(409);
+    expect(textOf(await res.text())).toMatch(/expired/);
+  });
+
+  it('answers 404 in the inbox for an unknown approval', async () => {
+    const f = fixture();
+    await pausedPlan(f);
+    const { post, csrf } = dashboard(f);
+    const res = await post('/approvals/no-such-approval/approve', { by: 'alice', csrf: await csrf() });
+    expect(res.status).toBe(404);
+    expect(textOf(await res.text())).toMatch(/no approval "no-such-approval"/);
+  });
+});
+
+describe('pages', () => {
+  it('lists plans with gauges of steps, budget and wall clock, and the pending count', async () => {
+    const f = fixture();
+    await pausedPlan(f);
+    const { get } = dashboard(f);
+    const { text } = await get('/');
+    expect(text).toContain('href="/plans/release"');
+    expect(text.match(/<svg\s+class="gauge"/g)?.length).toBe(3);
+    const words = textOf(text);
+    expect(words).toMatch(/2 \/ 10/); // steps: build, and deploy counted before it paused
+    expect(words).toMatch(/0\.20 \/ 1\.00/);
+    expect(words).toMatch(/0s \/ 1h00m/);
+    expect(words).toMatch(/1 approval pending/);
+    expect(text).toContain('href="/approvals"');
+  });
+
+  it('says "no limit" for a plan without limits', async () => {
+    const f = fixture();
+    await startPlan(f, 'free', FREE_PLAN);
+    const { get } = dashboard(f);
+    const words = textOf((await get('/')).text);
+    expect(words.match(/no limit/g)?.length).toBe(3);
+  });
+
+  it('shows the inbox with pending approvals first, each with the approve/deny form', async () => {
+    const f = fixture();
+    const first = await pausedPlan(f, 'one');
+    const second = await pausedPlan(f, 'two');
+    const { get, post, csrf, settle } = dashboard(f);
+    await post(`/approvals/${first}/deny`, { by: 'bob', reason: 'no', csrf: await csrf() });
+    await settle();
+    const { text } = await get('/approvals');
+    expect(text.indexOf('href="/plans/two"')).toBeLessThan(text.indexOf('href="/plans/one"'));
+    expect(text.match(/<form\s+class="decide"/g)?.length).toBe(1);
+    expect(text).toContain(`action="/approvals/${second}/approve"`);
+    expect(text).toContain(`formaction="/approvals/${second}/deny"`);
+    const denied = await get('/approvals?status=denied');
+    expect(denied.text).not.toContain(second);
+    expect(textOf(denied.text)).toMatch(/bob/);
+  });
+
+  it('shows the plan page: outcome, source, burn-down chart, decision timeline and the pending form', async () => {
+    const f = fixture();
+    const approvalId = await pausedPlan(f);
+    const { get } = dashboard(f);
+    const { text } = await get('/plans/release');
+    const words = textOf(text);
+    expect(words).toMatch(/Phase awaiting_confirmation/);
+    expect(words).toMatch(/Outcome awaiting_confirmation 1 of 3 decisions done/);
+    expect(words).toMatch(/Source \/work\/plans\/release\.plan\.yaml/);
+    expect(text).toMatch(/aria-label="budget left of 1\.00"/);
+    // One point per change of the money spent, with what was left after it.
+    expect(text).toMatch(
+      /<circle[^>]*>\s*<title>\s*2026-11-30 10:00:00Z budget_committed: spent 0\.20, left 0\.80\s*<\/title>/,
+    );
+    expect(words).toMatch(/build echo done/);
+    expect(words).toMatch(/deploy echo waiting for confirmation/);
+    expect(words).toMatch(/notify echo not reached/);
+    expect(text).toContain(`action="/approvals/${approvalId}/approve"`);
+    expect(text).toContain('href="/plans/release/audit"');
+    expect(text).not.toMatch(/http-equiv="refresh"/);
+  });
+
+  it('marks a failed decision on the timeline and names the guard and the reason', async () => {
+    const f = fixture();
+    const approvalId = await pausedPlan(f);
+    await f.runner.deny(approvalId, { by: 'bob', reason: 'freeze week' }, { resume: true });
+    const { get } = dashboard(f);
+    const words = textOf((await get('/plans/release')).text);
+    expect(words).toMatch(/Outcome failed/);
+    expect(words).toMatch(/Guard confirmation/);
+    expect(words).toMatch(/freeze week/);
+    expect(words).toMatch(/deploy echo failed/);
+  });
+
+  it('refreshes the plan page every 2 s while the plan executes', async () => {
+    const f = fixture();
+    await pausedPlan(f);
+    const doc = await f.store.getPlanDocument('release');
+    if (doc === null) throw new Error('the plan has no document');
+    await f.store.savePlanDocument({
+      planId: doc.planId,
+      body: doc.body,
+      updatedAt: doc.updatedAt,
+      phase: 'execute',
+    });
+    const { get } = dashboard(f);
+    const { text } = await get('/plans/release');
+    expect(text).toMatch(/<meta http-equiv="refresh" content="2"\s*\/?>/);
+  });
+
+  it('answers 404 for an unknown plan', async () => {
+    const { get } = dashboard(fixture());
+    expect((await get('/plans/nope')).status).toBe(404);
+    expect((await get('/plans/nope/audit')).status).toBe(404);
+  });
+
+  it('shows a plan configured through the library, without a run record', async () => {
+    const f = fixture();
+    await f.runner.service.configureGuardrails('library-plan', { maxSteps: 3 });
+    await f.runner.service.takeStep('library-plan');
+    const { get } = dashboard(f);
+    expect(textOf((await get('/')).text)).toMatch(/library-plan — 1 \/ 3/);
+    const plan = await get('/plans/library-plan');
+    expect(plan.status).toBe(200);
+    expect(textOf(plan.text)).toMatch(/not started by the leash runner/);
+    expect(textOf((await get('/plans/library-plan/audit')).text)).toMatch(/step_allowed/);
+  });
+
+  it('names the problem of a plan whose document the runner cannot read, and still lists the others', async () => {
+    const f = fixture();
+    await pausedPlan(f);
+    await f.store.savePlanDocument({
+      planId: 'broken',
+      phase: 'execute',
+      body: { format: 'leash.run', version: 1, source: 'x.yaml', file: { version: 1 } },
+      updatedAt: '2026-11-30T10:00:00.000Z',
+    });
+    const { get } = dashboard(f);
+    const list = textOf((await get('/')).text);
+    expect(list).toMatch(/broken .*decisions/);
+    expect(list).toMatch(/release/);
+    const plan = await get('/plans/broken');
+    expect(plan.status).toBe(500);
+    expect(textOf(plan.text)).toMatch(/Cannot show this plan/);
+  });
+
+  it('lists a plan whose document another program saved, with its phase', async () => {
+    const f = fixture();
+    await f.store.savePlanDocument({
+      planId: 'foreign',
+      phase: 'running-elsewhere',
+      body: { format: 'someone.else' },
+      updatedAt: '2026-11-30T10:00:00.000Z',
+    });
+    const { get } = dashboard(f);
+    expect(textOf((await get('/')).text)).toMatch(/foreign .*running-elsewhere/);
+  });
+
+  it('answers 404 for a plan id no plan can have', async () => {
+    const { get } = dashboard(fixture());
+    expect((await get(`/plans/${'x'.repeat(300)}`)).status).toBe(404);
+    expect((await get('/plans/%00/audit')).status).toBe(404);
+  });
+
+  it('filters the audit log by guard and by result', async () => {
+    const f = fixture();
+    await pausedPlan(f);
+    const { get } = dashboard(f);
+    const events = (text: string) => [
+      ...text.matchAll(/<td><code>([a-z_]+)<\/code><\/td>\s*<td><code>([a-z_]+)<\/code>/g),
+    ];
+    const all = events((await get('/plans/release/audit')).text);
+    const guards = new Set(all.map((m) => m[2]));
+    expect(guards.size).toBeGreaterThan(2);
+    const budget = events((await get('/plans/release/audit?guard=tool_budget')).text);
+    expect(budget.length).toBeGreaterThan(0);
+    expect(budget.every((m) => m[2] === 'tool_budget')).toBe(true);
+    const denied = (await get('/plans/release/audit?result=denied')).text;
+    expect(events(denied).map((m) => m[1])).toEqual(['confirmation_required']);
+    expect(denied).toMatch(/<option value="denied"\s+selected>/);
+  });
+
+  it('shows "chain verified" on the audit page', async () => {
+    const f = fixture();
+    await pausedPlan(f);
+    const { get } = dashboard(f);
+    expect(textOf((await get('/plans/release/audit')).text)).toMatch(
+      /✓ chain verified \d+ entries · head [0-9a-f]{16}…/,
+    );
+  });
+
+  it('shows a finding on the audit page when an entry was tampered with', async () => {
+    const { store, path, cleanup } = await sqliteStore();
+    try {
+      const f = fixture(store);
+      await pausedPlan(f);
+      const db = new Database(path);
+      try {
+        const changed = db
+          .prepare('UPDATE leash_audit_entries SET details = ? WHERE plan_id = ? AND seq = ?')
+          .run(JSON.stringify({ step: 0, limit: 99 }), 'release', 2).changes;
+        expect(changed).toBe(1);
+      } finally {
+        db.close();
+      }
+      const { get } = dashboard(f);
+      const words = textOf((await get('/plans/release/audit')).text);
+      expect(words).toMatch(/✗ chain verification failed/);
+      expect(words).toMatch(/HASH_MISMATCH at seq 2/);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('escapes a plan id holding markup, in the list, the plan page and the audit page', async () => {
+    const f = fixture();
+    const id = '<script>alert(1)</script>';
+    await pausedPlan(f, id);
+    const { get } = dashboard(f);
+    for (const path of [
+      '/',
+      `/plans/${encodeURIComponent(id)}`,
+      `/plans/${encodeURIComponent(id)}/audit`,
+      '/approvals',
+    ]) {
+      const { status, text } = await get(path);
+      expect(status).toBe(200);
+      expect(text).not.toContain('<script>');
+      expect(text).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+    }
+  });
+
+  it('escapes a reason holding markup, in the inbox and the audit page', async () => {
+    const f = fixture();
+    const approvalId = await pausedPlan(f);
+    const { post, csrf, settle, get } = dashboard(f);
+    const reason = '"><script>alert(1)</script>';
+    await post(`/approvals/${approvalId}/deny`, { by: '<b>bob</b>', reason, csrf: await csrf() });
+    await settle();
+    for (const path of ['/approvals', '/plans/release', '/plans/release/audit']) {
+      const { text } = await get(path);
+      expect(text).not.toContain('<script>');
+      expect(text).not.toContain('<b>bob</b>');
+      expect(text).toMatch(/&lt;script&gt;/);
+    }
+  });
+
+  it('accepts a form whose Origin is its own', async () => {
+    const f = fixture();
+    const approvalId = await pausedPlan(f);
+    const { post, csrf, settle } = dashboard(f);
+    const res = await post(
+      `/approvals/${approvalId}/approve`,
+      { by: 'alice', csrf: await csrf() },
+      { origin: ORIGIN },
+    );
+    expect(res.status).toBe(303);
+    await settle();
+  });
+});

@@ -1,0 +1,142 @@
+import { existsSync } from 'node:fs';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parsePlanFile } from '../../src/cli/planFile.js';
+import { PlanRunner } from '../../src/cli/runner.js';
+import { startDashboard, type RunningDashboard } from '../../src/dashboard/server.js';
+import type { SqliteStore } from '../../src/store/sqlite/SqliteStore.js';
+import { RELEASE_PLAN, sqliteStore } from './support.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const available = existsSync(CHROMIUM);
+if (!available) {
+  // On CI a missing browser is a broken machine, not a reason to pass.
+  if (process.env['CI'] === 'true')
+    throw new Error(`${CHROMIUM} is missing: the dashboard e2e test cannot run`);
+  console.warn(`dashboard e2e test skipped: ${CHROMIUM} not found (apt-get install -y chromium)`);
+}
+
+describe.skipIf(!available)('the dashboard in a real browser', { timeout: 60_000 }, () => {
+  let store: SqliteStore;
+  let cleanup: () => Promise<void>;
+  let server: RunningDashboard;
+  let browser: Browser;
+  let page: Page;
+  let approvalId: string;
+  const logged: string[] = [];
+
+  beforeAll(async () => {
+    ({ store, cleanup } = await sqliteStore());
+    const runner = new PlanRunner({ store });
+    const run = await runner.start({
+      file: parsePlanFile(RELEASE_PLAN, { source: 'release.plan.yaml' }),
+      source: '/work/plans/release.plan.yaml',
+      baseDir: '/work/plans',
+      name: 'release',
+      id: 'release',
+    });
+    expect(run.outcome.status).toBe('awaiting_confirmation');
+    approvalId = run.outcome.approvalId as string;
+    server = await startDashboard({ runner, host: '127.0.0.1', port: 0, log: (line) => logged.push(line) });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+    page = await browser.newPage();
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    await cleanup?.();
+  }, 60_000);
+
+  /** Audit rows on the plan's audit page. */
+  async function auditRows(): Promise<number> {
+    await page.goto(`${server.url}/plans/release/audit`);
+    return page.locator('table tbody tr').count();
+  }
+
+  it('listens on the loopback address with a free port', () => {
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(server.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
+
+  it('answers 401 to a request without the token', async () => {
+    const res = await fetch(`${server.url}/`);
+    expect(res.status).toBe(401);
+  });
+
+  it('refuses a POST without the CSRF token, even with the cookie', async () => {
+    const res = await fetch(`${server.url}/approvals/${approvalId}/approve`, {
+      method: 'POST',
+      headers: { cookie: `leash_token=${server.token}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'by=mallory',
+      redirect: 'manual',
+    });
+    expect(res.status).toBe(403);
+    expect(res.headers.get('content-security-policy')).toMatch(/default-src 'none'/);
+  });
+
+  it('opens with the token, which moves to a cookie and out of the address', async () => {
+    const res = await page.goto(`${server.url}/?token=${server.token}`);
+    expect(res?.status()).toBe(200);
+    expect(page.url()).toBe(`${server.url}/`);
+    expect(await page.locator('h1').textContent()).toBe('Plans');
+    expect(await page.locator('a[href="/plans/release"]').count()).toBe(1);
+    const cookies = await page.context().cookies();
+    expect(cookies.find((c) => c.name === 'leash_token')).toMatchObject({
+      httpOnly: true,
+      sameSite: 'Strict',
+    });
+  });
+
+  it('approves the pending deploy from the inbox, and the plan completes', async () => {
+    const before = await auditRows();
+    expect(before).toBeGreaterThan(0);
+
+    await page.goto(`${server.url}/`);
+    await page.getByRole('link', { name: /Approvals/ }).click();
+    await page.waitForURL(`${server.url}/approvals`);
+    const row = page.locator('tr', { has: page.locator(`form[action="/approvals/${approvalId}/approve"]`) });
+    expect(await row.locator('td').first().textContent()).toBe('release');
+    expect(await row.textContent()).toContain('deploy');
+
+    await row.getByLabel('your name').fill('alice');
+    await row.getByLabel('reason').fill('change window open');
+    await Promise.all([
+      page.waitForURL(`${server.url}/plans/release`),
+      row.getByRole('button', { name: 'Approve' }).click(),
+    ]);
+
+    await expect
+      .poll(
+        async () => {
+          await page.reload();
+          return page.locator('dl.kv dd .badge').first().textContent();
+        },
+        { timeout: 30_000, interval: 250 },
+      )
+      .toBe('completed');
+    expect(
+      await page.locator('svg[aria-label="decision timeline"] text', { hasText: 'not reached' }).count(),
+    ).toBe(0);
+
+    const after = await auditRows();
+    expect(after).toBeGreaterThan(before);
+    const approved = page.locator('tr', { hasText: 'confirmation_approved' });
+    expect(await approved.count()).toBe(1);
+    expect(await approved.locator('.kvp', { hasText: /^by / }).first().textContent()).toBe('by alice');
+    expect(await page.locator('.card').first().textContent()).toContain('chain verified');
+    expect(logged.filter((l) => !l.includes('resumed: completed'))).toEqual([]);
+  });
+});
