@@ -85,6 +85,12 @@ interface State {
 interface Runtime {
   readonly reservations: ReadonlyMap<string, Reservation>;
   readonly reservedMicros: number;
+  /**
+   * Ids of reservations that lapsed and were given back, oldest first, until a commit or release settles
+   * them: only these may still be settled once they are not open. A commit of any other id that is not
+   * open was settled already (by another handle of the same id), so it spends nothing twice.
+   */
+  readonly lapsed: ReadonlySet<string>;
   readonly pausedMs: number;
   readonly pausedSince: string | null;
   readonly toolCalls: ReadonlyMap<string, number>;
@@ -108,6 +114,7 @@ export function reservationExpired(r: Reservation, nowMs: number): boolean {
 const EMPTY_RUNTIME: Runtime = Object.freeze({
   reservations: new Map<string, Reservation>(),
   reservedMicros: 0,
+  lapsed: new Set<string>(),
   pausedMs: 0,
   pausedSince: null,
   toolCalls: new Map<string, number>(),
@@ -122,6 +129,7 @@ export const MAX_RUNTIME_ENTRIES = 10_000;
 export interface RuntimeJson {
   /** `expires_at` (ISO-8601) is absent in state written before reservations expired. */
   reservations?: { id: string; amount: number; expires_at?: string }[];
+  lapsed?: string[];
   paused_ms?: number;
   paused_since?: string | null;
   tool_calls?: Record<string, number>;
@@ -352,6 +360,11 @@ export class AutonomyGuardrails {
     return this.#runtime.reservations.get(id)?.micros;
   }
 
+  /** True when reservation `id` lapsed, was given back, and is not settled yet. */
+  hasLapsed(id: string): boolean {
+    return this.#runtime.lapsed.has(id);
+  }
+
   /** When an open reservation lapses (epoch ms): null when no expiry was recorded, undefined when not open. */
   reservationExpiresAt(id: string): number | null | undefined {
     return this.#runtime.reservations.get(id)?.expiresAt;
@@ -527,7 +540,7 @@ function confirmationList(v: unknown, field: string, limits?: ConfirmationLimits
   return [...out];
 }
 
-const RUNTIME_KEYS = ['reservations', 'paused_ms', 'paused_since', 'tool_calls'] as const;
+const RUNTIME_KEYS = ['reservations', 'lapsed', 'paused_ms', 'paused_since', 'tool_calls'] as const;
 
 function parseRuntime(o: Record<string, unknown>, prefix: string): Runtime {
   const reservations = new Map<string, Reservation>();
@@ -552,6 +565,19 @@ function parseRuntime(o: Record<string, unknown>, prefix: string): Runtime {
       reservedMicros += micros;
     }
   }
+  const lapsed = new Set<string>();
+  const rawLapsed = o['lapsed'];
+  if (rawLapsed !== undefined) {
+    const field = `${prefix}lapsed`;
+    if (!Array.isArray(rawLapsed) || rawLapsed.length > MAX_RUNTIME_ENTRIES) {
+      invalid(field, `an array of at most ${MAX_RUNTIME_ENTRIES} reservation ids`, rawLapsed);
+    }
+    for (let i = 0; i < rawLapsed.length; i++) {
+      const id = runtimeKey(rawLapsed[i], `${field}[${i}]`);
+      if (lapsed.has(id) || reservations.has(id)) invalid(`${field}[${i}]`, 'unique and not open', id);
+      lapsed.add(id);
+    }
+  }
   const toolCalls = new Map<string, number>();
   const rawCalls = o['tool_calls'];
   if (rawCalls !== undefined) {
@@ -571,7 +597,7 @@ function parseRuntime(o: Record<string, unknown>, prefix: string): Runtime {
   const rawSince = o['paused_since'];
   const pausedSince =
     rawSince === undefined || rawSince === null ? null : canonicalIso(rawSince, `${prefix}paused_since`);
-  return { reservations, reservedMicros, pausedMs, pausedSince, toolCalls };
+  return { reservations, reservedMicros, lapsed, pausedMs, pausedSince, toolCalls };
 }
 
 function runtimeKey(value: unknown, field: string): string {
@@ -599,6 +625,7 @@ function runtimeJson(r: Runtime): RuntimeJson {
         : { id, amount: fromMicros(micros), expires_at: formatIso(expiresAt) },
     );
   }
+  if (r.lapsed.size > 0) out.lapsed = [...r.lapsed];
   if (r.pausedMs > 0) out.paused_ms = r.pausedMs;
   if (r.pausedSince !== null) out.paused_since = r.pausedSince;
   if (r.toolCalls.size > 0) out.tool_calls = Object.fromEntries(r.toolCalls);

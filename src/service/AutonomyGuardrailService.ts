@@ -492,16 +492,12 @@ export class AutonomyGuardrailService {
   }
 
   /**
-   * @internal settles an open reservation at its actual cost; see {@link BudgetReservation.commit}.
-   * `heldUntil` is when the handle's reservation lapses: a commit after it spends the actual cost even
-   * when another operation gave the reservation back already, since the work was done all the same.
+   * @internal settles a reservation at its actual cost (`actual`), or gives it back (null); see
+   * {@link BudgetReservation.commit}. A reservation that lapsed is settled once all the same: a commit
+   * spends its actual cost, since the work was done. One not open and not lapsed was settled already,
+   * by this or another handle of the same id: nothing changes, and nothing is spent twice.
    */
-  settleReservation(
-    planId: string,
-    id: string,
-    actual: number | null,
-    heldUntil: number | null,
-  ): Promise<GuardCheck> {
+  settleReservation(planId: string, id: string, actual: number | null): Promise<GuardCheck> {
     return rejecting(() => {
       const actualMicros = actual === null ? null : toMicros(actual, 'actual', 'up');
       const now = this.#now();
@@ -509,11 +505,9 @@ export class AutonomyGuardrailService {
         const open = stored?.reservationMicros(id);
         const lapsed =
           open === undefined
-            ? heldUntil === null || heldUntil <= now
+            ? stored?.hasLapsed(id) === true
             : stored?.expiredReservations(now).includes(id) === true;
-        // A lapsed reservation given back already is settled only by a commit: a release has nothing to do.
-        if (!stored || (open === undefined && (!lapsed || actualMicros === null))) {
-          // Settled already (a second commit or release): nothing to do, and nothing spent twice.
+        if (!stored || (open === undefined && !lapsed)) {
           const reason = `reservation "${id}" is not open (settled already, or never reserved); nothing changed`;
           return { result: makeCheck(E.BUDGET_RELEASED, reason, null) };
         }
@@ -581,7 +575,7 @@ export class AutonomyGuardrailService {
         expired: true,
       };
       expiredDetails(details, others, 'also_expired');
-      return this.#audited(check, details, { expireBefore: now }, now);
+      return this.#audited(check, details, expiring({ settleLapsed: id }, expired, now), now);
     }
     const budget = g.toolBudgetMicros;
     const after = g.budgetSpentMicros + actualMicros;
@@ -598,7 +592,8 @@ export class AutonomyGuardrailService {
       expired: true,
     };
     expiredDetails(details, others, 'also_expired');
-    return this.#audited(check, details, expiring({ spendMicros: actualMicros }, expired, now), now);
+    const mutation = expiring({ spendMicros: actualMicros, settleLapsed: id }, expired, now);
+    return this.#audited(check, details, mutation, now);
   }
 
   /**

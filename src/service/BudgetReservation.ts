@@ -69,6 +69,6 @@ export class BudgetReservation {
     if (!this.open) return Promise.resolve(this.check);
     // A settle the store refused stays refused for this handle: settle again through a new reserveBudget
     // with the same id, which finds the reservation still open.
-    return this.#service.settleReservation(this.planId, this.id, actual, this.expiresAt);
+    return this.#service.settleReservation(this.planId, this.id, actual);
   }
 }

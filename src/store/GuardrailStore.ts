@@ -13,8 +13,9 @@ export interface PlanMutation {
   /** Sets `start_time` (ISO-8601 UTC) if it is still unset. */
   readonly startTime?: string;
   /**
-   * Drops the reservations that lapsed at this epoch-millisecond time (expiry <= it, or none recorded)
-   * and takes their amount off `reserved`. Applied first, before `release`, `reserve` and `spendMicros`.
+   * Drops the reservations that lapsed at this epoch-millisecond time (expiry <= it, or none recorded),
+   * takes their amount off `reserved` and remembers their ids as lapsed until settled (the oldest are
+   * forgotten beyond 10,000). Applied first, before `release`, `reserve` and `spendMicros`.
    */
   readonly expireBefore?: number;
   /**
@@ -24,6 +25,8 @@ export interface PlanMutation {
   readonly reserve?: { readonly id: string; readonly micros: number; readonly expiresAt?: number };
   /** Closes an open reservation (applied after `expireBefore`, before `reserve` and `spendMicros`). */
   readonly release?: string;
+  /** Settles a reservation that lapsed (see `expireBefore`): forgets it, after `expireBefore`. */
+  readonly settleLapsed?: string;
   /** Starts a wait for a person at this ISO-8601 time, unless one is going on. */
   readonly pause?: string;
   /** Ends the wait going on at this epoch-millisecond time; the wall clock skips it. */

@@ -39,6 +39,7 @@ function hasRuntimeChange(m: PlanMutation): boolean {
     m.expireBefore !== undefined ||
     m.reserve !== undefined ||
     m.release !== undefined ||
+    m.settleLapsed !== undefined ||
     m.pause !== undefined ||
     m.unpause !== undefined ||
     m.toolCall !== undefined
@@ -50,8 +51,15 @@ function nextRuntime(g: AutonomyGuardrails, m: PlanMutation): Runtime {
   // Maps are copied only when they change: most mutations touch one of them or none.
   let reservations = g.runtime.reservations;
   let reservedMicros = g.runtime.reservedMicros;
-  if (m.expireBefore !== undefined || m.release !== undefined || m.reserve !== undefined) {
+  let lapsed = g.runtime.lapsed;
+  if (
+    m.expireBefore !== undefined ||
+    m.release !== undefined ||
+    m.reserve !== undefined ||
+    m.settleLapsed !== undefined
+  ) {
     const copy = new Map(reservations);
+    const gone = new Set(lapsed);
     if (m.expireBefore !== undefined) {
       const now = m.expireBefore;
       if (!Number.isFinite(now)) invalid('mutation.expireBefore', 'epoch milliseconds', now);
@@ -59,7 +67,15 @@ function nextRuntime(g: AutonomyGuardrails, m: PlanMutation): Runtime {
         if (!reservationExpired(r, now)) continue;
         copy.delete(id);
         reservedMicros -= r.micros;
+        // Beyond the bound the oldest lapse is forgotten: its late commit then spends nothing, which
+        // only a plan with 10,000 lapsed, unsettled calls can meet.
+        if (gone.size >= MAX_RUNTIME_ENTRIES) gone.delete(gone.values().next().value as string);
+        gone.add(id);
       }
+    }
+    if (m.settleLapsed !== undefined) {
+      if (!gone.delete(m.settleLapsed))
+        invalid('mutation.settleLapsed', 'a lapsed reservation', m.settleLapsed);
     }
     if (m.release !== undefined) {
       const held = copy.get(m.release);
@@ -77,6 +93,8 @@ function nextRuntime(g: AutonomyGuardrails, m: PlanMutation): Runtime {
         invalid('mutation.reserve.expiresAt', 'epoch milliseconds within the years 0000-9999', expiresAt);
       }
       if (copy.has(id)) invalid('mutation.reserve.id', 'not already open', id);
+      // Reserved again, the id is open once more: one settle of it, by any handle, settles it.
+      gone.delete(id);
       if (copy.size >= MAX_RUNTIME_ENTRIES) invalid('reservations', `at most ${MAX_RUNTIME_ENTRIES}`, id);
       if (reservedMicros + micros > MAX_MICROS) invalid('reserved', `at most ${MAX_AMOUNT} in all`, id);
       const held: Reservation = { micros, expiresAt };
@@ -84,6 +102,7 @@ function nextRuntime(g: AutonomyGuardrails, m: PlanMutation): Runtime {
       reservedMicros += micros;
     }
     reservations = copy;
+    lapsed = gone;
   }
   let { pausedMs, pausedSince } = g.runtime;
   if (m.unpause !== undefined && pausedSince !== null) {
@@ -100,7 +119,7 @@ function nextRuntime(g: AutonomyGuardrails, m: PlanMutation): Runtime {
     }
     toolCalls = new Map(toolCalls).set(tool, (toolCalls.get(tool) ?? 0) + 1);
   }
-  return { reservations, reservedMicros, pausedMs, pausedSince, toolCalls };
+  return { reservations, reservedMicros, lapsed, pausedMs, pausedSince, toolCalls };
 }
 
 /** True when a change writes anything: a store may answer one that does not without a write. */

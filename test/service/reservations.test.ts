@@ -697,6 +697,58 @@ describe('reservation expiry', () => {
     expect((await guardrailsOf(service)).budgetReserved).toBe(0);
   });
 
+  it('spends once when two handles of one reservation commit, one before it lapsed and one after', async () => {
+    const { service, clock } = await configured({ toolBudget: 10 });
+    const first = await service.reserveBudget('plan', 4, { reservationId: 'r1' });
+    const second = await service.reserveBudget('plan', 4, { reservationId: 'r1' });
+    await first.commit(3);
+    clock.advance(TTL);
+    const late = await second.commit(3);
+    expect([late.eventType, (await guardrailsOf(service)).budgetSpent]).toEqual(['budget_released', 3]);
+  });
+
+  it('spends once when two handles of a lapsed reservation both commit', async () => {
+    const { service, clock } = await configured({ toolBudget: 10 });
+    const first = await service.reserveBudget('plan', 4, { reservationId: 'r1' });
+    const second = await service.reserveBudget('plan', 4, { reservationId: 'r1' });
+    clock.advance(TTL);
+    await service.checkToolBudget('plan', 1);
+    await first.commit(3);
+    await second.commit(3);
+    expect((await guardrailsOf(service)).budgetSpent).toBe(4);
+  });
+
+  it('settles a lapsed reservation by its release, so a later commit of it spends nothing', async () => {
+    const { service, clock } = await configured({ toolBudget: 10 });
+    const first = await service.reserveBudget('plan', 4, { reservationId: 'r1' });
+    const second = await service.reserveBudget('plan', 4, { reservationId: 'r1' });
+    clock.advance(TTL);
+    await service.checkToolBudget('plan', 1);
+    await first.release();
+    await second.commit(3);
+    expect((await guardrailsOf(service)).budgetSpent).toBe(1);
+  });
+
+  it('keeps the ids of lapsed, unsettled reservations through the metadata round trip', async () => {
+    const { service, clock } = await configured({ toolBudget: 10 });
+    await service.reserveBudget('plan', 4, { reservationId: 'r1' });
+    clock.advance(TTL);
+    await service.checkToolBudget('plan', 1);
+    expect((await wireGuardrails(service))['lapsed']).toEqual(['r1']);
+  });
+
+  it('refuses a lapsed id that is also open, naming its path', async () => {
+    const { service } = await configured({ toolBudget: 10 });
+    await service.reserveBudget('plan', 4, { reservationId: 'r1' });
+    const metadata = JSON.parse(JSON.stringify(await service.toMetadata('plan'))) as {
+      autonomy_guardrails: { guardrails: Record<string, unknown> };
+    };
+    metadata.autonomy_guardrails.guardrails['lapsed'] = ['r1'];
+    expect(await rejectedField(() => service.loadFromMetadata('plan', metadata))).toBe(
+      'autonomy_guardrails.guardrails.lapsed[0]',
+    );
+  });
+
   it('keeps a reservation expiry through the metadata round trip', async () => {
     const { service } = await configured({ toolBudget: 10 });
     await service.reserveBudget('plan', 4, { reservationId: 'r1' });

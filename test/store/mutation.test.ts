@@ -67,4 +67,32 @@ describe('applyMutation', () => {
     const g = applyMutation(AutonomyGuardrails.create(), { reserve: { id: 'r1', micros: 5 } });
     expect(applyMutation(g, { expireBefore: 0 }).budgetReservedMicros).toBe(0);
   });
+
+  it('remembers a reservation given back by expireBefore as lapsed', () => {
+    const g = applyMutation(AutonomyGuardrails.create(), { reserve: { id: 'r1', micros: 5, expiresAt: 10 } });
+    expect(applyMutation(g, { expireBefore: 10 }).hasLapsed('r1')).toBe(true);
+  });
+
+  it('forgets a lapsed reservation once it is settled', () => {
+    const g = applyMutation(AutonomyGuardrails.create(), { reserve: { id: 'r1', micros: 5, expiresAt: 10 } });
+    expect(applyMutation(g, { expireBefore: 10, settleLapsed: 'r1' }).hasLapsed('r1')).toBe(false);
+  });
+
+  it('refuses to settle a reservation that did not lapse, changing nothing', () => {
+    const g = AutonomyGuardrails.create({ toolBudget: 1 });
+    expect(() => applyMutation(g, { settleLapsed: 'r1', spendMicros: 1 })).toThrow(GuardrailValidationError);
+    expect(g.budgetSpentMicros).toBe(0);
+  });
+
+  it('forgets a lapsed id when it is reserved again', () => {
+    let g = applyMutation(AutonomyGuardrails.create(), { reserve: { id: 'r1', micros: 5, expiresAt: 10 } });
+    g = applyMutation(g, { expireBefore: 10 });
+    expect(applyMutation(g, { reserve: { id: 'r1', micros: 5, expiresAt: 20 } }).hasLapsed('r1')).toBe(false);
+  });
+
+  it('keeps lapsed ids through the wire form', () => {
+    let g = applyMutation(AutonomyGuardrails.create(), { reserve: { id: 'r1', micros: 5, expiresAt: 10 } });
+    g = applyMutation(g, { expireBefore: 10 });
+    expect(AutonomyGuardrails.fromJSON(JSON.parse(JSON.stringify(g.toJSON()))).hasLapsed('r1')).toBe(true);
+  });
 });
