@@ -38,6 +38,11 @@ export interface VerifyReport {
   readonly planId: string;
   /** Number of entries read. */
   readonly size: number;
+  /**
+   * Seqs 1..prunedThrough were pruned by a retention setting: the log starts after a checkpoint whose head
+   * is the first kept entry's `prev`. 0 for a log kept whole.
+   */
+  readonly prunedThrough: number;
   /** Stored hash of the last entry read; {@link GENESIS} for an empty log. */
   readonly head: string;
   /** Ordered by seq; findings without a seq (signatures, unreadable seqs) come first. */
@@ -152,6 +157,8 @@ export async function verifyAuditLog(
   let maxSeq = 0;
   let prevSeq: unknown = undefined;
   let prevHash: unknown = GENESIS;
+  /** The last seq pruned from the log's start, vouched for by a checkpoint; 0 when nothing was. */
+  let prunedThrough = 0;
 
   const visit = (ce: ChainedEntry): void => {
     count++;
@@ -163,6 +170,17 @@ export async function verifyAuditLog(
     } = typeof ce === 'object' && ce !== null ? ce : ({} as Partial<ChainedEntry>);
     // Built only for a finding: formatting it for every entry would cost more than hashing.
     const where = (): string => `entry #${count} (seq ${describeValue(seq)})`;
+
+    // A log pruned by a retention setting starts after a checkpoint: the checkpoint of the entry before
+    // the first one kept vouches for everything up to it.
+    if (count === 1 && typeof seq === 'number' && Number.isSafeInteger(seq) && seq > 1) {
+      const anchor = bySize.get(seq - 1)?.find((cp) => cp.head === prev);
+      if (anchor !== undefined) {
+        maxSeq = seq - 1;
+        prevHash = prev;
+        prunedThrough = seq - 1;
+      }
+    }
 
     if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1) {
       report('SEQ_GAP', undefined, `${where()}: seq must be an integer >= 1`);
@@ -201,7 +219,7 @@ export async function verifyAuditLog(
         'LINK_BROKEN',
         seq,
         count === 1
-          ? `${where()}: prev of the first entry must be GENESIS, got ${describeValue(prev)}`
+          ? `${where()}: prev of the first entry must be GENESIS (or, for a pruned log, the head of a checkpoint of the entry before it), got ${describeValue(prev)}`
           : `${where()}: prev ${describeValue(prev)} is not the hash of the entry before it (seq ${describeValue(prevSeq)})`,
       );
     }
@@ -238,7 +256,8 @@ export async function verifyAuditLog(
     report('SEQ_GAP', from, from === to ? `seq ${from} is missing` : `seqs ${from}..${to} are missing`);
   }
   for (const [size, cps] of bySize) {
-    // A checkpoint inside the log whose entry is missing is already a SEQ_GAP.
+    // A checkpoint inside the log whose entry is missing is already a SEQ_GAP; one of pruned entries
+    // was checked when the log was pruned, and its anchor carries it.
     if (size <= maxSeq) continue;
     for (const cp of cps) {
       report(
@@ -254,6 +273,7 @@ export async function verifyAuditLog(
     ok: findings.length === 0 && omittedFindings === 0,
     planId,
     size: count,
+    prunedThrough,
     head: count === 0 ? GENESIS : typeof prevHash === 'string' ? prevHash : '',
     findings: Object.freeze(findings),
     omittedFindings,

@@ -5,7 +5,12 @@ import { Command, CommanderError, Option } from 'commander';
 import { exportCheckpoints, parseCheckpoints, type ChainedEntry } from '../audit/chain.js';
 import { verifyAuditLog, type VerifyReport } from '../audit/verify.js';
 import { systemClock, type Clock } from '../clock.js';
-import { GuardrailError, isGuardrailError, isGuardrailValidationError } from '../errors.js';
+import {
+  GuardrailError,
+  GuardrailValidationError,
+  isGuardrailError,
+  isGuardrailValidationError,
+} from '../errors.js';
 import type { AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
 import { parseIsoMs } from '../iso.js';
 import { policyJsonSchema } from '../policy/jsonSchema.js';
@@ -319,6 +324,53 @@ Example:
           throw new GuardrailError('PLAN_NOT_FOUND', `no plan "${planId}" in this store`);
         }
         for (const id of ids) io.stdout.write(exportCheckpoints(await store.readCheckpoints(id)));
+      });
+    });
+
+  program
+    .command('prune')
+    .description(
+      "retention: remove a plan's oldest audit entries, keeping at least --keep, up to a checkpoint",
+    )
+    .argument('<plan>', 'plan id')
+    .requiredOption('--keep <entries>', 'newest entries to keep at least')
+    .addOption(dbOption())
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      `
+Entries are removed up to the newest checkpoint that leaves at least --keep entries, so the log that is
+kept still verifies from that checkpoint. Export the checkpoints first (\`leash checkpoints\`) to keep
+proof of what was removed.
+
+Example:
+  $ leash prune release --keep 1000`,
+    )
+    .action(async (planId: string, o: { keep: string; db?: string }) => {
+      const keep = Number(o.keep);
+      if (!/^\d+$/.test(o.keep) || !Number.isSafeInteger(keep)) {
+        throw new GuardrailValidationError('keep', `--keep must be an integer >= 0, got "${o.keep}"`);
+      }
+      await withRunner(o.db, async (_runner, store) => {
+        const log = await store.readAuditLog(planId);
+        if (log.length === 0 && (await store.get(planId)) === null) {
+          throw new GuardrailError('PLAN_NOT_FOUND', `no plan "${planId}" in this store`);
+        }
+        const last = log.at(-1)?.seq ?? 0;
+        const first = log[0]?.seq ?? 1;
+        const anchor = (await store.readCheckpoints(planId))
+          .map((c) => c.size)
+          .filter((size) => size >= first && size <= last - keep)
+          .at(-1);
+        const removed = anchor === undefined ? 0 : await store.pruneAuditLog(planId, anchor);
+        if (json)
+          printJson({ plan_id: planId, removed, pruned_through: anchor ?? null, kept: log.length - removed });
+        else if (anchor === undefined)
+          print(`nothing to prune: no checkpoint leaves ${keep} entries of ${safe(planId)}`);
+        else
+          print(
+            `removed ${removed} entries of ${safe(planId)} (through seq ${anchor}); ${log.length - removed} kept`,
+          );
       });
     });
 
@@ -643,9 +695,10 @@ function verifyTable(reports: readonly VerifyReport[]): string {
     safe(r.planId),
     String(r.size),
     r.head.slice(0, 16),
-    r.ok
+    (r.ok
       ? 'ok'
-      : `${r.findings.length + r.omittedFindings} problem(s): ${r.findings.map((f) => f.code).join(', ')}`,
+      : `${r.findings.length + r.omittedFindings} problem(s): ${r.findings.map((f) => f.code).join(', ')}`) +
+      (r.prunedThrough > 0 ? ` (pruned through seq ${r.prunedThrough})` : ''),
   ]);
   const findings = reports.flatMap((r) =>
     r.findings.map(

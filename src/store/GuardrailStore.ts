@@ -180,6 +180,14 @@ export interface GuardrailStore {
    */
   readCheckpoints(planId: string): Promise<readonly Checkpoint[]>;
 
+  /**
+   * Removes the entries of a plan's log up to and including seq `throughSeq`, for a retention setting,
+   * and resolves with how many it removed. `throughSeq` must be the size of one of the store's
+   * checkpoints of the plan: that checkpoint anchors what is kept, and `verifyAuditLog` then verifies the
+   * log from it (reporting `prunedThrough`). Checkpoints are kept.
+   */
+  pruneAuditLog(planId: string, throughSeq: number): Promise<number>;
+
   /** Forgets a plan, its audit log, its approvals, its checkpoints and its document; true if it existed. */
   delete(planId: string): Promise<boolean>;
 

@@ -1,5 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import { createCheckpoint, signCheckpoint, toPrivateKey, type Checkpoint } from '../audit/chain.js';
+import { GuardrailValidationError } from '../errors.js';
 import { intField, objectWithKeys } from '../guardrails/validate.js';
 
 /**
@@ -43,4 +44,17 @@ export function checkpointDue(
   if (policy === null || entry.seq % policy.every !== 0) return null;
   const cp = createCheckpoint(planId, entry, timestamp);
   return policy.key === null ? cp : signCheckpoint(cp, policy.key);
+}
+
+/** Checks the `throughSeq` of a prune. */
+export function pruneTarget(throughSeq: unknown): number {
+  return intField(throughSeq, 'throughSeq', 1, false) as number;
+}
+
+/** The refusal of a prune through a seq that no checkpoint of the plan covers. */
+export function unanchoredPrune(planId: string, throughSeq: number): GuardrailValidationError {
+  return new GuardrailValidationError(
+    'throughSeq',
+    `throughSeq must be the size of a checkpoint of plan "${planId}" (which anchors the kept log), got ${throughSeq}`,
+  );
 }

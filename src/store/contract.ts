@@ -959,6 +959,36 @@ export function runStoreContract(name: string, options: StoreContractOptions): v
         expect(await cps.readCheckpoints('p')).toEqual([]);
       });
 
+      it('prunes the log through a checkpoint, keeping a log that verifies from it', async () => {
+        await record(7);
+        const removed = await cps.pruneAuditLog('p', 3);
+        const report = await verifyAuditLog(cps, 'p', { publicKey });
+        expect([
+          removed,
+          (await cps.readAuditLog('p')).map((e) => e.seq),
+          report.ok,
+          report.prunedThrough,
+        ]).toEqual([3, [4, 5, 6, 7], true, 3]);
+      });
+
+      it('keeps appending to the chain after a prune', async () => {
+        await record(4);
+        await cps.pruneAuditLog('p', 3);
+        await record(3);
+        const report = await verifyAuditLog(cps, 'p', { publicKey });
+        expect([report.ok, (await cps.readAuditLog('p')).map((e) => e.seq)]).toEqual([true, [4, 5, 6, 7]]);
+      });
+
+      it('refuses to prune through a seq no checkpoint covers, removing nothing', async () => {
+        await record(7);
+        await expect(cps.pruneAuditLog('p', 4)).rejects.toMatchObject({ field: 'throughSeq' });
+        expect(await cps.readAuditLog('p')).toHaveLength(7);
+      });
+
+      it('refuses to prune through 0', async () => {
+        await expect(cps.pruneAuditLog('p', 0)).rejects.toMatchObject({ field: 'throughSeq' });
+      });
+
       it('refuses checkpoints every 0 entries, naming the field', async () => {
         await expect(
           Promise.resolve().then(() => options.newStore({ checkpoints: { every: 0 } })),

@@ -91,6 +91,38 @@ describe('verifyAuditLog', () => {
     });
   });
 
+  describe('a log pruned by retention', () => {
+    const kept = log.slice(20);
+
+    it('verifies ok from a checkpoint of the last pruned entry, and says how far it was pruned', async () => {
+      const report = await verifyAuditLog(source(kept, [signedCheckpoint(log, 20)]), PLAN, {
+        publicKey: keys.publicKey,
+      });
+      expect([report.ok, report.prunedThrough, report.size]).toEqual([true, 20, 30]);
+    });
+
+    it('reports a log kept whole as pruned through 0', async () => {
+      expect((await verifyAuditLog(source(log), PLAN)).prunedThrough).toBe(0);
+    });
+
+    it('is a SEQ_GAP and LINK_BROKEN without a checkpoint of the last pruned entry', async () => {
+      const report = await verifyAuditLog(source(kept, [signedCheckpoint(log, 19)]), PLAN);
+      expect([codes(report), report.prunedThrough]).toEqual([
+        [
+          ['SEQ_GAP', 1],
+          ['LINK_BROKEN', 21],
+        ],
+        0,
+      ]);
+    });
+
+    it('takes no anchor from a checkpoint whose signature fails', async () => {
+      const forged = { ...signedCheckpoint(log, 20), ts: '2026-11-30T12:00:00.000Z' };
+      const report = await verifyAuditLog(source(kept, [forged]), PLAN, { publicKey: keys.publicKey });
+      expect(report.findings.map((f) => f.code)).toEqual(['BAD_SIGNATURE', 'SEQ_GAP', 'LINK_BROKEN']);
+    });
+  });
+
   describe('a changed entry', () => {
     it('is a HASH_MISMATCH at its seq when one byte of its details changed', async () => {
       const changed = tamper(log, 17, (e) => ({

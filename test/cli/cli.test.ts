@@ -412,6 +412,21 @@ describe('checkpoints and signing keys', () => {
     ]);
   });
 
+  it('prunes the oldest entries up to a checkpoint, and the kept log still verifies', () => {
+    plan('hello.plan.yaml', TWO_ECHOES);
+    leash(['run', 'hello.plan.yaml'], { LEASH_CHECKPOINT_EVERY: '4' });
+    const pruned = json<{ removed: number; pruned_through: number }>(
+      leash(['prune', 'hello', '--keep', '3', '--json']),
+    );
+    const verified = leash(['verify', 'hello']);
+    expect([pruned.removed > 0, pruned.removed, verified.code, verified.stdout]).toEqual([
+      true,
+      pruned.pruned_through,
+      0,
+      expect.stringContaining(`ok (pruned through seq ${pruned.pruned_through})`),
+    ]);
+  });
+
   it('refuses to overwrite an existing key with exit 2', () => {
     leash(['keygen', 'signing']);
     expect(leash(['keygen', 'signing']).code).toBe(2);

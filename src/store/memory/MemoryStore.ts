@@ -16,6 +16,8 @@ import type {
 import {
   checkpointDue,
   checkpointPolicy,
+  pruneTarget,
+  unanchoredPrune,
   type CheckpointOptions,
   type CheckpointPolicy,
 } from '../checkpoints.js';
@@ -170,6 +172,21 @@ export class MemoryStore implements GuardrailStore {
     if (!entry || !this.keepLog) return [];
     this.#chain(planId, entry);
     return entry.checkpoints.slice();
+  }
+
+  async pruneAuditLog(planId: string, throughSeq: number): Promise<number> {
+    this.#open();
+    const through = pruneTarget(throughSeq);
+    const entry = this.#plans.get(planId);
+    if (!entry || !this.keepLog) throw unanchoredPrune(planId, through);
+    const chained = this.#chain(planId, entry);
+    if (!entry.checkpoints.some((c) => c.size === through)) throw unanchoredPrune(planId, through);
+    const kept = chained.findIndex((c) => c.seq > through);
+    const removed = kept === -1 ? chained.length : kept;
+    // Both arrays lose the same prefix, so the entries still to chain stay in step.
+    chained.splice(0, removed);
+    entry.log.splice(0, removed);
+    return removed;
   }
 
   /** Chains the entries appended since the log was last read, with their checkpoints. */

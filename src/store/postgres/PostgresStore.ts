@@ -33,6 +33,8 @@ import {
 import {
   checkpointDue,
   checkpointPolicy,
+  pruneTarget,
+  unanchoredPrune,
   type CheckpointOptions,
   type CheckpointPolicy,
 } from '../checkpoints.js';
@@ -490,6 +492,18 @@ export class PostgresStore implements GuardrailStore {
     ]);
   }
 
+  async pruneAuditLog(planId: string, throughSeq: number): Promise<number> {
+    this.#open();
+    storable(planId, 'plan_id');
+    const through = pruneTarget(throughSeq);
+    await this.#whenReady();
+    const doing = `prune the audit log of plan ${describeValue(planId)}`;
+    type Row = { anchored: number; removed: number };
+    const row = (await query<Row>(this.#pool, doing, this.#sql.pruneEntries, [planId, through])).rows[0];
+    if (row === undefined || row.anchored === 0) throw unanchoredPrune(planId, through);
+    return row.removed;
+  }
+
   async savePlanDocument(
     document: PlanDocumentInput,
     options?: { readonly expectedRevision?: number | null },
@@ -681,6 +695,7 @@ interface Statements {
   readonly listPlans: string;
   readonly insertCheckpoints: string;
   readonly readCheckpoints: string;
+  readonly pruneEntries: string;
 }
 
 function statements(t: Tables): Statements {
@@ -752,6 +767,11 @@ function statements(t: Tables): Statements {
     insertCheckpoints: `INSERT INTO ${t.checkpoints} (plan_id, size, head, ts, signature)
       SELECT $1, c.size, c.head, c.ts, c.signature
       FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[]) AS c(size, head, ts, signature)`,
+    // Deletes only when a checkpoint of the last pruned entry anchors what is kept; says which it was.
+    pruneEntries: `WITH anchor AS (SELECT 1 FROM ${t.checkpoints} WHERE plan_id = $1 AND size = $2),
+        gone AS (DELETE FROM ${t.entries} WHERE plan_id = $1 AND seq <= $2 AND EXISTS (SELECT 1 FROM anchor)
+          RETURNING 1)
+      SELECT (SELECT count(*) FROM anchor)::integer AS anchored, (SELECT count(*) FROM gone)::integer AS removed`,
     readCheckpoints: `SELECT size::text AS size, head, ts, signature FROM ${t.checkpoints}
       WHERE plan_id = $1 ORDER BY size`,
     listPlans: `SELECT plan_id, true AS configured, NULL AS phase, NULL AS updated_at, NULL AS revision

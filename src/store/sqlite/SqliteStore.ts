@@ -28,6 +28,8 @@ import {
 import {
   checkpointDue,
   checkpointPolicy,
+  pruneTarget,
+  unanchoredPrune,
   type CheckpointOptions,
   type CheckpointPolicy,
 } from '../checkpoints.js';
@@ -193,6 +195,8 @@ interface Statements {
   insertCheckpoint: Stmt<[string, number, string, string, string | null]>;
   selectCheckpoints: Stmt<[string], CheckpointRow>;
   deleteCheckpoints: Stmt<[string]>;
+  hasCheckpoint: Stmt<[string, number], number>;
+  pruneEntries: Stmt<[string, number]>;
 }
 
 interface CheckpointRow {
@@ -209,6 +213,7 @@ interface Transactions {
   readLog: (planId: string) => ChainedEntry[];
   delete: (planId: string) => boolean;
   saveDocument: (doc: CheckedDocument) => PlanDocument;
+  prune: (planId: string, throughSeq: number) => number;
   listPlans: () => PlanListing[];
 }
 
@@ -423,6 +428,16 @@ export class SqliteStore implements GuardrailStore {
     }
   }
 
+  async pruneAuditLog(planId: string, throughSeq: number): Promise<number> {
+    const tx = this.#ready();
+    const through = pruneTarget(throughSeq);
+    try {
+      return tx.prune(planId, through);
+    } catch (error) {
+      throw this.#failure(error, `prune the audit log of plan "${planId}"`);
+    }
+  }
+
   async savePlanDocument(
     document: PlanDocumentInput,
     options?: { readonly expectedRevision?: number | null },
@@ -557,6 +572,10 @@ export class SqliteStore implements GuardrailStore {
         `SELECT size, head, ts, signature FROM ${p}checkpoints WHERE plan_id = ? ORDER BY size`,
       ),
       deleteCheckpoints: db.prepare(`DELETE FROM ${p}checkpoints WHERE plan_id = ?`),
+      hasCheckpoint: db
+        .prepare<[string, number], number>(`SELECT 1 FROM ${p}checkpoints WHERE plan_id = ? AND size = ?`)
+        .pluck(),
+      pruneEntries: db.prepare(`DELETE FROM ${p}audit_entries WHERE plan_id = ? AND seq <= ?`),
       listDocuments: db.prepare(
         `SELECT plan_id, phase, '{}' AS body, updated_at, revision FROM ${p}plan_documents`,
       ),
@@ -666,6 +685,10 @@ export class SqliteStore implements GuardrailStore {
         revision,
       });
     });
+    const prune = db.transaction((planId: string, throughSeq: number): number => {
+      if (s.hasCheckpoint.get(planId, throughSeq) === undefined) throw unanchoredPrune(planId, throughSeq);
+      return s.pruneEntries.run(planId, throughSeq).changes;
+    });
     const listPlans = db.transaction((): PlanListing[] =>
       mergeListings(
         s.listPlanIds.all(),
@@ -681,6 +704,7 @@ export class SqliteStore implements GuardrailStore {
       readLog: (planId) => readLog.deferred(planId),
       delete: (planId) => remove.immediate(planId),
       saveDocument: (doc) => saveDocument.immediate(doc),
+      prune: (planId, throughSeq) => prune.immediate(planId, throughSeq),
       listPlans: () => listPlans.deferred(),
     };
   }
