@@ -43,6 +43,8 @@ export interface ExecutionResult {
 
 /** What the executor reports while it runs; see {@link PlanExecutor.on}. */
 export interface ExecutorEvents {
+  /** A decision's tool is about to run (again, when `attempt` > 1), its checks passed. */
+  started: { readonly planId: string; readonly decisionId: string; readonly attempt: number };
   /** A decision ran to completion. */
   decision: { readonly planId: string; readonly decision: CompletedDecision };
   /** A guard ended the run. */
@@ -61,6 +63,12 @@ export interface ExecutorEvents {
 export interface Timers {
   setTimeout(fn: () => void, ms: number): unknown;
   clearTimeout(handle: unknown): void;
+}
+
+/** Options of one run: {@link PlanExecutor.execute} and {@link PlanExecutor.resume}. */
+export interface RunOptions {
+  /** Interrupts the run when it aborts (Ctrl-C, a shutdown): it ends as failed, its work kept. */
+  readonly signal?: AbortSignal;
 }
 
 export interface PlanExecutorOptions {
@@ -85,6 +93,20 @@ export interface PlanExecutorOptions {
 
 const OPTION_KEYS = ['service', 'tools', 'toolRules', 'approvalTtlMs', 'sleep', 'retry', 'timers', 'clock'];
 const DAY_MS = 24 * 60 * 60 * 1000;
+
+function runSignal(options: RunOptions): AbortSignal | null {
+  const o = objectWithKeys(options, 'options', ['signal']);
+  const signal = o['signal'];
+  if (signal === undefined) return null;
+  if (!(signal instanceof AbortSignal)) invalid('options.signal', 'an AbortSignal', signal);
+  return signal;
+}
+
+/** The error of a run interrupted through its signal. */
+function interrupted(signal: AbortSignal): GuardrailError {
+  const why = signal.reason instanceof Error ? `: ${signal.reason.message}` : '';
+  return new GuardrailError('RUN_INTERRUPTED', `the run was interrupted${why}`, { cause: signal.reason });
+}
 
 /** The signal of tools that cannot be aborted: no wall-clock limit is running. */
 const QUIET: AbortSignal = new AbortController().signal;
@@ -190,8 +212,8 @@ export class PlanExecutor {
    * that throws is ignored, so reporting can never break a run.
    */
   on<K extends keyof ExecutorEvents>(event: K, listener: Listener<K>): () => void {
-    if (!['decision', 'violation', 'awaiting_confirmation', 'completed'].includes(event)) {
-      invalid('event', 'one of decision, violation, awaiting_confirmation, completed', event);
+    if (!['started', 'decision', 'violation', 'awaiting_confirmation', 'completed'].includes(event)) {
+      invalid('event', 'one of started, decision, violation, awaiting_confirmation, completed', event);
     }
     const set = this.#listeners.get(event) ?? new Set();
     this.#listeners.set(event, set);
@@ -199,8 +221,12 @@ export class PlanExecutor {
     return () => void set.delete(listener as (e: never) => void);
   }
 
-  /** Runs a plan in phase `execute` from where its metadata says it got to (the start, for a new plan). */
-  async execute(plan: Plan): Promise<ExecutionResult> {
+  /**
+   * Runs a plan in phase `execute` from where its metadata says it got to (the start, for a new plan).
+   * `signal` interrupts the run: the tool running gets an aborted `ctx.signal`, and the run ends as
+   * failed (`RUN_INTERRUPTED`) with the work done so far, its reservation given back.
+   */
+  async execute(plan: Plan, options: RunOptions = {}): Promise<ExecutionResult> {
     this.#validate(plan);
     if (plan.phase !== 'execute') {
       throw new GuardrailValidationError(
@@ -209,11 +235,11 @@ export class PlanExecutor {
       );
     }
     const state = stateFromMetadata(plan.metadata, plan.decisions.length);
-    return this.#run(plan, { ...state, paused: null }, false);
+    return this.#run(plan, { ...state, paused: null }, false, runSignal(options));
   }
 
-  /** Continues a plan awaiting confirmation at the decision it paused at. */
-  async resume(plan: Plan): Promise<ExecutionResult> {
+  /** Continues a plan awaiting confirmation at the decision it paused at; `signal` as for `execute`. */
+  async resume(plan: Plan, options: RunOptions = {}): Promise<ExecutionResult> {
     this.#validate(plan);
     if (plan.phase !== 'awaiting_confirmation') {
       throw new GuardrailValidationError(
@@ -235,7 +261,7 @@ export class PlanExecutor {
       ? await this.#service.getApproval(paused.approvalId).catch(() => null)
       : null;
     const stepTaken = approval?.planId === plan.id && approval.decisionId === paused.decisionId;
-    return this.#run(plan, state, stepTaken);
+    return this.#run(plan, state, stepTaken, runSignal(options));
   }
 
   /**
@@ -263,7 +289,12 @@ export class PlanExecutor {
     });
   }
 
-  async #run(plan: Plan, start: ExecutionState, stepTaken: boolean): Promise<ExecutionResult> {
+  async #run(
+    plan: Plan,
+    start: ExecutionState,
+    stepTaken: boolean,
+    signal: AbortSignal | null,
+  ): Promise<ExecutionResult> {
     const completed = [...start.completed];
     let paused = start.paused;
     let result: ExecutionResult;
@@ -271,6 +302,7 @@ export class PlanExecutor {
       if (this.#service) await this.#service.markStarted(plan.id);
       // Decisions run in order, so the next one to run is always the count of those completed.
       while (completed.length < plan.decisions.length) {
+        if (signal?.aborted) throw new ToolFailed(interrupted(signal));
         const decision = plan.decisions[completed.length] as Decision;
         const resuming = paused?.decisionId === decision.id ? paused : null;
         paused = null;
@@ -279,7 +311,7 @@ export class PlanExecutor {
           paused = guarded.paused;
           throw new Paused_(guarded.approval);
         }
-        await this.#runDecision(plan, decision, completed, guarded.wall);
+        await this.#runDecision(plan, decision, completed, guarded.wall, signal);
       }
       result = { status: 'completed', completed };
     } catch (thrown) {
@@ -346,6 +378,7 @@ export class PlanExecutor {
     decision: Decision,
     completed: CompletedDecision[],
     firstWall: GuardCheck | null,
+    signal: AbortSignal | null,
   ): Promise<void> {
     const service = this.#service;
     const tool = this.#tools.get(decision.tool) as Tool;
@@ -359,10 +392,12 @@ export class PlanExecutor {
       const estimate = Math.max(this.#estimate(tool, decision.input), decision.cost ?? 0);
       const call = await this.#openCall(plan.id, tool, estimate, `${decision.id}#${attempt}`);
       let outcome: Outcome;
+      this.#emit('started', { planId: plan.id, decisionId: decision.id, attempt });
       try {
-        outcome = await this.#invoke(plan.id, decision, tool, attempt, estimate, remainingMs(wall));
+        outcome = await this.#invoke(plan.id, decision, tool, attempt, estimate, remainingMs(wall), signal);
       } catch (error) {
         await call?.release();
+        if (signal?.aborted) throw new ToolFailed(interrupted(signal));
         // Guard errors (a violation, a bad argument) and errors marked so are not worth another try.
         if (!service || isGuardrailError(error) || !isRetryable(error)) throw failure(error);
         const fingerprint = `${decision.id}:${errorName(error)}`;
@@ -420,9 +455,11 @@ export class PlanExecutor {
     attempt: number,
     estimate: number,
     limit: number | null,
+    signal: AbortSignal | null,
   ): Promise<Outcome> {
-    // Only a plan with a running wall-clock limit can be aborted; the rest share one quiet signal.
-    const controller = limit === null ? null : new AbortController();
+    // Only a call that can be cut short (a wall-clock limit running, or a run that can be interrupted)
+    // gets a signal of its own; the rest share one quiet signal.
+    const controller = limit === null && signal === null ? null : new AbortController();
     const inv: Invocation = {
       planId,
       decisionId: decision.id,
@@ -452,9 +489,27 @@ export class PlanExecutor {
             arm(limit);
           });
     expired?.catch(() => undefined);
+    // An interruption ends the wait for the tool at once: one that ignores its signal cannot hold the run.
+    let unlisten = (): void => {};
+    const stopped =
+      signal === null
+        ? null
+        : new Promise<never>((_, reject) => {
+            const stop = (): void => {
+              const why = interrupted(signal);
+              controller?.abort(why);
+              reject(why);
+            };
+            if (signal.aborted) return stop();
+            signal.addEventListener('abort', stop, { once: true });
+            unlisten = () => signal.removeEventListener('abort', stop);
+          });
+    stopped?.catch(() => undefined);
+    const ends = [expired, stopped].filter((p): p is Promise<never> => p !== null);
     try {
-      return unwrap(await (expired ? Promise.race([running, expired]) : running), estimate);
+      return unwrap(await (ends.length > 0 ? Promise.race([running, ...ends]) : running), estimate);
     } finally {
+      unlisten();
       inv.open = false;
       if (inv.inFlight.size > 0) {
         const settled = Promise.allSettled(inv.inFlight);

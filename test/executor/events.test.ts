@@ -14,6 +14,24 @@ function record(executor: PlanExecutor): [EventName, unknown][] {
 }
 
 describe('progress events', () => {
+  it('emits started before each try of a decision’s tool, with the attempt', async () => {
+    let failures = 1;
+    const flaky = tool('flaky', {
+      run: () => {
+        if (failures-- > 0) throw new Error('once');
+        return 'ok';
+      },
+    });
+    const { executor } = await harness([flaky]);
+    const seen: ExecutorEvents['started'][] = [];
+    executor.on('started', (e) => seen.push(e));
+    await executor.execute(planOf([{ id: 'a', tool: 'flaky' }]));
+    expect(seen).toEqual([
+      { planId: 'plan', decisionId: 'a', attempt: 1 },
+      { planId: 'plan', decisionId: 'a', attempt: 2 },
+    ]);
+  });
+
   it('emits decision for each decision that ran, then completed', async () => {
     const { executor } = await harness([echo]);
     const seen = record(executor);
