@@ -64,6 +64,16 @@ export function isGuardrailViolationError(e: unknown): e is GuardrailViolationEr
   return hasBrand(e) && e.code === 'GUARDRAIL_VIOLATION';
 }
 
+/** The message of an error, or the error itself as text; never throws. */
+export function errorText(e: unknown): string {
+  if (e instanceof Error) return e.message;
+  try {
+    return String(e);
+  } catch {
+    return describeValue(e);
+  }
+}
+
 /** Renders a bad value for an error message: short, unambiguous, never throws. */
 export function describeValue(value: unknown): string {
   if (value === null) return 'null';

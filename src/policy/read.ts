@@ -2,7 +2,7 @@
 // checked against a zod schema out, and every refusal a GuardrailValidationError naming the path.
 import { parseDocument, type Document, type YAMLError } from 'yaml';
 import type { z } from 'zod';
-import { describeValue, GuardrailValidationError, isGuardrailValidationError } from '../errors.js';
+import { describeValue, errorText, GuardrailValidationError, isGuardrailValidationError } from '../errors.js';
 
 /**
  * Aliases expanded while reading YAML, weighted by what they expand to. Enough for a few shared tool rules,
@@ -153,16 +153,6 @@ export function fieldOf(path: readonly PropertyKey[], subject: Subject): string 
     else out += `[${JSON.stringify(String(segment))}]`;
   }
   return out;
-}
-
-/** The message of an error, or the error itself as text; never throws. */
-export function errorText(e: unknown): string {
-  if (e instanceof Error) return e.message;
-  try {
-    return String(e);
-  } catch {
-    return describeValue(e);
-  }
 }
 
 // ---- plain data ------------------------------------------------------------------------------------

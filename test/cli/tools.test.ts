@@ -1,7 +1,7 @@
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, watch } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, watch } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { parsePlanFile, planFileGuardrails, planFileToPlan } from '../../src/cli/planFile.js';
 import {
   builtinTools,
@@ -12,6 +12,7 @@ import {
   MAX_SHELL_OUTPUT_BYTES,
   realSleep,
   ShellCommandFailed,
+  ShellCommandTimedOut,
   shellTool,
   sleepTool,
   type BuiltinToolOptions,
@@ -74,6 +75,68 @@ function shell(settings: Parameters<typeof shellTool>[0] = undefined, killGraceM
 /** argv running a Node script. */
 function node(script: string, ...args: string[]): string[] {
   return [NODE, '-e', script, ...args];
+}
+
+/**
+ * An abort controller that aborts with `reason` once a file named `name` appears in the base directory: a
+ * child says it is running by creating it, and the abort follows that, not a guessed delay. A child that
+ * must write something into the file first writes another and renames it, so the name appears whole.
+ */
+function abortWhenFileAppears(name: string, reason: unknown): { signal: AbortSignal; close(): void } {
+  const controller = new AbortController();
+  const watcher = watch(BASE, (_, changed) => {
+    if (changed === name) controller.abort(reason);
+  });
+  return { signal: controller.signal, close: () => watcher.close() };
+}
+
+/**
+ * True while process `pid` runs. A zombie has ended although `kill(pid, 0)` still finds it: an orphan
+ * waits as one for ever where PID 1 does not reap (some containers), so Linux's /proc is asked too.
+ */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    throw e;
+  }
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    // No /proc (macOS, where orphans are reaped): kill() has answered.
+    return true;
+  }
+  // "pid (name) state …": the name may hold spaces and parentheses, the state follows the last ")".
+  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+}
+
+/**
+ * Waits until process `pid` has ended, for at most `withinMs`; says whether it did. A process signalled
+ * ends a moment later, and a SIGKILL comes after the grace period: how long is up to the system.
+ */
+async function ended(pid: number, withinMs = 2_000): Promise<boolean> {
+  const deadline = performance.now() + withinMs;
+  while (isRunning(pid)) {
+    if (performance.now() > deadline) return false;
+    await new Promise((resolveWait) => setTimeout(resolveWait, 20));
+  }
+  return true;
+}
+
+/** The pid a child wrote into `name`; the process is killed after the test should the tool have left it. */
+function pidIn(name: string, cleanups: (() => void)[]): number {
+  const pid = Number(readFileSync(join(BASE, name), 'utf8'));
+  if (!Number.isInteger(pid) || pid <= 0) throw new Error(`${name} holds no pid`);
+  cleanups.push(() => {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // Gone already, as it should be.
+    }
+  });
+  return pid;
 }
 
 /** A fetch that records its requests and answers with `respond`. */
@@ -184,24 +247,88 @@ describe('shell tool', () => {
   });
 
   it('kills a command that ignores SIGTERM once the grace period is over', async () => {
-    const script = 'process.on("SIGTERM", () => {}); console.log("ready"); setInterval(() => {}, 1000)';
-    const e = await failure(shell(undefined, 50), { argv: node(script), timeout_seconds: 0.3 });
-    expect(e.message).toMatch(/timed out after 0\.3 s/);
+    const marker = join(BASE, 'got-sigterm');
+    // The marker proves the command was running, got SIGTERM and lived on: only SIGKILL can end it then.
+    // One second is ample for Node to start; were it not, the marker would be missing and the test fail.
+    const script = `process.on("SIGTERM", () => require("fs").writeFileSync(${JSON.stringify(marker)}, "")); setInterval(() => {}, 1000)`;
+    const e = await failure(shell(undefined, 50), { argv: node(script), timeout_seconds: 1 });
+    expect(existsSync(marker)).toBe(true);
+    expect(e).toBeInstanceOf(ShellCommandTimedOut);
+    expect(e).toMatchObject({ signal: 'SIGKILL' });
+  });
+
+  it('reports SIGTERM as what ended a command that exited when told to', async () => {
+    const e = await failure(shell(), { argv: node('setInterval(() => {}, 1000)'), timeout_seconds: 0.3 });
+    expect(e).toMatchObject({ name: 'ShellCommandTimedOut', signal: 'SIGTERM' });
+  });
+
+  describe('the processes a command started', () => {
+    const cleanups: (() => void)[] = [];
+    afterEach(() => {
+      for (const cleanup of cleanups.splice(0)) cleanup();
+    });
+
+    it('are stopped with it when it times out', async () => {
+      const argv = ['/bin/sh', '-c', 'sleep 30 & echo $! > timeout-child.pid; wait'];
+      const e = await failure(shell(), { argv, timeout_seconds: 1 });
+      const pid = pidIn('timeout-child.pid', cleanups);
+      expect(e).toBeInstanceOf(ShellCommandTimedOut);
+      expect(await ended(pid)).toBe(true);
+    });
+
+    it('are stopped with it when the run’s signal aborts', async () => {
+      const reason = new Error('interrupted');
+      const abort = abortWhenFileAppears('abort-child.pid', reason);
+      let e: Error;
+      try {
+        const argv = [
+          '/bin/sh',
+          '-c',
+          'sleep 30 & echo $! > abort-child.tmp && mv abort-child.tmp abort-child.pid; wait',
+        ];
+        e = await failure(shell(), { argv }, ctx(abort.signal));
+      } finally {
+        abort.close();
+      }
+      const pid = pidIn('abort-child.pid', cleanups);
+      expect(e).toBe(reason);
+      expect(await ended(pid)).toBe(true);
+    });
+
+    it('are killed after the grace period when they ignore SIGTERM, though the command has exited', async () => {
+      const marker = join(BASE, 'grandchild-got-sigterm');
+      // The command (Node's default SIGTERM handling) exits at once; the process it started lives on.
+      const grandchild = [
+        'const fs = require("fs");',
+        `process.on("SIGTERM", () => fs.writeFileSync(${JSON.stringify(marker)}, ""));`,
+        'fs.writeFileSync("stubborn.tmp", String(process.pid)); fs.renameSync("stubborn.tmp", "stubborn.pid");',
+        'setInterval(() => {}, 1000);',
+      ].join(' ');
+      const command = `require("child_process").spawn(process.execPath, ["-e", ${JSON.stringify(grandchild)}], { stdio: "ignore" })`;
+      const reason = new Error('interrupted');
+      const abort = abortWhenFileAppears('stubborn.pid', reason);
+      let e: Error;
+      try {
+        e = await failure(shell(undefined, 100), { argv: node(command) }, ctx(abort.signal));
+      } finally {
+        abort.close();
+      }
+      const pid = pidIn('stubborn.pid', cleanups);
+      expect(e).toBe(reason);
+      expect(await ended(pid)).toBe(true);
+      expect(existsSync(marker)).toBe(true);
+    });
   });
 
   it('stops the command when the run’s signal aborts, and throws the signal’s reason', async () => {
-    const controller = new AbortController();
     const reason = new Error('wall clock ran out');
     const marker = 'started-then-aborted';
-    // The child says it is running by creating a file; the abort follows that, not a guessed delay.
-    const watcher = watch(BASE, (_, name) => {
-      if (name === marker) controller.abort(reason);
-    });
+    const abort = abortWhenFileAppears(marker, reason);
     try {
       const script = `require('fs').writeFileSync(${JSON.stringify(marker)}, ''); setInterval(() => {}, 1000)`;
-      expect(await failure(shell(), { argv: node(script) }, ctx(controller.signal))).toBe(reason);
+      expect(await failure(shell(), { argv: node(script) }, ctx(abort.signal))).toBe(reason);
     } finally {
-      watcher.close();
+      abort.close();
     }
   });
 
@@ -319,6 +446,45 @@ describe('http tool', () => {
     const e = await failure(httpTool(undefined, { fetch }), { url: 'https://example.com/x' });
     expect(e).toBeInstanceOf(NonRetryableError);
     expect(e.message).toBe('GET https://example.com/x answered 404 Not Found: no such release');
+  });
+
+  it('asks fetch not to follow redirects', async () => {
+    const { fetch, requests } = fakeFetch();
+    await run(httpTool(undefined, { fetch }), { url: 'https://example.com/x' });
+    expect(requests[0]?.redirect).toBe('manual');
+  });
+
+  it('refuses, without retries, a redirect, naming its status and where it leads without secrets', async () => {
+    const { fetch } = fakeFetch(
+      () =>
+        new Response('moved', {
+          status: 302,
+          statusText: 'Found',
+          headers: { location: 'http://user:pw@elsewhere.example/login?token=secret' },
+        }),
+    );
+    const e = await failure(httpTool(undefined, { fetch }), { url: 'https://example.com/x?key=secret' });
+    expect(e).toBeInstanceOf(NonRetryableError);
+    expect(e.message).toBe(
+      'GET https://example.com/x answered 302 Found, a redirect to http://elsewhere.example/login, which is not followed',
+    );
+  });
+
+  it('resolves a relative Location against the request’s URL', async () => {
+    const { fetch } = fakeFetch(() => new Response('', { status: 308, headers: { location: '/v2/x?a=1' } }));
+    const e = await failure(httpTool(undefined, { fetch }), { url: 'https://example.com/x' });
+    expect(e.message).toBe(
+      'GET https://example.com/x answered 308, a redirect to https://example.com/v2/x, which is not followed',
+    );
+  });
+
+  it('returns a 304 Not Modified answer, which leads nowhere', async () => {
+    const { fetch } = fakeFetch(() => new Response(null, { status: 304 }));
+    const out = await run<HttpOutput>(httpTool(undefined, { fetch }), {
+      url: 'https://example.com/x',
+      headers: { 'If-None-Match': '"v1"' },
+    });
+    expect(out.status).toBe(304);
   });
 
   it('throws a retryable HttpRequestFailed when there is no answer', async () => {

@@ -1,3 +1,4 @@
+import { errorText } from '../../errors.js';
 import { NonRetryableError, type Tool, type ToolContext } from '../../executor/tools.js';
 import type { JsonValue } from '../../json.js';
 import { validateToolInput } from '../planFile.js';
@@ -45,7 +46,9 @@ const RETRYABLE_4XX = new Set([408, 429]);
  * The `http` tool: sends one request with `fetch` and returns `{ status, headers, body }`. Only http: and
  * https: URLs. The request, answer included, is aborted when `tools.http.timeout_seconds` (default 30)
  * passes or the run's signal aborts. A 5xx answer (and 408, 429) throws a retryable
- * {@link HttpRequestFailed}; another 4xx a NonRetryableError. Each call costs `tools.http.cost_per_call`.
+ * {@link HttpRequestFailed}; another 4xx, and a redirect, a NonRetryableError: redirects are not followed,
+ * so a request goes to the URL it was approved for and nowhere else. Each call costs
+ * `tools.http.cost_per_call`.
  */
 export function httpTool(settings: HttpSettings | undefined, options: HttpToolOptions = {}): Tool {
   const timeoutMs = Math.round((settings?.timeout_seconds ?? DEFAULT_HTTP_TIMEOUT_SECONDS) * 1000);
@@ -85,10 +88,21 @@ export function httpTool(settings: HttpSettings | undefined, options: HttpToolOp
             method,
             headers,
             ...(body === undefined ? {} : { body }),
+            // A redirect would take the request, its headers (an X-Api-Key …) and body with it to another
+            // host, or from https to http, than the one approved.
+            redirect: 'manual',
             signal,
           });
         } catch (e) {
           throw failure(e, signal, target);
+        }
+        const status = response.status;
+        if (isRedirect(status)) {
+          // Not read: it is not the answer asked for.
+          await response.body?.cancel().catch(() => undefined);
+          throw new NonRetryableError(
+            `${target} answered ${statusText(response)}, ${redirectTarget(response, input.url)}, which is not followed`,
+          );
         }
         let text: { body: string; truncated: boolean };
         try {
@@ -96,7 +110,6 @@ export function httpTool(settings: HttpSettings | undefined, options: HttpToolOp
         } catch (e) {
           throw failure(e, signal, target);
         }
-        const status = response.status;
         if (status >= 500 || RETRYABLE_4XX.has(status)) {
           throw new HttpRequestFailed(
             `${target} answered ${statusText(response)}${excerpt(text.body)}`,
@@ -174,6 +187,24 @@ function excerpt(body: string): string {
   return `: ${text.length > 500 ? `${text.slice(0, 500)}…` : text}`;
 }
 
+/** 3xx but 304 Not Modified: that one is the answer to a conditional request, and leads nowhere. */
+function isRedirect(status: number): boolean {
+  return status >= 300 && status < 400 && status !== 304;
+}
+
+/** `a redirect to <where, redacted>`; a relative Location is resolved against the request's URL. */
+function redirectTarget(response: Response, requestUrl: string): string {
+  const location = response.headers.get('location');
+  if (location === null) return 'a redirect without a Location';
+  let url: string;
+  try {
+    url = new URL(location, requestUrl).href;
+  } catch {
+    return 'a redirect to an invalid Location';
+  }
+  return `a redirect to ${redacted(url)}`;
+}
+
 function redacted(url: string): string {
   try {
     const u = new URL(url);
@@ -184,7 +215,7 @@ function redacted(url: string): string {
 }
 
 function describeCause(e: unknown): string {
-  if (!(e instanceof Error)) return String(e);
+  if (!(e instanceof Error)) return errorText(e);
   // undici says only "fetch failed" and keeps the reason (ECONNREFUSED, ENOTFOUND …) in its cause.
   const cause = (e as { cause?: unknown }).cause;
   return cause instanceof Error ? `${e.message} (${cause.message})` : e.message;

@@ -18,6 +18,7 @@ export {
   MAX_SHELL_OUTPUT_BYTES,
   SHELL_KILL_GRACE_MS,
   ShellCommandFailed,
+  ShellCommandTimedOut,
   shellTool,
   type ShellOutput,
   type ShellToolOptions,

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { errorText } from '../../errors.js';
 import { NonRetryableError, type Tool, type ToolContext } from '../../executor/tools.js';
 import type { JsonValue } from '../../json.js';
 import { validateToolInput } from '../planFile.js';
@@ -8,7 +9,7 @@ import { DEFAULT_SHELL_ENV, DEFAULT_SHELL_TIMEOUT_SECONDS, type ShellSettings } 
 
 /** Bytes of stdout, and of stderr, a shell step keeps: the last ones, where errors and summaries are. */
 export const MAX_SHELL_OUTPUT_BYTES = 64 * 1024;
-/** How long a command stopped with SIGTERM has to exit before it is sent SIGKILL. */
+/** How long a command stopped with SIGTERM, and the processes it started, have to exit before SIGKILL. */
 export const SHELL_KILL_GRACE_MS = 2_000;
 /**
  * How long after a command exits its output may still arrive. A process it started in the background can
@@ -70,14 +71,28 @@ export class ShellCommandFailed extends Error {
   }
 }
 
+/** A command outlived its timeout and was stopped. Not retryable: it would most likely time out again. */
+export class ShellCommandTimedOut extends NonRetryableError {
+  /** What ended the command: SIGTERM, or SIGKILL when it ignored SIGTERM for the grace period. */
+  readonly signal: NodeJS.Signals | null;
+
+  constructor(message: string, signal: NodeJS.Signals | null) {
+    super(message);
+    this.name = 'ShellCommandTimedOut';
+    this.signal = signal;
+  }
+}
+
 /**
  * The `shell` tool: runs `argv[0]` with the rest of `argv` as its arguments, never through a shell, so
  * nothing in an argument is interpolated. The command sees only the allow-listed environment variables
  * (`tools.shell.env`) and the decision's own `env`, runs in `cwd` resolved against `baseDir`, and is stopped
- * (SIGTERM, then SIGKILL) when its timeout passes or the run's signal aborts.
+ * (SIGTERM, then SIGKILL) when its timeout passes or the run's signal aborts. It runs in a process group of
+ * its own, and stopping it signals the whole group: what it started in the background is stopped with it.
+ * The terminal's Ctrl-C does not reach that group; the run's signal does.
  *
- * A non-zero exit throws {@link ShellCommandFailed} (retryable); a command that cannot be started or that
- * timed out throws a NonRetryableError.
+ * A non-zero exit throws {@link ShellCommandFailed} (retryable); a command that cannot be started throws a
+ * NonRetryableError, one that timed out a {@link ShellCommandTimedOut} (not retryable either).
  */
 export function shellTool(settings: ShellSettings | undefined, options: ShellToolOptions): Tool {
   const baseDir = resolve(options.baseDir);
@@ -113,7 +128,7 @@ async function checkDirectory(cwd: string): Promise<void> {
     isDirectory = (await stat(cwd)).isDirectory();
   } catch (e) {
     const reason =
-      (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist' : `cannot be used: ${messageOf(e)}`;
+      (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist' : `cannot be used: ${errorText(e)}`;
     throw new NonRetryableError(`cwd ${JSON.stringify(cwd)} ${reason}`, { cause: e });
   }
   if (!isDirectory) throw new NonRetryableError(`cwd ${JSON.stringify(cwd)} is not a directory`);
@@ -143,12 +158,15 @@ function runCommand(argv: readonly string[], o: RunOptions): Promise<ShellOutput
         cwd: o.cwd,
         env: o.env,
         shell: false,
+        // A group of its own, so that a stop reaches what the command started too (`sh -c "a; b"`, a
+        // build's workers): signalling the command alone orphans them, still running.
+        detached: true,
         stdio: ['ignore', 'pipe', 'pipe'],
         windowsHide: true,
       });
     } catch (e) {
       rejectPromise(
-        new NonRetryableError(`command ${name} cannot be started: ${messageOf(e)}`, { cause: e }),
+        new NonRetryableError(`command ${name} cannot be started: ${errorText(e)}`, { cause: e }),
       );
       return;
     }
@@ -160,14 +178,29 @@ function runCommand(argv: readonly string[], o: RunOptions): Promise<ShellOutput
     let settled = false;
     let stopped: 'timeout' | 'abort' | null = null;
     let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
-    let killTimer: ReturnType<typeof setTimeout> | undefined;
     let drainTimer: ReturnType<typeof setTimeout> | undefined;
 
+    const signalGroup = (signal: NodeJS.Signals): void => {
+      // The group's id is the command's pid, kept while any process of the group lives, even after the
+      // command itself exited: the number cannot name another group before the last of them has gone.
+      if (child.pid !== undefined) {
+        try {
+          process.kill(-child.pid, signal);
+          return;
+        } catch {
+          // No process groups (Windows), or none of the group is left: the command alone, if it runs.
+        }
+      }
+      child.kill(signal);
+    };
     const stop = (why: 'timeout' | 'abort'): void => {
       if (stopped !== null || exit !== null) return;
       stopped = why;
-      child.kill('SIGTERM');
-      killTimer = setTimeout(() => child.kill('SIGKILL'), o.graceMs);
+      signalGroup('SIGTERM');
+      // Not cleared when the command exits, nor when the step settles: a process it started may ignore
+      // SIGTERM and outlive it, and only this SIGKILL ends that one. (A command that exits on its own is
+      // never stopped, so its background processes are left alone.)
+      setTimeout(() => signalGroup('SIGKILL'), o.graceMs);
     };
     const timeoutTimer = setTimeout(() => stop('timeout'), o.timeoutMs);
     const onAbort = (): void => stop('abort');
@@ -177,7 +210,6 @@ function runCommand(argv: readonly string[], o: RunOptions): Promise<ShellOutput
       if (settled) return;
       settled = true;
       clearTimeout(timeoutTimer);
-      clearTimeout(killTimer);
       clearTimeout(drainTimer);
       o.signal.removeEventListener('abort', onAbort);
       if ('error' in outcome) rejectPromise(outcome.error);
@@ -193,8 +225,9 @@ function runCommand(argv: readonly string[], o: RunOptions): Promise<ShellOutput
         settle({ error: o.signal.reason ?? new Error(`command ${name} was aborted`) });
       } else if (stopped === 'timeout') {
         const seconds = o.timeoutMs / 1000;
-        const error = new NonRetryableError(
+        const error = new ShellCommandTimedOut(
           `command ${name} timed out after ${seconds} s and was stopped${quote(out.stderr)}`,
+          signal,
         );
         settle({ error });
       } else if (code === 0) {
@@ -214,7 +247,6 @@ function runCommand(argv: readonly string[], o: RunOptions): Promise<ShellOutput
     child.on('exit', (code, signal) => {
       if (settled) return;
       exit = { code, signal };
-      clearTimeout(killTimer);
       drainTimer = setTimeout(() => {
         child.stdout?.destroy();
         child.stderr?.destroy();
@@ -276,8 +308,4 @@ class Tail {
     bytes = bytes.subarray(start);
     return `[… ${this.#dropped + start} earlier bytes not kept …]\n${bytes.toString('utf8')}`;
   }
-}
-
-function messageOf(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }
