@@ -59,6 +59,7 @@ export {
   type ExecutionStatus,
   type ExecutorEvents,
   type PlanExecutorOptions,
+  type RunOptions,
   type Timers,
 } from './executor/PlanExecutor.js';
 export { EXECUTION_KEY, type CompletedDecision, type ExecutionState, type Paused } from './executor/state.js';

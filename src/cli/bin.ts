@@ -1,15 +1,17 @@
 // The `leash` process: wires the command to this process's streams, environment and signals.
 import { main } from './main.js';
 
-// The first Ctrl-C ends long-running commands (`serve`, `audit --follow`) cleanly. A run is not cut
-// short: the command it runs gets the same signal from the terminal, fails, and the run records that
-// and ends. A second Ctrl-C stops at once.
+// The first Ctrl-C (or SIGTERM) stops the command cleanly: a run aborts the step running (a shell step's
+// whole process group gets SIGTERM, then SIGKILL after a grace period), records that it was interrupted
+// with the work done so far, and exits 1; `serve` and `audit --follow` end. Only a third one exits at
+// once, for when even that cannot finish (a store that does not answer): a second, pressed while the
+// grace period runs, must not skip the SIGKILL of a command that ignores SIGTERM.
 const controller = new AbortController();
 let signals = 0;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     signals++;
-    if (signals > 1) process.exit(130);
+    if (signals > 2) process.exit(130);
     controller.abort();
   });
 }

@@ -1,4 +1,5 @@
 // What the `leash` command prints for people: plain tables and short numbers. Scripts use --json.
+import type { AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
 
 /** Lays out rows under a header, each column as wide as its widest cell. */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
@@ -38,4 +39,23 @@ const CONTROL = /[\x00-\x09\x0b-\x1f\x7f-\x9f]/g;
 /** Text from the store or a tool, made safe to print on a terminal. */
 export function safe(text: string): string {
   return text.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** Steps, budget and wall clock of a plan, used against limit. */
+export function gauges(g: AutonomyGuardrails, nowMs: number): string {
+  return `steps ${stepsText(g)} · budget ${budgetText(g)} · elapsed ${wallOf(g, nowMs)}`;
+}
+
+export function stepsText(g: AutonomyGuardrails): string {
+  return usedOf(String(g.stepCount), g.maxSteps === null ? null : String(g.maxSteps));
+}
+
+export function budgetText(g: AutonomyGuardrails): string {
+  return usedOf(money(g.budgetSpent), g.toolBudget === null ? null : money(g.toolBudget));
+}
+
+export function wallOf(g: AutonomyGuardrails, atMs: number): string {
+  const limit = g.maxWallClockSeconds === null ? null : duration(g.maxWallClockSeconds);
+  const elapsed = g.elapsedSeconds(atMs);
+  return usedOf(elapsed === null ? '—' : duration(elapsed), limit);
 }

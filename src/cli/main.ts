@@ -16,10 +16,12 @@ import { parseIsoMs } from '../iso.js';
 import { policyJsonSchema } from '../policy/jsonSchema.js';
 import { parsePolicy } from '../policy/policy.js';
 import type { Approval, ApprovalStatus, GuardrailStore } from '../store/GuardrailStore.js';
-import { duration, money, safe, table, usedOf } from './format.js';
+import { budgetText, gauges, safe, stepsText, table, wallOf } from './format.js';
+import { Progress } from './progress.js';
+import type { ExecutorEvents } from '../executor/PlanExecutor.js';
 import { openStore } from './openStore.js';
 import { parsePlanFile, planFileJsonSchema } from './planFile.js';
-import { clockOf, PlanRunner, type PlanStatus, type RunReport } from './runner.js';
+import { clockOf, PlanRunner, type PlanListRow, type PlanStatus, type RunReport } from './runner.js';
 import type { BuiltinToolOptions } from './tools/index.js';
 
 /** The exit codes of `leash`, as the README documents them. */
@@ -47,6 +49,8 @@ export interface CliIo {
   readonly tools?: Omit<BuiltinToolOptions, 'baseDir'>;
   /** Ends long-running commands (`audit --follow`, `serve`). */
   readonly signal?: AbortSignal;
+  /** How often the live progress line is redrawn on a terminal; default 1000 ms. */
+  readonly tickMs?: number;
   /** Starts the dashboard; injected so that the command works without loading it when unused. */
   readonly serve?: (options: ServeOptions) => Promise<{ url: string; token: string; close(): Promise<void> }>;
 }
@@ -62,6 +66,7 @@ export interface ServeOptions {
 const USAGE_CODES = new Set([
   'PLAN_NOT_FOUND',
   'PLAN_NOT_PAUSED',
+  'PLAN_NOT_RUNNING',
   'PLAN_NOT_RUNNABLE',
   'PLAN_CLAIMED',
   'APPROVAL_NOT_FOUND',
@@ -85,28 +90,37 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     body: (runner: PlanRunner, store: GuardrailStore) => Promise<T>,
   ) {
     const store = await openStore(db, io.cwd, io.env);
+    const progress = new Progress(io.stderr, clock, io.tickMs);
+    // Progress reads the store: every update is written before it closes, in the order of the events.
+    let printing: Promise<void> = Promise.resolve();
+    const show = (planId: string, update: (g: AutonomyGuardrails | null) => void): void => {
+      printing = printing.then(async () =>
+        update(await runner.service.getGuardrails(planId).catch(() => null)),
+      );
+    };
+    const runner: PlanRunner = new PlanRunner({
+      store,
+      clock,
+      ...(io.tools ? { tools: io.tools } : {}),
+      ...(io.signal ? { signal: io.signal } : {}),
+      onEvent: (event, payload) => {
+        if (json) return;
+        if (event === 'started') {
+          const e = payload as ExecutorEvents['started'];
+          show(e.planId, (g) => progress.started(e.decisionId, e.attempt, g));
+        } else if (event === 'decision') {
+          const e = payload as ExecutorEvents['decision'];
+          show(e.planId, (g) => progress.done(e.decision.decisionId, g));
+        }
+      },
+    });
     try {
-      const runner = new PlanRunner({
-        store,
-        clock,
-        ...(io.tools ? { tools: io.tools } : {}),
-        onEvent: (event, payload) => {
-          if (event === 'decision' && !json) {
-            const p = payload as { planId: string; decision: { decisionId: string } };
-            void progress(runner, p.planId, p.decision.decisionId);
-          }
-        },
-      });
       return await body(runner, store);
     } finally {
+      await printing;
+      progress.close();
       await store.close();
     }
-  }
-
-  async function progress(runner: PlanRunner, planId: string, decisionId: string): Promise<void> {
-    const g = await runner.service.getGuardrails(planId).catch(() => null);
-    if (g === null) return;
-    io.stderr.write(`  ✓ ${safe(decisionId)}  ${gauges(g, clock.now())}\n`);
   }
 
   function report(run: RunReport): number {
@@ -167,11 +181,11 @@ Examples:
     )
     .action(async (file: string, o: { policy?: string; id?: string; db?: string }) => {
       const path = resolve(io.cwd, file);
-      const plan = parsePlanFile(readText(path, 'plan file'), { format: formatOf(path), source: file });
+      const plan = parsePlanFile(readFileText(path, 'plan file'), { format: formatOf(path), source: file });
       const policy =
         o.policy === undefined
           ? null
-          : parsePolicy(readText(resolve(io.cwd, o.policy), 'policy file'), {
+          : parsePolicy(readFileText(resolve(io.cwd, o.policy), 'policy file'), {
               format: formatOf(o.policy),
               source: o.policy,
             });
@@ -198,10 +212,15 @@ Examples:
     .action(async (planId: string | undefined, o: { db?: string }) => {
       await withRunner(o.db, async (runner) => {
         if (planId === undefined) {
-          const plans = await runner.list();
-          if (json) printJson(plans.map((s) => statusJson(s, clock.now())));
-          else if (plans.length === 0) print('no plans yet: start one with `leash run <plan-file>`');
-          else print(statusTable(plans, clock.now()));
+          const rows = await runner.list();
+          if (json) {
+            printJson(
+              rows.map((r) =>
+                'status' in r ? statusJson(r.status, clock.now()) : { plan_id: r.planId, error: r.error },
+              ),
+            );
+          } else if (rows.length === 0) print('no plans yet: start one with `leash run <plan-file>`');
+          else print(statusTable(rows, clock.now()));
           return;
         }
         const s = await runner.status(planId);
@@ -228,9 +247,7 @@ Examples:
     .action(async (planId: string, o: { format: string; follow?: boolean; db?: string }) => {
       const format = json ? 'json' : o.format;
       await withRunner(o.db, async (_runner, store) => {
-        if ((await store.get(planId)) === null) {
-          throw new GuardrailError('PLAN_NOT_FOUND', `no plan "${planId}" in this store`);
-        }
+        await plansOf(store, planId);
         let shown = 0;
         const show = (log: readonly ChainedEntry[], first: boolean) => {
           const fresh = log.slice(shown);
@@ -268,19 +285,13 @@ Examples:
     .action(
       async (planId: string | undefined, o: { publicKey?: string; checkpoints?: string; db?: string }) => {
         const publicKey =
-          o.publicKey === undefined ? undefined : readText(resolve(io.cwd, o.publicKey), 'public key');
+          o.publicKey === undefined ? undefined : readFileText(resolve(io.cwd, o.publicKey), 'public key');
         const checkpoints =
           o.checkpoints === undefined
             ? undefined
-            : parseCheckpoints(readText(resolve(io.cwd, o.checkpoints), 'checkpoints file'));
+            : parseCheckpoints(readFileText(resolve(io.cwd, o.checkpoints), 'checkpoints file'));
         await withRunner(o.db, async (_runner, store) => {
-          const ids =
-            planId === undefined
-              ? (await store.listPlans()).filter((l) => l.configured).map((l) => l.planId)
-              : [planId];
-          if (planId !== undefined && (await store.get(planId)) === null) {
-            throw new GuardrailError('PLAN_NOT_FOUND', `no plan "${planId}" in this store`);
-          }
+          const ids = await plansOf(store, planId);
           const reports: VerifyReport[] = [];
           for (const id of ids) {
             reports.push(
@@ -316,13 +327,7 @@ Example:
     )
     .action(async (planId: string | undefined, o: { db?: string }) => {
       await withRunner(o.db, async (_runner, store) => {
-        const ids =
-          planId === undefined
-            ? (await store.listPlans()).filter((l) => l.configured).map((l) => l.planId)
-            : [planId];
-        if (planId !== undefined && (await store.get(planId)) === null) {
-          throw new GuardrailError('PLAN_NOT_FOUND', `no plan "${planId}" in this store`);
-        }
+        const ids = await plansOf(store, planId);
         for (const id of ids) io.stdout.write(exportCheckpoints(await store.readCheckpoints(id)));
       });
     });
@@ -352,10 +357,8 @@ Example:
         throw new GuardrailValidationError('keep', `--keep must be an integer >= 0, got "${o.keep}"`);
       }
       await withRunner(o.db, async (_runner, store) => {
+        await plansOf(store, planId);
         const log = await store.readAuditLog(planId);
-        if (log.length === 0 && (await store.get(planId)) === null) {
-          throw new GuardrailError('PLAN_NOT_FOUND', `no plan "${planId}" in this store`);
-        }
         const last = log.at(-1)?.seq ?? 0;
         const first = log[0]?.seq ?? 1;
         const anchor = (await store.readCheckpoints(planId))
@@ -456,6 +459,7 @@ Example:
     .action(async (id: string, o: { by: string; reason: string; db?: string }) => {
       await withRunner(o.db, async (runner) => {
         const { approval, run } = await runner.deny(id, { by: o.by, reason: o.reason }, { resume: true });
+        // The denial was recorded and the plan ended as asked: exit 0, whatever the plan's end says.
         decided(approval, run);
       });
     });
@@ -482,6 +486,27 @@ Example:
     .addHelpText('after', '\nExample:\n  $ leash resume release')
     .action(async (planId: string, o: { db?: string }) => {
       code = await withRunner(o.db, async (runner) => report(await runner.resume(planId)));
+    });
+
+  program
+    .command('abandon')
+    .description(
+      'mark a plan left running by a process that died as failed, so it no longer shows as running',
+    )
+    .argument('<plan>', 'plan id')
+    .requiredOption('--by <name>', 'who abandons it (kept in the plan’s outcome)')
+    .addOption(dbOption())
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      '\nOnly for a plan in phase execute whose process is gone (killed, or its machine lost): a run\nthat ends on its own, or is stopped with Ctrl-C, records its end itself.\n\nExample:\n  $ leash abandon release --by alice',
+    )
+    .action(async (planId: string, o: { by: string; db?: string }) => {
+      await withRunner(o.db, async (runner) => {
+        const s = await runner.abandon(planId, o.by);
+        if (json) printJson(statusJson(s, clock.now()));
+        else print(`plan ${safe(planId)}: failed (abandoned by ${safe(o.by)})`);
+      });
     });
 
   program
@@ -521,7 +546,7 @@ Example:
     .addOption(jsonOption())
     .addHelpText('after', '\nExample:\n  $ leash policy validate leash.policy.yaml')
     .action((file: string) => {
-      const parsed = parsePolicy(readText(resolve(io.cwd, file), 'policy file'), {
+      const parsed = parsePolicy(readFileText(resolve(io.cwd, file), 'policy file'), {
         format: formatOf(file),
         source: file,
       });
@@ -562,6 +587,14 @@ Example:
     }
     return exit;
   }
+}
+
+/** The plans a command is about: the one named (which must exist), or every configured plan. */
+async function plansOf(store: GuardrailStore, planId: string | undefined): Promise<string[]> {
+  if (planId === undefined) return (await store.listPlans()).filter((l) => l.configured).map((l) => l.planId);
+  if ((await store.get(planId)) === null)
+    throw new GuardrailError('PLAN_NOT_FOUND', `no plan "${planId}" in this store`);
+  return [planId];
 }
 
 function exitOf(run: RunReport): number {
@@ -609,19 +642,6 @@ function describeRun(run: RunReport): string {
   return lines.join('\n');
 }
 
-/** Steps, budget and wall clock of a plan, used against limit. */
-function gauges(g: AutonomyGuardrails, nowMs: number): string {
-  const steps = usedOf(String(g.stepCount), g.maxSteps === null ? null : String(g.maxSteps));
-  const budget = usedOf(money(g.budgetSpent), g.toolBudget === null ? null : money(g.toolBudget));
-  return `steps ${steps} · budget ${budget} · elapsed ${wallOf(g, nowMs)}`;
-}
-
-function wallOf(g: AutonomyGuardrails, atMs: number): string {
-  const limit = g.maxWallClockSeconds === null ? null : duration(g.maxWallClockSeconds);
-  const elapsed = g.elapsedSeconds(atMs);
-  return usedOf(elapsed === null ? '—' : duration(elapsed), limit);
-}
-
 function statusJson(s: PlanStatus, nowMs: number): Record<string, unknown> {
   return {
     plan_id: s.planId,
@@ -638,16 +658,18 @@ function statusJson(s: PlanStatus, nowMs: number): Record<string, unknown> {
   };
 }
 
-function statusTable(plans: readonly PlanStatus[], nowMs: number): string {
+function statusTable(rows: readonly PlanListRow[], nowMs: number): string {
   return table(
     ['PLAN', 'PHASE', 'STEPS', 'BUDGET', 'ELAPSED', 'UPDATED'],
-    plans.map((s) => {
+    rows.map((r) => {
+      if (!('status' in r)) return [safe(r.planId), `unreadable: ${safe(r.error)}`, '', '', '', ''];
+      const s = r.status;
       const g = s.guardrails;
       return [
         safe(s.planId),
-        s.phase ?? '—',
-        g === null ? '—' : usedOf(String(g.stepCount), g.maxSteps === null ? null : String(g.maxSteps)),
-        g === null ? '—' : usedOf(money(g.budgetSpent), g.toolBudget === null ? null : money(g.toolBudget)),
+        safe(s.phase ?? '—'),
+        g === null ? '—' : stepsText(g),
+        g === null ? '—' : budgetText(g),
         g === null ? '—' : wallOf(g, clockOf(s, nowMs)),
         s.updatedAt ?? '—',
       ];
@@ -678,14 +700,18 @@ function entryJson(e: ChainedEntry): Record<string, unknown> {
 }
 
 function auditTable(log: readonly ChainedEntry[], header: boolean): string {
-  const rows = log.map((e) => [
-    String(e.seq),
-    e.entry.timestamp,
-    e.entry.event_type,
-    e.entry.guard_name,
-    e.entry.result,
-    safe(JSON.stringify(e.entry.details)),
-  ]);
+  // Every cell comes from the database, which may have been written by anyone: none reaches the
+  // terminal unescaped.
+  const rows = log.map((e) =>
+    [
+      String(e.seq),
+      String(e.entry.timestamp),
+      String(e.entry.event_type),
+      String(e.entry.guard_name),
+      String(e.entry.result),
+      JSON.stringify(e.entry.details),
+    ].map(safe),
+  );
   const text = table(['SEQ', 'TIME', 'EVENT', 'GUARD', 'RESULT', 'DETAILS'], rows);
   return header ? text : text.split('\n').slice(1).join('\n');
 }
@@ -724,7 +750,7 @@ function approvalsTable(list: readonly Approval[]): string {
   );
 }
 
-function readText(path: string, what: string): string {
+function readFileText(path: string, what: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (error) {
@@ -743,17 +769,16 @@ function planName(path: string): string {
   return basename(path).replace(/(\.plan)?\.(ya?ml|json)$/i, '') || 'plan';
 }
 
+/** Waits `ms`, or less when `signal` aborts; leaves no listener behind either way. */
 function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((done) => {
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        done();
-      },
-      { once: true },
-    );
+    const end = (): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', end);
+      done();
+    };
+    const timer = setTimeout(end, ms);
+    signal?.addEventListener('abort', end, { once: true });
   });
 }
 

@@ -1,15 +1,21 @@
 import { systemClock, type Clock } from '../clock.js';
-import { GuardrailError, GuardrailValidationError, isGuardrailError } from '../errors.js';
+import { errorText, GuardrailError, GuardrailValidationError, isGuardrailError } from '../errors.js';
 import type { Plan } from '../executor/Plan.js';
 import { PlanExecutor, type ExecutionResult, type ExecutorEvents } from '../executor/PlanExecutor.js';
 import type { CompletedDecision } from '../executor/state.js';
 import type { AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
 import { formatIso, parseIsoMs } from '../iso.js';
 import type { JsonObject } from '../json.js';
-import { approvalTtlMs, policyToGuardrailsInit, toolRules, validatePolicy } from '../policy/policy.js';
+import {
+  approvalTtlMs,
+  policyToGuardrailsInit,
+  strictestGuardrails,
+  toolRules,
+  validatePolicy,
+} from '../policy/policy.js';
 import type { Policy } from '../policy/schema.js';
 import { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
-import type { Decision as ApprovalDecision } from '../service/approvals.js';
+import { validDecision, type Decision as ApprovalDecision } from '../service/approvals.js';
 import type { Approval, GuardrailStore, PlanDocument } from '../store/GuardrailStore.js';
 import { planFileGuardrails, planFileToPlan, validatePlanFile, type PlanFile } from './planFile.js';
 import { builtinTools, type BuiltinToolOptions } from './tools/index.js';
@@ -51,6 +57,10 @@ export interface RunReport {
   readonly completed: readonly CompletedDecision[];
 }
 
+/** One row of {@link PlanRunner.list}: a plan's status, or why it cannot be read. */
+export type PlanListRow =
+  { readonly status: PlanStatus } | { readonly planId: string; readonly error: string };
+
 /** What `status` shows of one plan. */
 export interface PlanStatus {
   readonly planId: string;
@@ -66,6 +76,8 @@ export interface PlanRunnerOptions {
   readonly clock?: Clock;
   /** Options of the built-in tools (environment, fetch, sleep): injected by tests. */
   readonly tools?: Omit<BuiltinToolOptions, 'baseDir'>;
+  /** Interrupts runs when it aborts (Ctrl-C): the run ends as failed, its work kept and saved. */
+  readonly signal?: AbortSignal;
   /** Called with every executor event of every run. */
   readonly onEvent?: <K extends keyof ExecutorEvents>(event: K, payload: ExecutorEvents[K]) => void;
 }
@@ -73,6 +85,7 @@ export interface PlanRunnerOptions {
 const RECORD_FORMAT = 'leash.run';
 const RECORD_VERSION = 1;
 const EVENTS: readonly (keyof ExecutorEvents)[] = [
+  'started',
   'decision',
   'violation',
   'awaiting_confirmation',
@@ -91,6 +104,7 @@ export class PlanRunner {
   readonly #clock: Clock;
   readonly #toolOptions: Omit<BuiltinToolOptions, 'baseDir'>;
   readonly #onEvent: PlanRunnerOptions['onEvent'];
+  readonly #signal: AbortSignal | undefined;
 
   constructor(options: PlanRunnerOptions) {
     this.store = options.store;
@@ -98,6 +112,7 @@ export class PlanRunner {
     this.service = new AutonomyGuardrailService({ store: this.store, clock: this.#clock });
     this.#toolOptions = options.tools ?? {};
     this.#onEvent = options.onEvent;
+    this.#signal = options.signal;
   }
 
   /**
@@ -128,10 +143,24 @@ export class PlanRunner {
     const probe = planFileToPlan(file, 'probe');
     this.#executor(record).validate(probe);
     const planId = await this.#claimId(input.id ?? file.id ?? input.name, input.id !== undefined, record);
-    const guardrails = policy === null ? planFileGuardrails(file) : policyToGuardrailsInit(policy);
-    await this.service.configureGuardrails(planId, guardrails);
-    const plan = planFileToPlan(file, planId);
-    return this.#run(planId, plan, record);
+    // A policy binds the plan file: each limit is the stricter of the two, so neither can loosen the other.
+    const guardrails =
+      policy === null
+        ? planFileGuardrails(file)
+        : strictestGuardrails(planFileGuardrails(file), policyToGuardrailsInit(policy));
+    try {
+      await this.service.configureGuardrails(planId, guardrails);
+    } catch (error) {
+      const outcome: RunOutcome = {
+        status: 'failed',
+        reason: errorText(error),
+        completed: 0,
+        decisions: file.decisions.length,
+      };
+      await this.#save(planId, 'failed', { ...record, outcome }).catch(() => undefined);
+      throw error;
+    }
+    return this.#run(planId, planFileToPlan(file, planId), record);
   }
 
   /** Continues a plan awaiting confirmation, after a person approved (or denied) its step. */
@@ -174,7 +203,7 @@ export class PlanRunner {
     options: { resume?: boolean } = {},
   ): Promise<{ approval: Approval; run: RunReport | null }> {
     const approval = await this.service.approve(approvalId, decision);
-    const run = options.resume ? await this.#resumeIfPaused(approval) : null;
+    const run = options.resume ? await this.resumeIfPaused(approval.planId) : null;
     return { approval, run };
   }
 
@@ -185,7 +214,7 @@ export class PlanRunner {
     options: { resume?: boolean } = {},
   ): Promise<{ approval: Approval; run: RunReport | null }> {
     const approval = await this.service.deny(approvalId, decision);
-    const run = options.resume ? await this.#resumeIfPaused(approval) : null;
+    const run = options.resume ? await this.resumeIfPaused(approval.planId) : null;
     return { approval, run };
   }
 
@@ -207,21 +236,90 @@ export class PlanRunner {
     };
   }
 
-  /** Every plan the store knows, most recently saved first. */
-  async list(): Promise<PlanStatus[]> {
+  /**
+   * Every plan the store knows, most recently saved first. A plan whose document cannot be read is listed
+   * with the reason rather than hiding the others.
+   */
+  async list(): Promise<PlanListRow[]> {
     const listed = await this.store.listPlans();
-    const all = await Promise.all(listed.map((l) => this.status(l.planId)));
-    return all
-      .filter((s): s is PlanStatus => s !== null)
-      .sort(
-        (a, b) => (b.updatedAt ?? '').localeCompare(a.updatedAt ?? '') || a.planId.localeCompare(b.planId),
-      );
+    const rows = await Promise.all(
+      listed.map(async (l): Promise<PlanListRow | null> => {
+        try {
+          const status = await this.status(l.planId);
+          return status === null ? null : { status };
+        } catch (error) {
+          return { planId: l.planId, error: errorText(error) };
+        }
+      }),
+    );
+    const updated = (r: PlanListRow) => ('status' in r ? (r.status.updatedAt ?? '') : '');
+    const id = (r: PlanListRow) => ('status' in r ? r.status.planId : r.planId);
+    return rows
+      .filter((r): r is PlanListRow => r !== null)
+      .sort((a, b) => updated(b).localeCompare(updated(a)) || id(a).localeCompare(id(b)));
   }
 
-  async #resumeIfPaused(approval: Approval): Promise<RunReport | null> {
-    const doc = await this.store.getPlanDocument(approval.planId);
+  /**
+   * Resumes the plan when it is awaiting confirmation; null when it is not (it runs, ended, or is not a
+   * runner's plan) or another process claimed it first.
+   */
+  async resumeIfPaused(planId: string): Promise<RunReport | null> {
+    const doc = await this.store.getPlanDocument(planId);
     if (doc?.phase !== 'awaiting_confirmation') return null;
-    return this.resume(approval.planId);
+    try {
+      return await this.resume(planId);
+    } catch (error) {
+      if (isGuardrailError(error) && error.code === 'PLAN_CLAIMED') return null;
+      throw error;
+    }
+  }
+
+  /**
+   * Ends a plan left in phase `execute` by a process that died (killed, or the machine lost): marks it
+   * failed, keeping its progress, so it no longer shows as running. Refused for a plan in another phase.
+   */
+  async abandon(planId: string, by: string): Promise<PlanStatus> {
+    const who = validDecision({ by }, false).by;
+    const why = `abandoned by ${who}: its process was gone`;
+    const doc = await this.store.getPlanDocument(planId);
+    if (doc === null) throw new GuardrailError('PLAN_NOT_FOUND', `no plan "${planId}" in this store`);
+    if (doc.phase !== 'execute') {
+      throw new GuardrailError(
+        'PLAN_NOT_RUNNING',
+        `plan "${planId}" is ${doc.phase}, not execute: nothing to abandon`,
+      );
+    }
+    const record = readRecord(doc);
+    const completed = record.outcome?.completed ?? 0;
+    const outcome: RunOutcome = {
+      status: 'failed',
+      reason: why,
+      completed,
+      decisions: record.file.decisions.length,
+    };
+    try {
+      await this.store.savePlanDocument(
+        {
+          planId,
+          phase: 'failed',
+          body: recordToJson({ ...record, outcome }),
+          updatedAt: formatIso(this.#clock.now()),
+        },
+        { expectedRevision: doc.revision },
+      );
+    } catch (error) {
+      if (isGuardrailError(error) && error.code === 'PLAN_DOCUMENT_CONFLICT') {
+        throw new GuardrailError(
+          'PLAN_CLAIMED',
+          `plan "${planId}" changed just now: look again before abandoning it`,
+          {
+            cause: error,
+          },
+        );
+      }
+      throw error;
+    }
+    return (await this.status(planId)) as PlanStatus;
   }
 
   /** Saves the new plan's document under the first free id, atomically. */
@@ -253,16 +351,46 @@ export class PlanRunner {
 
   async #run(planId: string, plan: Plan, record: RunRecord): Promise<RunReport> {
     const executor = this.#executor(record);
-    const result = plan.phase === 'execute' ? await executor.execute(plan) : await executor.resume(plan);
+    const options = this.#signal === undefined ? {} : { signal: this.#signal };
+    let result: ExecutionResult;
+    try {
+      result =
+        plan.phase === 'execute'
+          ? await executor.execute(plan, options)
+          : await executor.resume(plan, options);
+    } catch (error) {
+      // The plan must not stay `execute` for ever: record why it ended, then report the error.
+      const outcome: RunOutcome = {
+        status: 'failed',
+        reason: errorText(error),
+        completed: 0,
+        decisions: plan.decisions.length,
+      };
+      await this.#save(planId, 'failed', { ...record, metadata: plan.metadata, outcome }).catch(
+        () => undefined,
+      );
+      throw error;
+    }
     const outcome = outcomeOf(result, plan.decisions.length);
-    const ended: RunRecord = { ...record, metadata: plan.metadata, outcome };
-    await this.store.savePlanDocument({
+    await this.#save(planId, plan.phase, { ...record, metadata: plan.metadata, outcome });
+    const report: RunReport = { planId, outcome, result, completed: result.completed };
+    // A person may have decided between the request and the save above, when nothing could resume the
+    // plan yet: resume it now (the claim keeps a concurrent resume from running it twice).
+    if (result.status === 'awaiting_confirmation' && result.approval) {
+      const approval = await this.service.getApproval(result.approval.id);
+      if (approval !== null && approval.status !== 'pending')
+        return (await this.resumeIfPaused(planId)) ?? report;
+    }
+    return report;
+  }
+
+  #save(planId: string, phase: string, record: RunRecord): Promise<PlanDocument> {
+    return this.store.savePlanDocument({
       planId,
-      phase: plan.phase,
-      body: recordToJson(ended),
+      phase,
+      body: recordToJson(record),
       updatedAt: formatIso(this.#clock.now()),
     });
-    return { planId, outcome, result, completed: result.completed };
   }
 
   #executor(record: RunRecord): PlanExecutor {
@@ -297,12 +425,8 @@ function outcomeOf(result: ExecutionResult, decisions: number): RunOutcome {
   if (result.violation) {
     return { ...base, guard: result.violation.check.guardName, reason: result.violation.check.reason };
   }
-  if (result.status === 'failed') return { ...base, reason: messageOf(result.error) };
+  if (result.status === 'failed') return { ...base, reason: errorText(result.error) };
   return base;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 function recordToJson(r: RunRecord): JsonObject {

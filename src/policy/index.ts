@@ -3,6 +3,7 @@ export {
   MAX_YAML_ALIAS_COUNT,
   parsePolicy,
   policyToGuardrailsInit,
+  strictestGuardrails,
   toolRules,
   validatePolicy,
   type ParsePolicyOptions,

@@ -75,6 +75,29 @@ export function policyToGuardrailsInit(policy: Policy): GuardrailsInit {
 }
 
 /**
+ * The strictest of several sets of limits, limit by limit: the lowest of the numbers (absent or null is
+ * unlimited) and every confirmation any of them requires. Used where two parties set limits for one plan
+ * (an operator's policy over an agent's plan file), so that neither can loosen the other.
+ */
+export function strictestGuardrails(...inits: readonly GuardrailsInit[]): GuardrailsInit {
+  const lowest = (values: readonly (number | null | undefined)[]): number | null => {
+    const set = values.filter((v): v is number => typeof v === 'number');
+    return set.length === 0 ? null : Math.min(...set);
+  };
+  const confirmations = [...new Set(inits.flatMap((i) => i.requiredConfirmations ?? []))];
+  return {
+    maxSteps: lowest(inits.map((i) => i.maxSteps)),
+    toolBudget: lowest(inits.map((i) => i.toolBudget)),
+    requiredConfirmations: confirmations,
+    maxWallClockSeconds: lowest(inits.map((i) => i.maxWallClockSeconds)),
+    actorLimits: {
+      maxToolCallsPerInvocation: lowest(inits.map((i) => i.actorLimits?.maxToolCallsPerInvocation)),
+      maxRetriesPerFailure: lowest(inits.map((i) => i.actorLimits?.maxRetriesPerFailure)),
+    },
+  };
+}
+
+/**
  * The per-tool rules with their defaults: no call limit, no policy cost, no confirmation.
  * A tool the policy does not name has no entry.
  */

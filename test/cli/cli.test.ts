@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -49,6 +49,32 @@ decisions:
   - { id: first, tool: echo, input: { message: one } }
   - { id: second, tool: echo, input: { message: two } }
 `;
+
+/** What a child process writes to one of its streams, and a wait for a text to appear in it. */
+function collect(child: ChildProcess, stream: 'stdout' | 'stderr' = 'stdout') {
+  let text = '';
+  const waiters = new Set<() => void>();
+  child[stream]?.on('data', (b: Buffer) => {
+    text += b.toString();
+    for (const check of waiters) check();
+  });
+  return {
+    text: () => text,
+    /** Resolves once `wanted` was written; rejects after 20 s. */
+    seen: (wanted: string) =>
+      new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`"${wanted}" not seen in: ${text}`)), 20_000);
+        const check = () => {
+          if (!text.includes(wanted)) return;
+          clearTimeout(timer);
+          waiters.delete(check);
+          resolve();
+        };
+        waiters.add(check);
+        check();
+      }),
+  };
+}
 
 /** Runs the release example to its pause; returns the pending approval's id. */
 function pausedRelease(): string {
@@ -348,23 +374,69 @@ describe('status, audit and verify', () => {
         env: { ...process.env, LEASH_DB: '' },
       },
     );
-    let out = '';
-    const seen = (text: string) =>
-      new Promise<void>((resolve) => {
-        const check = () => out.includes(text) && resolve();
-        child.stdout.on('data', (b: Buffer) => {
-          out += b.toString();
-          check();
-        });
-        check();
-      });
-    await seen('confirmation_required');
+    const output = collect(child);
+    await output.seen('confirmation_required');
     leash(['approve', id, '--by', 'alice']);
-    await seen('confirmation_approved');
+    await output.seen('confirmation_approved');
     const code = new Promise<number | null>((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
-    expect([await code, out.includes('budget_committed')]).toEqual([0, true]);
-  }, 60_000);
+    expect([await code, output.text().includes('budget_committed')]).toEqual([0, true]);
+  });
+});
+
+describe('interrupting and abandoning', () => {
+  const SLOW = `version: 1
+decisions:
+  - { id: first, tool: echo, input: { message: one } }
+  - { id: wait, tool: sleep, input: { seconds: 30 } }
+  - { id: never, tool: echo, input: { message: never } }
+`;
+
+  it('ends a run stopped with Ctrl-C as failed, keeping the work done, with exit 1', async () => {
+    plan('slow.plan.yaml', SLOW);
+    const child = spawn(process.execPath, ['--import', TSX, BIN, 'run', 'slow.plan.yaml'], {
+      cwd: dir,
+      env: { ...process.env, LEASH_DB: '' },
+    });
+    const progress = collect(child, 'stderr');
+    await progress.seen('✓ first');
+    const code = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    child.kill('SIGINT');
+    const status = [
+      await code,
+      json<{ phase: string; outcome: { completed: number; reason: string } }>(
+        leash(['status', 'slow', '--json']),
+      ),
+    ];
+    expect(status).toEqual([
+      1,
+      expect.objectContaining({
+        phase: 'failed',
+        outcome: expect.objectContaining({ completed: 1, reason: expect.stringContaining('interrupted') }),
+      }),
+    ]);
+  });
+
+  it('marks a run whose process was killed as failed with abandon', async () => {
+    plan('slow.plan.yaml', SLOW);
+    const child = spawn(process.execPath, ['--import', TSX, BIN, 'run', 'slow.plan.yaml'], {
+      cwd: dir,
+      env: { ...process.env, LEASH_DB: '' },
+    });
+    await collect(child, 'stderr').seen('✓ first');
+    const gone = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await gone;
+    const abandoned = leash(['abandon', 'slow', '--by', 'alice']);
+    const status = json<{ phase: string }>(leash(['status', 'slow', '--json']));
+    expect([abandoned.code, status.phase]).toEqual([0, 'failed']);
+  });
+
+  it('refuses to abandon a plan that is not running, with exit 2', () => {
+    plan('hello.plan.yaml', TWO_ECHOES);
+    leash(['run', 'hello.plan.yaml']);
+    expect(leash(['abandon', 'hello', '--by', 'alice']).code).toBe(2);
+  });
 });
 
 describe('checkpoints and signing keys', () => {

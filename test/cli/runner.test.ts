@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
+import { AutonomyGuardrailService } from '../../src/service/AutonomyGuardrailService.js';
 import { parsePlanFile } from '../../src/cli/planFile.js';
 import { PlanRunner } from '../../src/cli/runner.js';
 import { parsePolicy } from '../../src/policy/policy.js';
+import type { GuardrailStore } from '../../src/store/GuardrailStore.js';
 import { MemoryStore } from '../../src/store/memory/MemoryStore.js';
 import { RELEASE_PLAN, T0 } from '../dashboard/support.js';
 
@@ -100,5 +102,85 @@ describe('PlanRunner', () => {
       updatedAt: '2026-11-30T10:00:00Z',
     });
     expect(await runner.status('other')).toMatchObject({ phase: 'done', record: null });
+  });
+
+  it('saves an interrupted run as failed, keeping the decisions done', async () => {
+    const store = new MemoryStore();
+    const controller = new AbortController();
+    const runner = new PlanRunner({
+      store,
+      clock: new ManualClock(T0),
+      signal: controller.signal,
+      onEvent: (event) => {
+        if (event === 'decision') controller.abort();
+      },
+    });
+    const run = await runner.start({
+      file: parsePlanFile(RELEASE_PLAN),
+      source: 'r.yaml',
+      baseDir: '/plans',
+      name: 'release',
+    });
+    const doc = await store.getPlanDocument('release');
+    expect([run.outcome.status, run.outcome.completed, doc?.phase]).toEqual(['failed', 1, 'failed']);
+  });
+
+  it('resumes a plan approved before its pause was saved', async () => {
+    const inner = new MemoryStore();
+    const clock = new ManualClock(T0);
+    const person = new AutonomyGuardrailService({ store: inner, clock });
+    // Approves the moment the pause is about to be saved: the window in which nothing could resume it.
+    const save: GuardrailStore['savePlanDocument'] = async (doc, options) => {
+      if (doc.phase === 'awaiting_confirmation') {
+        const [pending] = await inner.listApprovals({ status: 'pending' });
+        if (pending) await person.approve(pending.id, { by: 'alice' });
+      }
+      return inner.savePlanDocument(doc, options);
+    };
+    const store = new Proxy(inner, {
+      get: (target, key) => {
+        if (key === 'savePlanDocument') return save;
+        const value: unknown = Reflect.get(target, key);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const runner = new PlanRunner({ store, clock });
+    const run = await runner.start({
+      file: parsePlanFile(RELEASE_PLAN),
+      source: 'r.yaml',
+      baseDir: '/plans',
+      name: 'release',
+    });
+    expect(run.outcome.status).toBe('completed');
+  });
+
+  it('marks a plan left in execute as failed when abandoned, saying by whom', async () => {
+    const { store, runner, start } = setup();
+    await start();
+    const doc = await store.getPlanDocument('release');
+    await store.savePlanDocument({
+      planId: 'release',
+      phase: 'execute',
+      body: doc?.body ?? {},
+      updatedAt: '2026-11-30T10:05:00Z',
+    });
+    const s = await runner.abandon('release', 'alice');
+    expect([s.phase, s.record?.outcome?.reason]).toEqual([
+      'failed',
+      'abandoned by alice: its process was gone',
+    ]);
+  });
+
+  it('refuses to abandon a plan that is not running', async () => {
+    const { runner, start } = setup();
+    await start();
+    await expect(runner.abandon('release', 'alice')).rejects.toMatchObject({ code: 'PLAN_NOT_RUNNING' });
+  });
+
+  it('keeps the plan file’s tighter limit under a looser policy', async () => {
+    const { start } = setup();
+    const tight = RELEASE_PLAN.replace('max_steps: 10', 'max_steps: 1');
+    const run = await start(tight, { policy: 'version: 1\nguardrails: { max_steps: 50 }\n' });
+    expect([run.outcome.status, run.outcome.guard]).toEqual(['failed', 'step_limit']);
   });
 });

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { AutonomyGuardrails } from '../../src/guardrails/AutonomyGuardrails.js';
-import { approvalTtlMs, policyToGuardrailsInit, toolRules, validatePolicy } from '../../src/policy/index.js';
+import {
+  approvalTtlMs,
+  policyToGuardrailsInit,
+  strictestGuardrails,
+  toolRules,
+  validatePolicy,
+} from '../../src/policy/index.js';
 
 const FULL = validatePolicy({
   version: 1,
@@ -126,5 +132,34 @@ describe('approvalTtlMs', () => {
 
   it('is at least one millisecond', () => {
     expect(approvalTtlMs(validatePolicy({ version: 1, approvals: { ttl_seconds: 1e-9 } }))).toBe(1);
+  });
+});
+
+describe('strictestGuardrails', () => {
+  it('takes the lowest of each limit, absent or null meaning unlimited', () => {
+    expect(
+      strictestGuardrails(
+        { maxSteps: 5, toolBudget: null, maxWallClockSeconds: 60, actorLimits: { maxRetriesPerFailure: 3 } },
+        {
+          maxSteps: 10,
+          toolBudget: 2,
+          actorLimits: { maxRetriesPerFailure: 1, maxToolCallsPerInvocation: 4 },
+        },
+      ),
+    ).toEqual({
+      maxSteps: 5,
+      toolBudget: 2,
+      requiredConfirmations: [],
+      maxWallClockSeconds: 60,
+      actorLimits: { maxToolCallsPerInvocation: 4, maxRetriesPerFailure: 1 },
+    });
+  });
+
+  it('requires every confirmation either requires', () => {
+    const merged = strictestGuardrails(
+      { requiredConfirmations: ['deploy'] },
+      { requiredConfirmations: ['delete'] },
+    );
+    expect(merged.requiredConfirmations).toEqual(['deploy', 'delete']);
   });
 });
