@@ -4,8 +4,8 @@ import { bodyLimit } from 'hono/body-limit';
 import { getCookie, setCookie } from 'hono/cookie';
 import { verifyAuditLog } from '../audit/verify.js';
 import { systemClock, type Clock } from '../clock.js';
-import type { PlanRunner, PlanStatus } from '../cli/runner.js';
-import { isGuardrailError } from '../errors.js';
+import type { PlanRunner, PlanStatus, RunReport } from '../cli/runner.js';
+import { errorText, isGuardrailError } from '../errors.js';
 import { isGuardName } from '../guardrails/events.js';
 import { validatePlanId } from '../service/planId.js';
 import type { ApprovalStatus } from '../store/GuardrailStore.js';
@@ -19,18 +19,32 @@ import {
   type AuditFilter,
   type Flash,
   type PageContext,
-  type PlanRow,
 } from './pages.js';
-import { csrfToken, secretsEqual, securityHeaders, styleHash, TOKEN_COOKIE } from './security.js';
+import {
+  csrfToken,
+  secretsEqual,
+  securityHeaders,
+  sessionValue,
+  styleHash,
+  TOKEN_COOKIE,
+} from './security.js';
 import { CSS, planPath, type Html } from './views.js';
 
 export interface DashboardAppOptions {
   readonly runner: PlanRunner;
-  /** The access token every request must carry (query once, then cookie; or `Authorization: Bearer`). */
+  /**
+   * The access token every request must carry: in the query once (then the session cookie stands for it),
+   * or as `Authorization: Bearer`.
+   */
   readonly token: string;
+  /**
+   * Name of the session cookie; `leash_token` unless given. Cookies are shared by every port of a host, so
+   * a server gives one naming its port (`startDashboard` does).
+   */
+  readonly cookieName?: string;
   readonly clock?: Clock;
-  /** Key of the CSRF tokens; random for each app unless given. */
-  readonly csrfSecret?: Uint8Array;
+  /** Key of the CSRF tokens and of the session cookie's value; random for each app unless given. */
+  readonly secret?: Uint8Array;
   /**
    * Called with each background run (a plan resumed after a decision). The promise never rejects: its
    * errors go to `log`. Tests await it; the server waits for them on close.
@@ -40,7 +54,9 @@ export interface DashboardAppOptions {
   readonly log?: (line: string) => void;
   /**
    * Host header values accepted (e.g. `127.0.0.1:4580`); anything else gets 421. Guards against DNS
-   * rebinding on top of the token. Every host when not given.
+   * rebinding on top of the token. A form's `Origin` must then be `http://` and one of them.
+   * When not given (`startDashboard` always gives it): every host, and a form's `Origin` must be the
+   * request's own.
    */
   readonly allowedHosts?: readonly string[];
 }
@@ -62,11 +78,18 @@ export function createDashboardApp(o: DashboardAppOptions): Hono {
   const { runner, token } = o;
   if (typeof token !== 'string' || token.length === 0)
     throw new TypeError('token must be a non-empty string');
+  const cookieName = o.cookieName ?? TOKEN_COOKIE;
+  // Checked here rather than when the first visitor signs in, where hono would throw.
+  if (!/^[A-Za-z0-9_-]+$/.test(cookieName))
+    throw new TypeError(`cookieName must be letters, digits, "_" or "-", got "${cookieName}"`);
   const clock = o.clock ?? systemClock;
   const log = o.log ?? (() => {});
-  const csrf = csrfToken(Buffer.from(o.csrfSecret ?? randomBytes(32)), token);
+  const secret = Buffer.from(o.secret ?? randomBytes(32));
+  const csrf = csrfToken(secret, token);
+  const session = sessionValue(secret, token);
   const allowedHosts =
     o.allowedHosts === undefined ? null : new Set(o.allowedHosts.map((h) => h.toLowerCase()));
+  const allowedOrigins = allowedHosts === null ? null : new Set([...allowedHosts].map((h) => `http://${h}`));
   const app = new Hono();
 
   // Outermost, so 401s, 403s, redirects and error pages carry the headers too.
@@ -76,23 +99,30 @@ export function createDashboardApp(o: DashboardAppOptions): Hono {
   });
 
   app.use(async (c, next) => {
-    // The URL's host is the Host header's (the node adapter builds the URL from it).
-    if (allowedHosts !== null && !allowedHosts.has(new URL(c.req.url).host.toLowerCase())) {
+    // Both names a request gives for the server must be allowed: the Host header, and the URL's host. The
+    // two differ for an absolute-form target (`GET http://127.0.0.1:4580/`), whose URL the node adapter
+    // takes from the target, not from Host; `app.request(...)` sends no Host header at all.
+    const named = [c.req.header('host'), new URL(c.req.url).host];
+    if (allowedHosts !== null && named.some((h) => h !== undefined && !allowedHosts.has(h.toLowerCase()))) {
       return c.text('421 Misdirected Request: this dashboard answers only on the address it printed.\n', 421);
     }
     await next();
   });
 
-  // Authentication: the token from the query (once: it moves to a cookie), a bearer header, or the cookie.
+  // Authentication: the token from the query (once: then the session cookie), a bearer header, or the
+  // session cookie, which holds a value derived from the token rather than the token.
   app.use(async (c, next) => {
     const url = new URL(c.req.url);
     const fromQuery = url.searchParams.get('token');
     const bearer = /^Bearer\s+(.+)$/i.exec(c.req.header('authorization') ?? '')?.[1]?.trim();
-    const given = fromQuery ?? bearer ?? getCookie(c, TOKEN_COOKIE);
-    if (given === undefined || !secretsEqual(given, token)) return unauthorized(c);
+    const raw = fromQuery ?? bearer;
+    const cookie = raw === undefined ? getCookie(c, cookieName) : undefined;
+    const ok =
+      raw !== undefined ? secretsEqual(raw, token) : cookie !== undefined && secretsEqual(cookie, session);
+    if (!ok) return unauthorized(c);
     if (fromQuery !== null && (c.req.method === 'GET' || c.req.method === 'HEAD')) {
-      // Out of the address bar and the history: the cookie carries it from now on.
-      setCookie(c, TOKEN_COOKIE, token, { httpOnly: true, sameSite: 'Strict', path: '/' });
+      // Out of the address bar and the history: the session cookie stands for it from now on.
+      setCookie(c, cookieName, session, { httpOnly: true, sameSite: 'Strict', path: '/' });
       url.searchParams.delete('token');
       // One leading slash: `//host/` would be an address on another server.
       return c.redirect(`${url.pathname.replace(/^\/+/, '/')}${url.search}`, 303);
@@ -115,8 +145,13 @@ export function createDashboardApp(o: DashboardAppOptions): Hono {
   );
   app.use(async (c, next) => {
     if (c.req.method !== 'POST') return next();
-    const origin = c.req.header('origin');
-    if (origin !== undefined && origin !== new URL(c.req.url).origin) {
+    // Against the allowed hosts, not the request's own Host: a DNS-rebinding page sends its own name in
+    // both, and they would agree.
+    const origin = c.req.header('origin')?.toLowerCase();
+    const sameOrigin =
+      origin === undefined ||
+      (allowedOrigins === null ? origin === new URL(c.req.url).origin : allowedOrigins.has(origin));
+    if (!sameOrigin) {
       return forbidden(c, 'the form was sent from another origin');
     }
     // Another port on this host is the same site, and SameSite cookies go there too: only same-origin.
@@ -138,7 +173,7 @@ export function createDashboardApp(o: DashboardAppOptions): Hono {
     csrf,
   });
 
-  app.get('/', async (c) => page(c, plansPage(await context(), await listPlans(runner))));
+  app.get('/', async (c) => page(c, plansPage(await context(), await runner.list())));
 
   app.get('/plans/:id', async (c) => {
     const planId = c.req.param('id');
@@ -233,11 +268,11 @@ export function createDashboardApp(o: DashboardAppOptions): Hono {
   );
 
   app.onError((error, c) => {
-    log(`dashboard: ${c.req.method} ${new URL(c.req.url).pathname}: ${messageOf(error)}`);
+    log(`dashboard: ${c.req.method} ${new URL(c.req.url).pathname}: ${errorText(error)}`);
     const status = isGuardrailError(error) && error.code.endsWith('_NOT_FOUND') ? 404 : 500;
     const title = status === 404 ? 'Not found' : 'Something went wrong';
     // A bare page: the error may be the store itself, which the layout would ask again.
-    return c.text(`${status} ${title}: ${messageOf(error)}\n`, status);
+    return c.text(`${status} ${title}: ${errorText(error)}\n`, status);
   });
 
   return app;
@@ -275,49 +310,27 @@ function forbidden(c: Context, why: string): Response {
 }
 
 /**
- * Every plan with its status. A plan whose document cannot be read (not written by the runner, or
- * corrupt) is listed with the reason instead of hiding the others.
+ * Resumes the plan after a decision, if it is paused; never rejects. Says in the log what became of it,
+ * since nobody waits for the answer.
  */
-async function listPlans(runner: PlanRunner): Promise<PlanRow[]> {
-  const listed = await runner.store.listPlans();
-  const rows = await Promise.all(
-    listed.map(async (l): Promise<PlanRow | null> => {
-      try {
-        const status = await runner.status(l.planId);
-        return status === null ? null : { status };
-      } catch (error) {
-        return { planId: l.planId, error: messageOf(error) };
-      }
-    }),
-  );
-  const updated = (r: PlanRow) => ('status' in r ? (r.status.updatedAt ?? '') : '');
-  const id = (r: PlanRow) => ('status' in r ? r.status.planId : r.planId);
-  return rows
-    .filter((r): r is PlanRow => r !== null)
-    .sort((a, b) => updated(b).localeCompare(updated(a)) || id(a).localeCompare(id(b)));
-}
-
-/** Resumes a paused plan after a decision; never rejects. */
 function resumeInBackground(
   runner: PlanRunner,
   planId: string,
   log: (line: string) => void,
-): Promise<unknown> {
+): Promise<RunReport | null> {
   return (async () => {
-    const doc = await runner.store.getPlanDocument(planId);
-    // Decided for a plan that is not paused (another process resumed it, or it is not a runner's plan).
-    if (doc?.phase !== 'awaiting_confirmation') return null;
-    const run = await runner.resume(planId);
-    log(
-      `plan "${planId}" resumed: ${run.outcome.status}${run.outcome.reason ? ` (${run.outcome.reason})` : ''}`,
-    );
+    const run = await runner.resumeIfPaused(planId);
+    if (run === null) {
+      log(
+        `plan "${planId}" not resumed: it is not awaiting confirmation (another process resumed it, or it is not a runner's plan)`,
+      );
+    } else {
+      const { status, reason } = run.outcome;
+      log(`plan "${planId}" resumed: ${status}${reason ? ` (${reason})` : ''}`);
+    }
     return run;
   })().catch((error: unknown) => {
-    log(`plan "${planId}" could not be resumed: ${messageOf(error)}`);
+    log(`plan "${planId}" could not be resumed: ${errorText(error)}`);
     return null;
   });
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -81,8 +81,12 @@ export function burnDownChart(input: BurnDownInput): Html {
   </svg>`;
 }
 
-/** Where a decision of the plan file stands. */
-export type DecisionState = 'done' | 'waiting for confirmation' | 'failed' | 'running' | 'not reached';
+/**
+ * Where a decision of the plan file stands; `unknown progress` when the executor's saved progress cannot
+ * be read, so no decision can be said to be done or not.
+ */
+export type DecisionState =
+  'done' | 'waiting for confirmation' | 'failed' | 'running' | 'not reached' | 'unknown progress';
 
 export interface TimelineItem {
   readonly id: string;
@@ -98,7 +102,11 @@ const STATE_COLOR: Readonly<Record<DecisionState, string>> = {
   failed: COLOR.failed,
   running: COLOR.running,
   'not reached': '#ffffff',
+  'unknown progress': '#ffffff',
 };
+
+/** States drawn as an empty marker with grey text: nothing is known to have happened. */
+const IDLE: ReadonlySet<DecisionState> = new Set(['not reached', 'unknown progress']);
 
 /** The plan's decisions top to bottom, each with a marker for where it stands. */
 export function timelineChart(items: readonly TimelineItem[]): Html {
@@ -114,7 +122,7 @@ export function timelineChart(items: readonly TimelineItem[]): Html {
     ${items.length > 1 ? html`<line x1="${cx}" x2="${cx}" y1="${top}" y2="${last}" stroke="${COLOR.idle}" stroke-width="2" />` : ''}
     ${items.map((it, i) => {
       const cy = top + row * i;
-      const stroke = it.state === 'not reached' ? COLOR.idle : STATE_COLOR[it.state];
+      const stroke = IDLE.has(it.state) ? COLOR.idle : STATE_COLOR[it.state];
       return html`<g
         ><title>${it.id} (${it.tool}): ${it.state}${it.at === null ? '' : ` · step at ${time(it.at)}`}</title>
         <circle
@@ -129,10 +137,7 @@ export function timelineChart(items: readonly TimelineItem[]): Html {
         ${it.state === 'failed' ? html`<path d="M${cx - 3.5} ${cy - 3.5} l7 7 M${cx + 3.5} ${cy - 3.5} l-7 7" stroke="#fff" stroke-width="2" />` : ''}
         <text class="label" x="${col.id}" y="${cy + 4}">${clip(it.id, 52)}</text>
         <text x="${col.tool}" y="${cy + 4}">${clip(it.tool, 28)}</text>
-        <text
-          x="${col.state}"
-          y="${cy + 4}"
-          fill="${it.state === 'not reached' ? COLOR.axis : STATE_COLOR[it.state]}"
+        <text x="${col.state}" y="${cy + 4}" fill="${IDLE.has(it.state) ? COLOR.axis : STATE_COLOR[it.state]}"
           >${it.state}</text
         >
         <text x="${col.at}" y="${cy + 4}">${it.at === null ? '' : time(it.at)}</text>

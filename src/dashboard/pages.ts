@@ -2,7 +2,9 @@ import { html } from 'hono/html';
 import type { ChainedEntry } from '../audit/chain.js';
 import type { VerifyReport } from '../audit/verify.js';
 import { duration, money } from '../cli/format.js';
-import { clockOf, type PlanStatus } from '../cli/runner.js';
+import { clockOf, type PlanListRow, type PlanStatus } from '../cli/runner.js';
+import { isGuardrailValidationError } from '../errors.js';
+import { stateFromMetadata } from '../executor/state.js';
 import type { AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
 import { GUARD_NAMES, type GuardName } from '../guardrails/events.js';
 import { parseIsoMs } from '../iso.js';
@@ -16,9 +18,6 @@ import {
   type TimelineItem,
 } from './charts.js';
 import { badge, gauge, layout, planPath, time, type Html } from './views.js';
-
-/** A plan as the list shows it: its status, or why it could not be read. */
-export type PlanRow = { readonly status: PlanStatus } | { readonly planId: string; readonly error: string };
 
 /** What a failed approve/deny form shows above the inbox, with what was typed kept. */
 export interface Flash {
@@ -39,7 +38,7 @@ export interface PageContext {
 
 // ---------------------------------------------------------------------------------------------- plans
 
-export function plansPage(ctx: PageContext, rows: readonly PlanRow[]): Html {
+export function plansPage(ctx: PageContext, rows: readonly PlanListRow[]): Html {
   const body = html`<h1>Plans</h1>
     ${
       ctx.pending > 0
@@ -154,7 +153,7 @@ export function timelineOf(s: PlanStatus, log: readonly ChainedEntry[]): Timelin
   if (record === null) return [];
   const decisions = record.file.decisions;
   const outcome = record.outcome;
-  const done = outcome?.completed ?? completedOf(record.metadata);
+  const done = outcome === null ? completedOf(record.metadata, decisions.length) : outcome.completed;
   // The executor takes one step per decision, in order: step n is decision n. The first entry for a step
   // is when it was taken (or refused).
   const stepAt = new Map<number, number>();
@@ -167,7 +166,8 @@ export function timelineOf(s: PlanStatus, log: readonly ChainedEntry[]): Timelin
   }
   return decisions.map((d, i): TimelineItem => {
     let state: DecisionState = 'not reached';
-    if (i < done) state = 'done';
+    if (done === null) state = 'unknown progress';
+    else if (i < done) state = 'done';
     else if (i === done) {
       if (outcome === null) state = s.phase === 'execute' ? 'running' : 'not reached';
       else if (outcome.status === 'awaiting_confirmation') state = 'waiting for confirmation';
@@ -183,11 +183,17 @@ export function timelineOf(s: PlanStatus, log: readonly ChainedEntry[]): Timelin
   });
 }
 
-function completedOf(metadata: Record<string, unknown>): number {
-  const state = metadata['leash_execution'];
-  if (typeof state !== 'object' || state === null) return 0;
-  const completed = (state as Record<string, unknown>)['completed'];
-  return Array.isArray(completed) ? completed.length : 0;
+/**
+ * Decisions completed so far by a run that has no outcome yet (it runs, or its process died), from the
+ * executor's progress in the metadata; null when that cannot be read, rather than a guess.
+ */
+function completedOf(metadata: Record<string, unknown>, decisionCount: number): number | null {
+  try {
+    return stateFromMetadata(metadata, decisionCount).completed.length;
+  } catch (error) {
+    if (isGuardrailValidationError(error)) return null;
+    throw error;
+  }
 }
 
 export function planPage(

@@ -1,7 +1,13 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
-/** Name of the cookie that keeps the access token after the first visit. */
+/**
+ * Default name of the session cookie. Browsers send a cookie to every port of its host, so a server names
+ * it after its port (`leash_token_4580`) to keep two dashboards on one host from overwriting each other's.
+ */
 export const TOKEN_COOKIE = 'leash_token';
+
+/** Shortest access token accepted from outside: a guessable one would make the rest of the locks moot. */
+export const MIN_TOKEN_LENGTH = 32;
 
 /** A fresh access token: 32 random bytes, base64url. */
 export function newToken(): string {
@@ -24,6 +30,16 @@ export function secretsEqual(given: string, expected: string): boolean {
  */
 export function csrfToken(secret: Buffer, accessToken: string): string {
   return createHmac('sha256', secret).update(accessToken, 'utf8').digest('base64url');
+}
+
+/**
+ * What the session cookie holds: HMAC-SHA256 of the access token under the server's secret, not the token
+ * itself. Every service on the host receives the cookie (cookies ignore ports); this value opens only this
+ * server, for as long as it runs, and cannot be replayed as the token (`?token=`, `Authorization`).
+ * The prefix keeps it apart from {@link csrfToken}, made under the same secret.
+ */
+export function sessionValue(secret: Buffer, accessToken: string): string {
+  return createHmac('sha256', secret).update(`session:${accessToken}`, 'utf8').digest('base64url');
 }
 
 /** The stylesheet's CSP source: its SHA-256, so no inline style other than this one can apply. */

@@ -4,8 +4,9 @@ import { createAdaptorServer } from '@hono/node-server';
 import type { Hono } from 'hono';
 import type { Clock } from '../clock.js';
 import type { PlanRunner } from '../cli/runner.js';
+import { GuardrailValidationError } from '../errors.js';
 import { createDashboardApp } from './app.js';
-import { newToken } from './security.js';
+import { MIN_TOKEN_LENGTH, newToken, TOKEN_COOKIE } from './security.js';
 
 export interface DashboardOptions {
   runner: PlanRunner;
@@ -13,7 +14,10 @@ export interface DashboardOptions {
   host: string;
   /** Port to listen on; 0 picks a free one (see the returned `url`). */
   port: number;
-  /** Access token; 32 random bytes (base64url) when not given. */
+  /**
+   * Access token, at least 32 characters (`leash serve` takes it from LEASH_TOKEN); 32 random bytes
+   * (base64url) when not given.
+   */
   token?: string;
   clock?: Clock;
   /** Where errors of requests and of background runs are written. */
@@ -24,11 +28,32 @@ export interface RunningDashboard {
   /** Where it listens, with the actual port: `http://127.0.0.1:4580`. */
   readonly url: string;
   readonly token: string;
-  /** Stops listening, then waits for the plans resumed from the dashboard to finish. */
+  /**
+   * Stops listening, then waits for the resumes the dashboard started to finish. A process killed
+   * outright cannot: the plan it ran stays in phase `execute`.
+   */
   close(): Promise<void>;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+
+/**
+ * The Host header values a dashboard bound to `host:port` answers to. Bound to loopback, every loopback
+ * name; otherwise the bound address alone. Either way a DNS-rebinding page, whose requests name its own
+ * host, gets 421. Port 80 also appears without it, as browsers leave the default port out.
+ * @example
+ * allowedHostsFor('127.0.0.1', 4580); // ['127.0.0.1:4580', 'localhost:4580', '[::1]:4580']
+ * allowedHostsFor('10.0.0.5', 4580); // ['10.0.0.5:4580']
+ */
+export function allowedHostsFor(host: string, port: number): string[] {
+  const names = LOOPBACK.has(host.toLowerCase()) ? ['127.0.0.1', 'localhost', '[::1]'] : [bracketed(host)];
+  return names.flatMap((h) => (port === 80 ? [h, `${h}:80`] : [`${h}:${port}`]));
+}
+
+/** An IPv6 address as a URL and a Host header write it: in brackets. */
+function bracketed(host: string): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}
 
 /**
  * Starts the dashboard's HTTP server on `host:port`.
@@ -37,6 +62,14 @@ const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
  * console.log(`${url}/?token=${token}`);
  */
 export async function startDashboard(o: DashboardOptions): Promise<RunningDashboard> {
+  // Checked before listening, so a refused token leaves no port open. The token itself stays out of the
+  // message: it may be a real secret with a typo.
+  if (o.token !== undefined && (typeof o.token !== 'string' || o.token.length < MIN_TOKEN_LENGTH)) {
+    throw new GuardrailValidationError(
+      'token',
+      `token must be a string of at least ${MIN_TOKEN_LENGTH} characters (LEASH_TOKEN sets it for \`leash serve\`), got ${typeof o.token === 'string' ? `${o.token.length} characters` : typeof o.token}`,
+    );
+  }
   const token = o.token ?? newToken();
   const log = o.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
   const running = new Set<Promise<unknown>>();
@@ -57,28 +90,22 @@ export async function startDashboard(o: DashboardOptions): Promise<RunningDashbo
   });
   server.on('error', (error) => log(`dashboard server: ${error.message}`));
   const port = (server.address() as AddressInfo).port;
-  const host = o.host.includes(':') && !o.host.startsWith('[') ? `[${o.host}]` : o.host;
   ready.app = createDashboardApp({
     runner: o.runner,
     token,
+    // Cookies ignore ports: named after this one, a second dashboard on the host keeps its own session.
+    cookieName: `${TOKEN_COOKIE}_${port}`,
     log,
     ...(o.clock === undefined ? {} : { clock: o.clock }),
     onBackground: (run) => {
       running.add(run);
       void run.finally(() => running.delete(run));
     },
-    // Bound to loopback: only loopback names may reach it, which stops DNS-rebinding pages early.
-    ...(LOOPBACK.has(o.host)
-      ? {
-          allowedHosts: ['127.0.0.1', 'localhost', '[::1]'].flatMap((h) =>
-            port === 80 ? [h, `${h}:80`] : [`${h}:${port}`],
-          ),
-        }
-      : {}),
+    allowedHosts: allowedHostsFor(o.host, port),
   });
 
   return {
-    url: `http://${host}:${port}`,
+    url: `http://${bracketed(o.host)}:${port}`,
     token,
     async close() {
       await new Promise<void>((resolve, reject) => {

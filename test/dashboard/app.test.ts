@@ -1,6 +1,9 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import { allowedHostsFor } from '../../src/dashboard/server.js';
+import { EXECUTION_KEY } from '../../src/executor/state.js';
+import type { JsonObject } from '../../src/json.js';
 import {
   COOKIE,
   dashboard,
@@ -8,6 +11,8 @@ import {
   fixture,
   ORIGIN,
   pausedPlan,
+  SESSION,
+  type Fixture,
   sqliteStore,
   startPlan,
   textOf,
@@ -36,7 +41,7 @@ describe('access token', () => {
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe('/approvals?status=pending');
     const cookie = res.headers.get('set-cookie') ?? '';
-    expect(cookie).toMatch(new RegExp(`^leash_token=${TOKEN};`));
+    expect(cookie).toMatch(new RegExp(`^leash_token=${SESSION};`));
     expect(cookie).toMatch(/; HttpOnly/);
     expect(cookie).toMatch(/; SameSite=Strict/);
     expect(cookie).toMatch(/; Path=\//);
@@ -47,6 +52,40 @@ describe('access token', () => {
     const res = await app.request(`http://localhost//evil.example/?token=${TOKEN}`);
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe('/evil.example/');
+  });
+
+  it('keeps in the cookie a value derived from the token, not the token', async () => {
+    const { app } = dashboard(fixture());
+    const res = await app.request(`/?token=${TOKEN}`);
+    const value = /^leash_token=([^;]*);/.exec(res.headers.get('set-cookie') ?? '')?.[1];
+    expect(value).toBe(SESSION);
+    expect(value).not.toContain(TOKEN);
+  });
+
+  it('refuses the token itself as the cookie value (401)', async () => {
+    const { app } = dashboard(fixture());
+    const res = await app.request('/', { headers: { cookie: `leash_token=${TOKEN}` } });
+    expect(res.status).toBe(401);
+  });
+
+  it('refuses a session value made under another secret (401)', async () => {
+    const { app } = dashboard(fixture());
+    const other = createHmac('sha256', Buffer.alloc(32, 8)).update(`session:${TOKEN}`).digest('base64url');
+    const res = await app.request('/', { headers: { cookie: `leash_token=${other}` } });
+    expect(res.status).toBe(401);
+  });
+
+  it('sets and reads the cookie under the name it is given', async () => {
+    const { app } = dashboard(fixture(), { cookieName: 'leash_token_4580' });
+    const set = await app.request(`/?token=${TOKEN}`);
+    expect(set.headers.get('set-cookie')).toMatch(new RegExp(`^leash_token_4580=${SESSION};`));
+    const named = await app.request('/', { headers: { cookie: `leash_token_4580=${SESSION}` } });
+    expect(named.status).toBe(200);
+    expect((await app.request('/', { headers: { cookie: COOKIE } })).status).toBe(401);
+  });
+
+  it('refuses a cookie name a Set-Cookie header cannot carry', () => {
+    expect(() => dashboard(fixture(), { cookieName: 'leash token' })).toThrow(/cookieName/);
   });
 
   it('lets the cookie alone in', async () => {
@@ -68,6 +107,49 @@ describe('access token', () => {
     expect(res.status).toBe(421);
     const ok = await app.request('http://127.0.0.1:4580/', { headers: { cookie: COOKIE } });
     expect(ok.status).toBe(200);
+  });
+});
+
+describe('allowed hosts', () => {
+  const LAN = 'http://10.0.0.5:4580';
+  /** The app as `startDashboard` makes it when bound to 10.0.0.5:4580. */
+  const lan = (f = fixture()) => dashboard(f, { allowedHosts: allowedHostsFor('10.0.0.5', 4580), base: LAN });
+
+  it('answers on the bound non-loopback address', async () => {
+    const { get } = lan();
+    expect((await get('/')).status).toBe(200);
+  });
+
+  it('answers 421 to a loopback name when bound to a non-loopback address', async () => {
+    const { app } = lan();
+    const res = await app.request('http://localhost:4580/', { headers: { cookie: COOKIE } });
+    expect(res.status).toBe(421);
+  });
+
+  it('answers 421 to a rebinding Host header, even when the request target names an allowed host', async () => {
+    const { app } = lan();
+    const res = await app.request(`${LAN}/`, { headers: { cookie: COOKIE, host: 'evil.example:4580' } });
+    expect(res.status).toBe(421);
+  });
+
+  it('accepts a form whose Origin is an allowed host', async () => {
+    const f = fixture();
+    const approvalId = await pausedPlan(f);
+    const { post, csrf, settle } = lan(f);
+    const res = await post(`/approvals/${approvalId}/approve`, { by: 'alice', csrf: await csrf() });
+    expect(res.status).toBe(303);
+    await settle();
+  });
+
+  it('refuses a form whose Origin is an allowed host on another port or scheme (403)', async () => {
+    const f = fixture();
+    const approvalId = await pausedPlan(f);
+    const { post, csrf } = lan(f);
+    const form = { by: 'alice', csrf: await csrf() };
+    for (const origin of ['http://10.0.0.5:4581', 'https://10.0.0.5:4580', 'http://evil.example:4580']) {
+      expect((await post(`/approvals/${approvalId}/approve`, form, { origin })).status).toBe(403);
+    }
+    expect((await f.runner.service.getApproval(approvalId))?.status).toBe('pending');
   });
 });
 
@@ -209,6 +291,31 @@ describe('state changes', () => {
     const status = await f.runner.status('release');
     expect(status?.phase).toBe('failed');
     expect(status?.record?.outcome?.guard).toBe('confirmation');
+  });
+
+  it('logs that a decided plan was not resumed when it is no longer paused', async () => {
+    const f = fixture();
+    const approvalId = await pausedPlan(f);
+    await resave(f, 'release', { phase: 'execute' });
+    const { post, csrf, settle, logged } = dashboard(f);
+    await post(`/approvals/${approvalId}/approve`, { by: 'alice', csrf: await csrf() });
+    expect(await settle()).toEqual([null]);
+    expect(logged).toEqual([
+      expect.stringMatching(/^plan "release" not resumed: it is not awaiting confirmation/),
+    ]);
+  });
+
+  it('logs a resume that fails, and its background run still resolves', async () => {
+    const f = fixture();
+    const approvalId = await pausedPlan(f);
+    await resave(f, 'release', { body: () => ({ format: 'someone.else' }) });
+    const { post, csrf, settle, logged } = dashboard(f);
+    const res = await post(`/approvals/${approvalId}/approve`, { by: 'alice', csrf: await csrf() });
+    expect(res.status).toBe(303);
+    expect(await settle()).toEqual([null]);
+    expect(logged).toEqual([
+      expect.stringMatching(/^plan "release" could not be resumed: .*not started by the leash runner/),
+    ]);
   });
 
   it('audits the decision with who and why, on the audit page', async () => {
@@ -360,6 +467,34 @@ describe('pages', () => {
     expect(words).toMatch(/Guard confirmation/);
     expect(words).toMatch(/freeze week/);
     expect(words).toMatch(/deploy echo failed/);
+  });
+
+  it("shows a running plan's decisions from the executor's saved progress", async () => {
+    const f = fixture();
+    await pausedPlan(f);
+    await resave(f, 'release', { phase: 'execute', body: (b) => ({ ...b, outcome: null }) });
+    const { get } = dashboard(f);
+    const words = textOf((await get('/plans/release')).text);
+    expect(words).toMatch(/build echo done/);
+    expect(words).toMatch(/deploy echo running/);
+    expect(words).toMatch(/notify echo not reached/);
+  });
+
+  it("shows unknown progress when the executor's saved progress cannot be read", async () => {
+    const f = fixture();
+    await pausedPlan(f);
+    await resave(f, 'release', {
+      phase: 'execute',
+      body: (b) => ({
+        ...b,
+        outcome: null,
+        metadata: { ...(b['metadata'] as JsonObject), [EXECUTION_KEY]: { version: 2 } },
+      }),
+    });
+    const { get } = dashboard(f);
+    const { status, text } = await get('/plans/release');
+    expect(status).toBe(200);
+    expect(textOf(text).match(/echo unknown progress/g)?.length).toBe(3);
   });
 
   it('refreshes the plan page every 2 s while the plan executes', async () => {
@@ -528,3 +663,19 @@ describe('pages', () => {
     await settle();
   });
 });
+
+/** Saves plan `planId`'s document again, with another phase or body: what another writer might leave. */
+async function resave(
+  f: Fixture,
+  planId: string,
+  change: { phase?: string; body?: (body: JsonObject) => JsonObject },
+): Promise<void> {
+  const doc = await f.store.getPlanDocument(planId);
+  if (doc === null) throw new Error(`plan "${planId}" has no document`);
+  await f.store.savePlanDocument({
+    planId,
+    phase: change.phase ?? doc.phase,
+    body: change.body?.(doc.body) ?? doc.body,
+    updatedAt: doc.updatedAt,
+  });
+}

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parsePlanFile } from '../../src/cli/planFile.js';
 import { PlanRunner } from '../../src/cli/runner.js';
 import { startDashboard, type RunningDashboard } from '../../src/dashboard/server.js';
@@ -21,8 +21,12 @@ describe.skipIf(!available)('the dashboard in a real browser', { timeout: 60_000
   let cleanup: () => Promise<void>;
   let server: RunningDashboard;
   let browser: Browser;
-  let page: Page;
   let approvalId: string;
+  /** The session cookie a first visit with the token gets, made once for the tests that need one. */
+  let session: { name: string; value: string };
+  /** A fresh browser context for each test: no cookie unless the test signs in. */
+  let context: BrowserContext;
+  let page: Page;
   const logged: string[] = [];
 
   beforeAll(async () => {
@@ -38,6 +42,10 @@ describe.skipIf(!available)('the dashboard in a real browser', { timeout: 60_000
     expect(run.outcome.status).toBe('awaiting_confirmation');
     approvalId = run.outcome.approvalId as string;
     server = await startDashboard({ runner, host: '127.0.0.1', port: 0, log: (line) => logged.push(line) });
+    const res = await fetch(`${server.url}/?token=${server.token}`, { redirect: 'manual' });
+    const [name, value] = (res.headers.get('set-cookie') ?? '').split(';')[0]?.split('=') ?? [];
+    if (!name || !value) throw new Error('the dashboard set no session cookie');
+    session = { name, value };
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: [
@@ -51,14 +59,27 @@ describe.skipIf(!available)('the dashboard in a real browser', { timeout: 60_000
         '--disable-sync',
       ],
     });
-    page = await browser.newPage();
   }, 60_000);
+
+  beforeEach(async () => {
+    context = await browser.newContext();
+    page = await context.newPage();
+  });
+
+  afterEach(async () => {
+    await context?.close();
+  });
 
   afterAll(async () => {
     await browser?.close();
     await server?.close();
     await cleanup?.();
   }, 60_000);
+
+  /** Gives this test's browser the session cookie, as a visit with the token would. */
+  async function signIn(): Promise<void> {
+    await context.addCookies([{ ...session, url: server.url, httpOnly: true, sameSite: 'Strict' }]);
+  }
 
   /** Audit rows on the plan's audit page. */
   async function auditRows(): Promise<number> {
@@ -79,7 +100,10 @@ describe.skipIf(!available)('the dashboard in a real browser', { timeout: 60_000
   it('refuses a POST without the CSRF token, even with the cookie', async () => {
     const res = await fetch(`${server.url}/approvals/${approvalId}/approve`, {
       method: 'POST',
-      headers: { cookie: `leash_token=${server.token}`, 'content-type': 'application/x-www-form-urlencoded' },
+      headers: {
+        cookie: `${session.name}=${session.value}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
       body: 'by=mallory',
       redirect: 'manual',
     });
@@ -93,14 +117,15 @@ describe.skipIf(!available)('the dashboard in a real browser', { timeout: 60_000
     expect(page.url()).toBe(`${server.url}/`);
     expect(await page.locator('h1').textContent()).toBe('Plans');
     expect(await page.locator('a[href="/plans/release"]').count()).toBe(1);
-    const cookies = await page.context().cookies();
-    expect(cookies.find((c) => c.name === 'leash_token')).toMatchObject({
+    const cookies = await context.cookies();
+    expect(cookies.find((c) => c.name === `leash_token_${new URL(server.url).port}`)).toMatchObject({
       httpOnly: true,
       sameSite: 'Strict',
     });
   });
 
   it('approves the pending deploy from the inbox, and the plan completes', async () => {
+    await signIn();
     const before = await auditRows();
     expect(before).toBeGreaterThan(0);
 

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,8 +12,13 @@ import { MemoryStore } from '../../src/store/memory/MemoryStore.js';
 import { SqliteStore } from '../../src/store/sqlite/SqliteStore.js';
 
 export const T0 = Date.parse('2026-11-30T10:00:00.000Z');
-export const TOKEN = 'test-token-0123456789abcdef';
-export const COOKIE = `leash_token=${TOKEN}`;
+/** At least 32 characters, as `startDashboard` requires of a given token. */
+export const TOKEN = 'test-token-0123456789abcdef-0123456789';
+/** The app's secret in tests, so that the session cookie's value is known beforehand. */
+export const SECRET = Buffer.alloc(32, 7);
+/** The session value: HMAC-SHA256 of `session:` and the token, under the secret; computed independently. */
+export const SESSION = createHmac('sha256', SECRET).update(`session:${TOKEN}`, 'utf8').digest('base64url');
+export const COOKIE = `leash_token=${SESSION}`;
 /** The origin `app.request` gives relative paths. */
 export const ORIGIN = 'http://localhost';
 
@@ -80,30 +86,38 @@ export async function pausedPlan(f: Fixture, id = 'release'): Promise<string> {
   return approvalId as string;
 }
 
-/** The dashboard app on `f`, with the background runs it starts collected for the test to await. */
-export function dashboard(f: Fixture, extra: { allowedHosts?: readonly string[] } = {}) {
+/**
+ * The dashboard app on `f`, with the background runs it starts collected for the test to await. The
+ * helpers send their requests to `base` (default {@link ORIGIN}).
+ */
+export function dashboard(
+  f: Fixture,
+  extra: { allowedHosts?: readonly string[]; cookieName?: string; base?: string } = {},
+) {
+  const { base = ORIGIN, ...options } = extra;
   const background: Promise<unknown>[] = [];
   const logged: string[] = [];
   const app = createDashboardApp({
     runner: f.runner,
     token: TOKEN,
+    secret: SECRET,
     clock: f.clock,
     onBackground: (run) => background.push(run),
     log: (line) => logged.push(line),
-    ...extra,
+    ...options,
   });
   /** GET with the cookie; resolves with the status and the body. */
   const get = async (path: string) => {
-    const res = await app.request(path, { headers: { cookie: COOKIE } });
+    const res = await app.request(`${base}${path}`, { headers: { cookie: COOKIE } });
     return { status: res.status, text: await res.text(), res };
   };
   /** POSTs a form with the cookie (and the same-origin Origin a browser sends). */
   const post = (path: string, form: Record<string, string>, headers: Record<string, string> = {}) =>
-    app.request(path, {
+    app.request(`${base}${path}`, {
       method: 'POST',
       headers: {
         cookie: COOKIE,
-        origin: ORIGIN,
+        origin: base,
         'content-type': 'application/x-www-form-urlencoded',
         ...headers,
       },
