@@ -439,6 +439,30 @@ decisions:
   });
 });
 
+describe('leash serve', () => {
+  it('serves the dashboard with the token it prints, refuses requests without it, and stops on SIGTERM', async () => {
+    const token = 'a-token-of-at-least-thirty-two-characters';
+    const child = spawn(process.execPath, ['--import', TSX, BIN, 'serve', '--port', '0'], {
+      cwd: dir,
+      env: { ...process.env, LEASH_DB: '', LEASH_TOKEN: token },
+    });
+    const output = collect(child);
+    await output.seen('?token=');
+    const address = /(http:\/\/127\.0\.0\.1:\d+)\/\?token=(\S+)/.exec(output.text());
+    const base = address?.[1] ?? '';
+    const withToken = await fetch(`${base}/approvals`, { headers: { authorization: `Bearer ${token}` } });
+    const without = await fetch(`${base}/approvals`);
+    const code = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    expect([address?.[2], withToken.status, without.status, await code]).toEqual([token, 200, 401, 0]);
+  });
+
+  it('refuses a LEASH_TOKEN shorter than 32 characters with exit 2', () => {
+    const r = leash(['serve', '--port', '0'], { LEASH_TOKEN: 'short' });
+    expect([r.code, r.stderr]).toEqual([2, expect.stringContaining('token')]);
+  });
+});
+
 describe('checkpoints and signing keys', () => {
   it('exports the checkpoints the store wrote as JSON lines', () => {
     plan('hello.plan.yaml', TWO_ECHOES);
