@@ -5,7 +5,7 @@ import { getCookie, setCookie } from 'hono/cookie';
 import { verifyAuditLog } from '../audit/verify.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { PlanRunner, PlanStatus, RunReport } from '../cli/runner.js';
-import { errorText, isGuardrailError } from '../errors.js';
+import { errorText, invalid, isGuardrailError } from '../errors.js';
 import { isGuardName } from '../guardrails/events.js';
 import { validatePlanId } from '../service/planId.js';
 import type { ApprovalStatus } from '../store/GuardrailStore.js';
@@ -76,12 +76,10 @@ const HEADERS = securityHeaders(STYLE_SOURCE);
  */
 export function createDashboardApp(o: DashboardAppOptions): Hono {
   const { runner, token } = o;
-  if (typeof token !== 'string' || token.length === 0)
-    throw new TypeError('token must be a non-empty string');
+  if (typeof token !== 'string' || token.length === 0) invalid('token', 'a non-empty string', token);
   const cookieName = o.cookieName ?? TOKEN_COOKIE;
   // Checked here rather than when the first visitor signs in, where hono would throw.
-  if (!/^[A-Za-z0-9_-]+$/.test(cookieName))
-    throw new TypeError(`cookieName must be letters, digits, "_" or "-", got "${cookieName}"`);
+  if (!/^[A-Za-z0-9_-]+$/.test(cookieName)) invalid('cookieName', 'letters, digits, "_" or "-"', cookieName);
   const clock = o.clock ?? systemClock;
   const log = o.log ?? (() => {});
   const secret = Buffer.from(o.secret ?? randomBytes(32));
