@@ -392,7 +392,10 @@ export class PlanExecutor {
       const estimate = Math.max(this.#estimate(tool, decision.input), decision.cost ?? 0);
       const call = await this.#openCall(plan.id, tool, estimate, `${decision.id}#${attempt}`);
       let outcome: Outcome;
-      this.#emit('started', { planId: plan.id, decisionId: decision.id, attempt });
+      // The payload is built only for a listener: this runs for every try of every decision.
+      if (this.#listeners.get('started')?.size) {
+        this.#emit('started', { planId: plan.id, decisionId: decision.id, attempt });
+      }
       try {
         outcome = await this.#invoke(plan.id, decision, tool, attempt, estimate, remainingMs(wall), signal);
       } catch (error) {
@@ -505,9 +508,18 @@ export class PlanExecutor {
             unlisten = () => signal.removeEventListener('abort', stop);
           });
     stopped?.catch(() => undefined);
-    const ends = [expired, stopped].filter((p): p is Promise<never> => p !== null);
     try {
-      return unwrap(await (ends.length > 0 ? Promise.race([running, ...ends]) : running), estimate);
+      const outcome =
+        expired === null && stopped === null
+          ? await running
+          : await Promise.race(
+              expired === null
+                ? [running, stopped]
+                : stopped === null
+                  ? [running, expired]
+                  : [running, expired, stopped],
+            );
+      return unwrap(outcome, estimate);
     } finally {
       unlisten();
       inv.open = false;

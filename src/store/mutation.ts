@@ -59,7 +59,12 @@ function nextRuntime(g: AutonomyGuardrails, m: PlanMutation): Runtime {
     m.settleLapsed !== undefined
   ) {
     const copy = new Map(reservations);
-    const gone = new Set(lapsed);
+    // Copied only when it can change: most budget mutations neither lapse nor settle a lapsed id, and
+    // then an empty set is left as it is (a reserve's delete of its id finds nothing to delete).
+    const gone: Set<string> =
+      m.expireBefore !== undefined || m.settleLapsed !== undefined || lapsed.size > 0
+        ? new Set(lapsed)
+        : (lapsed as Set<string>);
     if (m.expireBefore !== undefined) {
       const now = m.expireBefore;
       if (!Number.isFinite(now)) invalid('mutation.expireBefore', 'epoch milliseconds', now);
