@@ -2,7 +2,7 @@ import { systemClock, type Clock } from '../clock.js';
 import { errorText, GuardrailError, GuardrailValidationError, isGuardrailError } from '../errors.js';
 import type { Plan } from '../executor/Plan.js';
 import { PlanExecutor, type ExecutionResult, type ExecutorEvents } from '../executor/PlanExecutor.js';
-import type { CompletedDecision } from '../executor/state.js';
+import { stateFromMetadata, type CompletedDecision } from '../executor/state.js';
 import type { AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
 import { formatIso, parseIsoMs } from '../iso.js';
 import type { JsonObject } from '../json.js';
@@ -290,7 +290,8 @@ export class PlanRunner {
       );
     }
     const record = readRecord(doc);
-    const completed = record.outcome?.completed ?? 0;
+    // The work saved with the plan's last pause or start, as the executor recorded it.
+    const completed = doneSoFar(record);
     const outcome: RunOutcome = {
       status: 'failed',
       reason: why,
@@ -415,6 +416,15 @@ export function clockOf(s: Pick<PlanStatus, 'phase' | 'updatedAt'>, now: number)
     if (!Number.isNaN(saved)) return Math.min(saved, now);
   }
   return now;
+}
+
+/** Decisions done according to the executor's progress in the record's metadata; 0 when unreadable. */
+function doneSoFar(record: RunRecord): number {
+  try {
+    return stateFromMetadata(record.metadata, record.file.decisions.length).next;
+  } catch {
+    return 0;
+  }
 }
 
 function outcomeOf(result: ExecutionResult, decisions: number): RunOutcome {

@@ -23,6 +23,17 @@ function setup() {
   return { store, runner, start };
 }
 
+/** The paused plan as a resume that was killed leaves it: claimed (execute), with no outcome. */
+async function leftRunning(store: MemoryStore): Promise<void> {
+  const doc = await store.getPlanDocument('release');
+  await store.savePlanDocument({
+    planId: 'release',
+    phase: 'execute',
+    body: { ...doc?.body, outcome: null },
+    updatedAt: '2026-11-30T10:05:00Z',
+  });
+}
+
 describe('PlanRunner', () => {
   it('saves a paused plan’s document in the store, awaiting confirmation', async () => {
     const { store, start } = setup();
@@ -157,18 +168,19 @@ describe('PlanRunner', () => {
   it('marks a plan left in execute as failed when abandoned, saying by whom', async () => {
     const { store, runner, start } = setup();
     await start();
-    const doc = await store.getPlanDocument('release');
-    await store.savePlanDocument({
-      planId: 'release',
-      phase: 'execute',
-      body: doc?.body ?? {},
-      updatedAt: '2026-11-30T10:05:00Z',
-    });
+    await leftRunning(store);
     const s = await runner.abandon('release', 'alice');
     expect([s.phase, s.record?.outcome?.reason]).toEqual([
       'failed',
       'abandoned by alice: its process was gone',
     ]);
+  });
+
+  it('counts the decisions done before the process died in the abandoned plan’s outcome', async () => {
+    const { store, runner, start } = setup();
+    await start(); // build done, paused at deploy
+    await leftRunning(store);
+    expect((await runner.abandon('release', 'alice')).record?.outcome?.completed).toBe(1);
   });
 
   it('refuses to abandon a plan that is not running', async () => {
