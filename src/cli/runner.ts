@@ -151,13 +151,7 @@ export class PlanRunner {
     try {
       await this.service.configureGuardrails(planId, guardrails);
     } catch (error) {
-      const outcome: RunOutcome = {
-        status: 'failed',
-        reason: errorText(error),
-        completed: 0,
-        decisions: file.decisions.length,
-      };
-      await this.#save(planId, 'failed', { ...record, outcome }).catch(() => undefined);
+      await this.#saveFailed(planId, record, errorText(error));
       throw error;
     }
     return this.#run(planId, planFileToPlan(file, planId), record);
@@ -290,14 +284,7 @@ export class PlanRunner {
       );
     }
     const record = readRecord(doc);
-    // The work saved with the plan's last pause or start, as the executor recorded it.
-    const completed = doneSoFar(record);
-    const outcome: RunOutcome = {
-      status: 'failed',
-      reason: why,
-      completed,
-      decisions: record.file.decisions.length,
-    };
+    const outcome = failedOutcome(record, why);
     try {
       await this.store.savePlanDocument(
         {
@@ -361,15 +348,7 @@ export class PlanRunner {
           : await executor.resume(plan, options);
     } catch (error) {
       // The plan must not stay `execute` for ever: record why it ended, then report the error.
-      const outcome: RunOutcome = {
-        status: 'failed',
-        reason: errorText(error),
-        completed: 0,
-        decisions: plan.decisions.length,
-      };
-      await this.#save(planId, 'failed', { ...record, metadata: plan.metadata, outcome }).catch(
-        () => undefined,
-      );
+      await this.#saveFailed(planId, { ...record, metadata: plan.metadata }, errorText(error));
       throw error;
     }
     const outcome = outcomeOf(result, plan.decisions.length);
@@ -383,6 +362,13 @@ export class PlanRunner {
         return (await this.resumeIfPaused(planId)) ?? report;
     }
     return report;
+  }
+
+  /** Saves the plan as failed for `reason`, as far as the store lets it: the caller reports the error. */
+  async #saveFailed(planId: string, record: RunRecord, reason: string): Promise<void> {
+    await this.#save(planId, 'failed', { ...record, outcome: failedOutcome(record, reason) }).catch(
+      () => undefined,
+    );
   }
 
   #save(planId: string, phase: string, record: RunRecord): Promise<PlanDocument> {
@@ -416,6 +402,11 @@ export function clockOf(s: Pick<PlanStatus, 'phase' | 'updatedAt'>, now: number)
     if (!Number.isNaN(saved)) return Math.min(saved, now);
   }
   return now;
+}
+
+/** A failed outcome for `reason`, counting the work the executor's progress in `record` says was done. */
+function failedOutcome(record: RunRecord, reason: string): RunOutcome {
+  return { status: 'failed', reason, completed: doneSoFar(record), decisions: record.file.decisions.length };
 }
 
 /** Decisions done according to the executor's progress in the record's metadata; 0 when unreadable. */
