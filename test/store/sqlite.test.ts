@@ -327,6 +327,53 @@ describe('SqliteStore', () => {
     });
   });
 
+  describe('plans kept between updates', () => {
+    /** One micro-unit spent per update, allowed while the budget lasts; says whether it was. */
+    const spendOne = (g: AutonomyGuardrails | null) => {
+      const allowed = g?.checkToolBudgetMicros(1_000_000).allowed === true;
+      return {
+        result: allowed,
+        ...(allowed ? { mutation: { spendMicros: 1_000_000 }, audit: entry(1) } : {}),
+      };
+    };
+
+    it('sees what another connection committed since its own last update', async () => {
+      const path = newFile();
+      const mine = await open({ path });
+      const theirs = await open({ path });
+      await mine.put('p', AutonomyGuardrails.create({ toolBudget: 2 }));
+      await mine.update('p', spendOne);
+      await theirs.update('p', spendOne);
+      expect(await mine.update('p', spendOne)).toBe(false);
+    });
+
+    it('sees a change written to the database it was given without going through the store', async () => {
+      const db = connect(':memory:');
+      const store = await open({ database: db });
+      await store.put('p', AutonomyGuardrails.create({ toolBudget: 2 }));
+      await store.update('p', spendOne);
+      db.prepare("UPDATE leash_plans SET guardrails = json_set(guardrails, '$.budget_spent', 2)").run();
+      expect(await store.update('p', spendOne)).toBe(false);
+    });
+
+    it('decides the next update from the committed plan after an update that rolled back', async () => {
+      const db = connect(':memory:');
+      const store = await open({ database: db });
+      await store.put('p', AutonomyGuardrails.create({ toolBudget: 2 }));
+      await store.update('p', spendOne);
+      db.exec(
+        `CREATE TRIGGER refuse_writes BEFORE UPDATE ON leash_plans
+         BEGIN SELECT RAISE(ABORT, 'refused'); END`,
+      );
+      await expect(store.update('p', spendOne)).rejects.toBeInstanceOf(GuardrailError);
+      db.exec('DROP TRIGGER refuse_writes');
+      expect([await store.update('p', spendOne), (await store.get('p'))?.guardrails.budgetSpent]).toEqual([
+        true,
+        2,
+      ]);
+    });
+  });
+
   describe('failures', () => {
     it('rejects an update with STORE_UNAVAILABLE while another connection holds the write lock', async () => {
       const path = newFile();

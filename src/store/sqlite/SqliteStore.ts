@@ -42,6 +42,7 @@ import {
   type CheckedDocument,
   type DocumentRow,
 } from '../planDocuments.js';
+import { PlanCache, type CachedPlan, type ChainHead } from '../planCache.js';
 
 /** What {@link SqliteStore} accepts. */
 export interface SqliteStoreOptions {
@@ -159,10 +160,7 @@ interface ChainedRow extends AuditRow {
   hash: string | null;
 }
 
-interface Head {
-  seq: number;
-  hash: string;
-}
+type Head = ChainHead;
 
 type Stmt<P extends unknown[], R = unknown> = Database.Statement<P, R>;
 
@@ -197,6 +195,8 @@ interface Statements {
   deleteCheckpoints: Stmt<[string]>;
   hasCheckpoint: Stmt<[string, number], number>;
   pruneEntries: Stmt<[string, number]>;
+  dataVersion: Stmt<[], number>;
+  totalChanges: Stmt<[], number>;
 }
 
 interface CheckpointRow {
@@ -204,6 +204,22 @@ interface CheckpointRow {
   head: string;
   ts: string;
   signature: string | null;
+}
+
+/** What the connection has seen: when it changes between two updates, another writer was at work. */
+interface Seen {
+  /** `PRAGMA data_version`: changes when another connection commits. */
+  readonly version: number;
+  /** `total_changes()`: rows this connection has changed, through the store or not. */
+  readonly changes: number;
+}
+
+/** What an update transaction hands back, to be kept only once it has committed. */
+interface Updated {
+  readonly result: unknown;
+  /** The plan as committed, to decide the next update from; null when it is not to be kept. */
+  readonly state: CachedPlan | null;
+  readonly seen: Seen;
 }
 
 interface Transactions {
@@ -243,6 +259,9 @@ export class SqliteStore implements GuardrailStore {
   #statements: Statements | undefined;
   #transactions: Transactions | undefined;
   #closed = false;
+  /** Plans as last committed through this connection, valid while {@link #seen} says nobody else wrote. */
+  readonly #cache = new PlanCache();
+  #seen: Seen | null = null;
 
   constructor(options: SqliteStoreOptions = {}) {
     const o = objectWithKeys(options, 'options', OPTION_KEYS);
@@ -576,6 +595,8 @@ export class SqliteStore implements GuardrailStore {
         .prepare<[string, number], number>(`SELECT 1 FROM ${p}checkpoints WHERE plan_id = ? AND size = ?`)
         .pluck(),
       pruneEntries: db.prepare(`DELETE FROM ${p}audit_entries WHERE plan_id = ? AND seq <= ?`),
+      dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
+      totalChanges: db.prepare<[], number>('SELECT total_changes()').pluck(),
       listDocuments: db.prepare(
         `SELECT plan_id, phase, '{}' AS body, updated_at, revision FROM ${p}plan_documents`,
       ),
@@ -584,6 +605,7 @@ export class SqliteStore implements GuardrailStore {
 
   #transactionsOf(s: Statements): Transactions {
     const db = this.#db;
+    const lastEntry = (planId: string): Head | null => s.selectHead.get(planId) ?? null;
     /** Chains `audit` after the plan's last entry and stores it; returns the new head. */
     const append = (planId: string, previous: Head | null, audit: AuditEntry): Head => {
       const c = chainEntry(planId, previous, audit);
@@ -600,15 +622,37 @@ export class SqliteStore implements GuardrailStore {
       if (cp !== null) s.insertCheckpoint.run(planId, cp.size, cp.head, cp.ts, cp.signature ?? null);
       return c;
     };
+    const seen = (): Seen => ({
+      version: s.dataVersion.get() as number,
+      changes: s.totalChanges.get() as number,
+    });
     const update = db.transaction(
-      (planId: string, change: PlanChangeFn<unknown>, approvalId: string | undefined): unknown => {
-        const json = s.selectPlan.get(planId);
-        const stored = json === undefined ? null : readGuardrails(planId, json);
+      (planId: string, change: PlanChangeFn<unknown>, approvalId: string | undefined): Updated => {
+        // With the write lock held, the data version counts every commit of another connection, and the
+        // change count every row this connection changed: both as they were after the last update means
+        // the cached plans are what the database holds.
+        const before = seen();
+        const last = this.#seen;
+        if (last === null || last.version !== before.version || last.changes !== before.changes) {
+          this.#cache.clear();
+        }
+        const cached = this.#cache.get(planId);
+        let stored: AutonomyGuardrails | null;
+        let head: Head | null | undefined;
+        if (cached !== undefined) {
+          stored = cached.guardrails;
+          head = cached.head;
+        } else {
+          const json = s.selectPlan.get(planId);
+          stored = json === undefined ? null : readGuardrails(planId, json);
+        }
         const row = approvalId === undefined ? undefined : s.selectApproval.get(approvalId);
         const wanted = row === undefined || row.plan_id !== planId ? null : approvalOf(row);
         const out: PlanChange<unknown> = change(stored, wanted);
         if (!writesState(out)) {
-          return out.result;
+          const state =
+            stored === null ? null : { guardrails: stored, head: head ?? lastEntry(planId), version: '' };
+          return { result: out.result, state, seen: before };
         }
         if (stored === null) {
           throw new GuardrailError(
@@ -632,17 +676,20 @@ export class SqliteStore implements GuardrailStore {
             );
           }
         }
+        let g = stored;
         if (out.replace !== undefined || out.mutation !== undefined) {
           // applyMutation may change its argument in place: never the caller's replacement.
-          let g = out.replace === undefined ? stored : out.replace;
-          if (out.mutation !== undefined) {
-            g = applyMutation(g === stored ? g : g.clone(), out.mutation);
-          }
+          g = out.replace === undefined ? stored : out.replace.clone();
+          if (out.mutation !== undefined) g = applyMutation(g, out.mutation);
           s.updatePlan.run(JSON.stringify(g.toJSON()), planId);
         }
         const audit = out.audit;
-        if (audit !== undefined) append(planId, s.selectHead.get(planId) ?? null, audit);
-        return out.result;
+        if (audit !== undefined) head = append(planId, head === undefined ? lastEntry(planId) : head, audit);
+        return {
+          result: out.result,
+          state: { guardrails: g, head: head === undefined ? lastEntry(planId) : head, version: '' },
+          seen: seen(),
+        };
       },
     );
     const put = db.transaction(
@@ -698,7 +745,22 @@ export class SqliteStore implements GuardrailStore {
       ),
     );
     return {
-      update: (planId, change, approvalId) => update.immediate(planId, change, approvalId),
+      update: (planId, change, approvalId) => {
+        let done: Updated;
+        try {
+          done = update.immediate(planId, change, approvalId);
+        } catch (error) {
+          // Rolled back: the cached plan may have been changed in place before the failure.
+          this.#cache.clear();
+          this.#seen = null;
+          throw error;
+        }
+        // Kept only now that the transaction has committed.
+        if (done.state === null) this.#cache.delete(planId);
+        else this.#cache.set(planId, done.state);
+        this.#seen = done.seen;
+        return done.result;
+      },
       put: (planId, guardrails, entries) => put.immediate(planId, guardrails, entries),
       get: (planId) => get.deferred(planId),
       readLog: (planId) => readLog.deferred(planId),

@@ -1,0 +1,67 @@
+import type { AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
+
+/** The seq and hash of a plan's last audit entry: what the next entry chains to. */
+export interface ChainHead {
+  readonly seq: number;
+  readonly hash: string;
+}
+
+/**
+ * A plan's state as this store last committed or read it: what a SQL store decides the next change from
+ * without reading the row back and parsing it again. The store owns `guardrails`: change functions get
+ * the object itself (they must not modify it), and the store may change it in place while it commits.
+ */
+export interface CachedPlan {
+  readonly guardrails: AutonomyGuardrails;
+  readonly head: ChainHead | null;
+  /** What tells the store the row is still as cached (PostgreSQL: the row's version); '' when unused. */
+  readonly version: string;
+}
+
+/** How many plans a store keeps cached; the least recently used go first. */
+export const PLAN_CACHE_CAPACITY = 1_024;
+
+/**
+ * The cached state of recently used plans, least recently used evicted first. Only a hint: every store
+ * confirms, in the transaction or statement that writes, that nothing changed the plan since (SQLite:
+ * the connection's data version and change count; PostgreSQL: the row's version), and drops an entry
+ * whose write failed, since its guardrails may have been changed in place.
+ */
+export class PlanCache {
+  readonly #plans = new Map<string, CachedPlan>();
+  readonly #capacity: number;
+
+  constructor(capacity = PLAN_CACHE_CAPACITY) {
+    this.#capacity = capacity;
+  }
+
+  get(planId: string): CachedPlan | undefined {
+    const found = this.#plans.get(planId);
+    if (found !== undefined) {
+      this.#plans.delete(planId);
+      this.#plans.set(planId, found);
+    }
+    return found;
+  }
+
+  set(planId: string, plan: CachedPlan): void {
+    this.#plans.delete(planId);
+    this.#plans.set(planId, plan);
+    if (this.#plans.size > this.#capacity) {
+      const oldest = this.#plans.keys().next().value as string;
+      this.#plans.delete(oldest);
+    }
+  }
+
+  delete(planId: string): void {
+    this.#plans.delete(planId);
+  }
+
+  clear(): void {
+    this.#plans.clear();
+  }
+
+  get size(): number {
+    return this.#plans.size;
+  }
+}
