@@ -266,6 +266,113 @@ describe.skipIf(skip)('PostgresStore', () => {
     });
   });
 
+  describe('updates decided from the plan as this store last wrote it', () => {
+    /** One unit spent per update, with its entry, while the budget lasts; says whether it was allowed. */
+    const spendOne = (g: AutonomyGuardrails | null) => {
+      const allowed = g?.checkToolBudgetMicros(1_000_000).allowed === true;
+      return {
+        result: allowed,
+        ...(allowed ? { mutation: { spendMicros: 1_000_000 }, audit: stepEntry(1) } : {}),
+      };
+    };
+
+    /** Another store, with a pool of its own, on the tables of `store`. */
+    function sharing(store: PostgresStore): { other: PostgresStore; end: () => Promise<void> } {
+      const otherPool = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });
+      const other = new PostgresStore({ pool: otherPool, schema, tablePrefix: store.tablePrefix });
+      return { other, end: () => otherPool.end() };
+    }
+
+    it('sees what another store wrote since its own last update', async () => {
+      const store = await migrated();
+      const { other, end } = sharing(store);
+      try {
+        await store.put('p', AutonomyGuardrails.create({ toolBudget: 2 }));
+        await store.update('p', spendOne);
+        await other.update('p', spendOne);
+        expect(await store.update('p', spendOne)).toBe(false);
+      } finally {
+        await end();
+      }
+    });
+
+    it('sees a change written to its tables without going through a store', async () => {
+      const store = await migrated();
+      await store.put('p', AutonomyGuardrails.create({ toolBudget: 2 }));
+      await store.update('p', spendOne);
+      await pool.query(
+        `UPDATE "${schema}"."${store.tablePrefix}plans"
+         SET guardrails = replace(guardrails, '"budget_spent":1', '"budget_spent":2')`,
+      );
+      expect(await store.update('p', spendOne)).toBe(false);
+    });
+
+    it('sees a plan deleted and configured again by another store', async () => {
+      const store = await migrated();
+      const { other, end } = sharing(store);
+      try {
+        await store.put('p', AutonomyGuardrails.create({ toolBudget: 2 }));
+        await store.update('p', spendOne);
+        await other.delete('p');
+        await other.put('p', AutonomyGuardrails.create({ toolBudget: 2, budgetSpent: 2 }));
+        expect(await store.update('p', spendOne)).toBe(false);
+      } finally {
+        await end();
+      }
+    });
+
+    it('decides the next update from the committed plan after a write that failed', async () => {
+      const store = await migrated();
+      await store.put('p', AutonomyGuardrails.create({ toolBudget: 2 }));
+      await store.update('p', spendOne);
+      const table = `"${schema}"."${store.tablePrefix}audit_entries"`;
+      const refuse = `"${schema}"."${store.tablePrefix}refuse"`;
+      await pool.query(
+        `CREATE FUNCTION ${refuse}() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN RAISE EXCEPTION 'refused'; END $$`,
+      );
+      await pool.query(
+        `CREATE TRIGGER refuse BEFORE INSERT ON ${table} FOR EACH ROW EXECUTE FUNCTION ${refuse}()`,
+      );
+      await expect(store.update('p', spendOne)).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+      await pool.query(`DROP TRIGGER refuse ON ${table}`);
+      const seen = await store.update('p', (g) => ({ result: g?.budgetSpent, audit: stepEntry(2) }));
+      expect(seen).toBe(1);
+    });
+
+    it('numbers the entries of updates made at once in the order the updates were called', async () => {
+      const store = await migrated();
+      await store.put('p', AutonomyGuardrails.create());
+      await store.update('p', () => ({ result: null, audit: stepEntry(0) }));
+      await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          store.update('p', () => ({ result: i, audit: stepEntry(i + 1) })),
+        ),
+      );
+      const log = await store.readAuditLog('p');
+      expect(log.map((e) => e.entry.details['i'])).toEqual(Array.from({ length: 51 }, (_, i) => i));
+    });
+
+    it('rejects only the update that throws among updates made at once, and records the others', async () => {
+      const store = await migrated();
+      await store.put('p', AutonomyGuardrails.create());
+      await store.update('p', () => ({ result: null, audit: stepEntry(0) }));
+      const settled = await Promise.allSettled(
+        [1, 2, 3].map((i) =>
+          store.update('p', () => {
+            if (i === 2) throw new Error('no');
+            return { result: i, audit: stepEntry(i) };
+          }),
+        ),
+      );
+      const log = await store.readAuditLog('p');
+      expect([settled.map((r) => r.status), log.map((e) => e.entry.details['i'])]).toEqual([
+        ['fulfilled', 'rejected', 'fulfilled'],
+        [0, 1, 3],
+      ]);
+    });
+  });
+
   describe('fails closed', () => {
     it('rejects, with STORE_CORRUPT, an update of a plan whose stored guardrails cannot be read', async () => {
       const store = await migrated();

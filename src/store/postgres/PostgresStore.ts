@@ -17,6 +17,7 @@ import type {
   Approval,
   ApprovalStatus,
   GuardrailStore,
+  PlanChange,
   PlanChangeFn,
   PlanDocument,
   PlanDocumentInput,
@@ -46,6 +47,7 @@ import {
   mergeListings,
   type DocumentRow,
 } from '../planDocuments.js';
+import { PlanCache, type CachedPlan, type ChainHead } from '../planCache.js';
 
 /** Options of a {@link PostgresStore}: exactly one of `pool` and `url`. */
 export interface PostgresStoreOptions {
@@ -82,6 +84,10 @@ interface Tables {
   readonly documents: string;
   readonly checkpoints: string;
   readonly version: string;
+  /** The sequence every new version of a plan's row takes its number from. */
+  readonly planVersions: string;
+  /** The trigger function that gives a plan's row a new version on every update. */
+  readonly newPlanVersion: string;
   readonly prefix: string;
 }
 
@@ -151,6 +157,21 @@ const MIGRATIONS: readonly ((t: Tables) => readonly string[])[] = [
        PRIMARY KEY (plan_id, size)
      )`,
   ],
+  // A version on each plan's row, new with every update of the row (whoever writes it, through the store
+  // or not) and unique across deletes: a store decides a change from the plan as it last wrote it, and
+  // writes it only if the row still has that version, in one statement.
+  (t) => [
+    `CREATE SEQUENCE ${t.planVersions}`,
+    `ALTER TABLE ${t.plans} ADD COLUMN version bigint NOT NULL DEFAULT nextval('${t.planVersions}')`,
+    `CREATE FUNCTION ${t.newPlanVersion}() RETURNS trigger LANGUAGE plpgsql AS $$
+     BEGIN
+       NEW.version := nextval('${t.planVersions}');
+       RETURN NEW;
+     END
+     $$`,
+    `CREATE TRIGGER ${quote(`${t.prefix}plans_version`)} BEFORE UPDATE ON ${t.plans}
+       FOR EACH ROW EXECUTE FUNCTION ${t.newPlanVersion}()`,
+  ],
 ];
 
 /** The schema version this code reads and writes; `migrate()` brings a database up to it. */
@@ -161,10 +182,16 @@ const CHAIN_MIGRATION = 2;
 
 /**
  * Keeps guardrails, every audit entry and approvals in PostgreSQL, so that several processes can share
- * plans. Each update is one transaction that locks the plan's row (`SELECT … FOR UPDATE`) from the read to
- * the commit, so concurrent updates of a plan, from any number of connections and processes, run one
- * after the other. Any failure of the database rejects with a `STORE_UNAVAILABLE` {@link GuardrailError}:
- * a check that cannot be recorded is never allowed.
+ * plans. Updates of a plan through one store run one after the other, in the order they came. An update
+ * is decided from the plan as this store last wrote it, and written with its audit entry in one
+ * statement, `UPDATE … WHERE version = $v RETURNING` with the inserts in the same round trip, that writes
+ * only if no one changed the plan since (every update of a plan's row gives it a new version); updates
+ * that queue up meanwhile are decided one after the other and written together by the next statement.
+ * Otherwise (first use, another writer, approvals) the update runs in a transaction that locks the plan's
+ * row (`SELECT … FOR UPDATE`) from the read to the commit. Either way concurrent updates of a plan, from
+ * any number of connections and processes, take effect one after the other. Any failure of the database
+ * rejects with a `STORE_UNAVAILABLE` {@link GuardrailError}: a check that cannot be recorded is never
+ * allowed.
  *
  * Call {@link migrate} once (at deployment, or at start-up: it is idempotent and safe to run from several
  * processes at once) before using the store.
@@ -185,6 +212,10 @@ export class PostgresStore implements GuardrailStore {
   readonly #checkpoints: CheckpointPolicy | null;
   #closed = false;
   #ready: Promise<void> | undefined;
+  /** Plans as this store last wrote or locked them, with their row's version. */
+  readonly #cache = new PlanCache();
+  /** Per plan, the updates through this store that wait for the one running (the first). */
+  readonly #queues = new Map<string, Pending[]>();
 
   constructor(options: PostgresStoreOptions) {
     if (typeof options !== 'object' || options === null) invalid('options', 'an object', options);
@@ -229,6 +260,8 @@ export class PostgresStore implements GuardrailStore {
       documents: table('plan_documents'),
       checkpoints: table('checkpoints'),
       version: table('schema_version'),
+      planVersions: table('plan_versions'),
+      newPlanVersion: table('new_plan_version'),
     };
     this.#sql = statements(this.#t);
   }
@@ -280,70 +313,162 @@ export class PostgresStore implements GuardrailStore {
     const approvalId = options?.approvalId;
     if (approvalId !== undefined) storable(approvalId, 'approval_id');
     await this.#whenReady();
+    return new Promise<T>((resolve, reject) => {
+      const pending: Pending = { change, approvalId, resolve: resolve as (value: unknown) => void, reject };
+      const queue = this.#queues.get(planId);
+      if (queue !== undefined) {
+        queue.push(pending);
+        return;
+      }
+      const started = [pending];
+      this.#queues.set(planId, started);
+      void this.#drain(planId, started);
+    });
+  }
+
+  /**
+   * Runs the queued updates of one plan through this store, in the order they came, until none is left.
+   * Updates that can be decided from the plan as this store last wrote it go together in one statement
+   * ({@link #writeQueued}); any other, and every update after another writer changed the plan, runs in a
+   * transaction that locks the plan's row.
+   */
+  async #drain(planId: string, queue: Pending[]): Promise<void> {
+    try {
+      while (queue.length > 0) {
+        if ((await this.#writeQueued(planId, queue)) > 0) continue;
+        const pending = queue.shift() as Pending;
+        try {
+          pending.resolve(await this.#updateLocked(planId, pending.change, pending.approvalId));
+        } catch (error) {
+          pending.reject(error);
+        }
+      }
+    } catch (error) {
+      // Not expected; but no update is left waiting for ever.
+      this.#cache.delete(planId);
+      for (const pending of queue.splice(0)) pending.reject(error);
+    } finally {
+      this.#queues.delete(planId);
+    }
+  }
+
+  /**
+   * Decides the updates at the head of the queue, one after the other, from the plan as this store last
+   * wrote it, and writes all their changes in one statement that holds only while the plan's row still
+   * has that version. Stops before an update that needs an approval, writes nothing, changes an approval
+   * or throws: the transaction decides those. Resolves with how many updates it settled (and took off
+   * the queue): 0 when it could decide none or the plan has changed since, and none was written.
+   */
+  async #writeQueued(planId: string, queue: Pending[]): Promise<number> {
+    const cached = queue[0]?.approvalId === undefined ? this.#cache.get(planId) : undefined;
+    if (cached === undefined) return 0;
+    const batch = new ChangeBatch(planId, cached, this.#checkpoints);
+    const results: unknown[] = [];
+    for (const pending of queue) {
+      if (pending.approvalId !== undefined || results.length === MAX_BATCH) break;
+      let result: unknown;
+      try {
+        const out = pending.change(batch.guardrails, null);
+        if (!writesState(out) || out.approval !== undefined || out.newApproval !== undefined) break;
+        batch.add(out);
+        result = out.result;
+      } catch {
+        break;
+      }
+      results.push(result);
+    }
+    if (results.length === 0) return 0;
+    const doing = `update plan ${describeValue(planId)}`;
+    let written: CachedPlan | null;
+    try {
+      written = await batch.write(this.#pool, doing, this.#sql.writeChanges);
+    } catch (error) {
+      this.#cache.delete(planId);
+      for (const pending of queue.splice(0, results.length)) pending.reject(error);
+      return results.length;
+    }
+    if (written === null) {
+      // Another writer changed the plan since: the cached guardrails were changed in place for nothing.
+      this.#cache.delete(planId);
+      return 0;
+    }
+    this.#cache.set(planId, written);
+    const settled = queue.splice(0, results.length);
+    for (let i = 0; i < settled.length; i++) (settled[i] as Pending).resolve(results[i]);
+    return settled.length;
+  }
+
+  /** One update in a transaction that locks the plan's row from the read to the commit. */
+  async #updateLocked<T>(
+    planId: string,
+    change: PlanChangeFn<T>,
+    approvalId: string | undefined,
+  ): Promise<T> {
     const doing = `update plan ${describeValue(planId)}`;
     const sql = this.#sql;
-    return this.#transaction(doing, async (client) => {
-      const row = (await query<LockedPlan>(client, doing, sql.lockPlan, [planId])).rows[0];
-      const current = row === undefined ? null : readGuardrails(planId, row.guardrails);
-      let wanted: Approval | null = null;
-      // Approvals exist only for configured plans; the plan's lock already orders every change to them.
-      if (current !== null && approvalId !== undefined) {
-        const found = await query<ApprovalRow>(client, doing, sql.lockApproval, [approvalId, planId]);
-        wanted = found.rows[0] === undefined ? null : readApproval(found.rows[0]);
-      }
-
-      const out = change(current, wanted);
-      const { audit, mutation, replace, approval, newApproval } = out;
-      if (!writesState(out)) {
+    let state: CachedPlan | null = null;
+    let result: T;
+    try {
+      result = await this.#transaction(doing, async (client) => {
+        const row = (await query<LockedPlan>(client, doing, sql.lockPlan, [planId])).rows[0];
+        const current = row === undefined ? null : readGuardrails(planId, row.guardrails);
+        let wanted: Approval | null = null;
+        // Approvals exist only for configured plans; the plan's lock already orders every change to them.
+        if (current !== null && approvalId !== undefined) {
+          const found = await query<ApprovalRow>(client, doing, sql.lockApproval, [approvalId, planId]);
+          wanted = found.rows[0] === undefined ? null : readApproval(found.rows[0]);
+        }
+        const out = change(current, wanted);
+        const locked =
+          row === undefined || current === null
+            ? null
+            : { guardrails: current, head: headOf(planId, row), version: row.version };
+        if (!writesState(out)) {
+          state = locked;
+          return out.result;
+        }
+        if (locked === null) {
+          throw new GuardrailError(
+            'STORE_CONTRACT',
+            `cannot record a change for unconfigured plan ${describeValue(planId)}`,
+          );
+        }
+        const { approval, newApproval } = out;
+        for (const a of [approval, newApproval]) {
+          if (a !== undefined && a.planId !== planId) {
+            throw new GuardrailError('STORE_CONTRACT', `approval "${a.id}" belongs to another plan`);
+          }
+        }
+        const batch = new ChangeBatch(planId, locked, this.#checkpoints);
+        batch.add(out);
+        const written = batch.writes ? await batch.write(client, doing, sql.writeChanges) : locked;
+        if (written === null) {
+          // The row is locked: only a write that bypassed the lock could have given it a new version.
+          throw unavailable(doing, new Error('the plan changed while it was locked'));
+        }
+        if (approval !== undefined) {
+          const kept = await query(client, doing, sql.upsertApproval, approvalRowValues(approval));
+          if (kept.rowCount === 0) {
+            throw new GuardrailError('STORE_CONTRACT', `approval "${approval.id}" belongs to another plan`);
+          }
+        }
+        if (newApproval !== undefined) {
+          const added = await query(client, doing, sql.insertApproval, approvalRowValues(newApproval));
+          if (added.rowCount === 0) {
+            throw new GuardrailError('APPROVAL_ID_TAKEN', `approval id "${newApproval.id}" is already used`);
+          }
+        }
+        state = written;
         return out.result;
-      }
-      if (current === null) {
-        throw new GuardrailError(
-          'STORE_CONTRACT',
-          `cannot record a change for unconfigured plan ${describeValue(planId)}`,
-        );
-      }
-      for (const a of [approval, newApproval]) {
-        if (a !== undefined && a.planId !== planId) {
-          throw new GuardrailError('STORE_CONTRACT', `approval "${a.id}" belongs to another plan`);
-        }
-      }
-      let next = replace?.clone();
-      if (mutation !== undefined) next = applyMutation(next ?? current, mutation);
-
-      const json = next === undefined ? undefined : JSON.stringify(next.toJSON());
-      if (audit !== undefined) {
-        const c = chainEntry(planId, headOf(planId, row as LockedPlan), audit);
-        const values = [
-          planId,
-          audit.eventType,
-          audit.timestamp,
-          JSON.stringify(audit.details),
-          c.seq,
-          c.prev,
-          c.hash,
-        ];
-        if (json === undefined) await query(client, doing, sql.appendEntry, values);
-        else await query(client, doing, sql.writePlanAndAppendEntry, [...values, json]);
-        const cp = checkpointDue(this.#checkpoints, planId, c, audit.timestamp);
-        if (cp !== null) await this.#insertCheckpoints(client, doing, planId, [cp]);
-      } else if (json !== undefined) {
-        await query(client, doing, sql.writePlan, [planId, json]);
-      }
-      if (approval !== undefined) {
-        const kept = await query(client, doing, sql.upsertApproval, approvalRowValues(approval));
-        if (kept.rowCount === 0) {
-          throw new GuardrailError('STORE_CONTRACT', `approval "${approval.id}" belongs to another plan`);
-        }
-      }
-      if (newApproval !== undefined) {
-        const added = await query(client, doing, sql.insertApproval, approvalRowValues(newApproval));
-        if (added.rowCount === 0) {
-          throw new GuardrailError('APPROVAL_ID_TAKEN', `approval id "${newApproval.id}" is already used`);
-        }
-      }
-      return out.result;
-    });
+      });
+    } catch (error) {
+      this.#cache.delete(planId);
+      throw error;
+    }
+    // Kept only now that the transaction has committed.
+    if (state === null) this.#cache.delete(planId);
+    else this.#cache.set(planId, state);
+    return result;
   }
 
   async getApproval(id: string): Promise<Approval | null> {
@@ -389,6 +514,7 @@ export class PostgresStore implements GuardrailStore {
     await this.#whenReady();
     const doing = `store plan ${describeValue(planId)}`;
     const sql = this.#sql;
+    this.#cache.delete(planId);
     if (kept === undefined) {
       await query(this.#pool, doing, sql.upsertPlan, [planId, json]);
       return;
@@ -456,6 +582,7 @@ export class PostgresStore implements GuardrailStore {
     this.#open();
     storable(planId, 'plan_id');
     await this.#whenReady();
+    this.#cache.delete(planId);
     const gone = await query(this.#pool, `delete plan ${describeValue(planId)}`, this.#sql.deletePlan, [
       planId,
     ]);
@@ -573,6 +700,7 @@ export class PostgresStore implements GuardrailStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#cache.clear();
     if (this.#ownsPool) await this.#pool.end();
   }
 
@@ -667,13 +795,109 @@ export class PostgresStore implements GuardrailStore {
   }
 }
 
+/** An update waiting for its turn among the updates of its plan through one store. */
+interface Pending {
+  readonly change: PlanChangeFn<unknown>;
+  readonly approvalId: string | undefined;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** The most updates of one plan that one statement writes. */
+const MAX_BATCH = 256;
+
+/**
+ * The changes of one or more updates of a plan, decided one after the other from `base`, to write in
+ * one statement. Changes `base.guardrails` in place as it goes: whoever holds `base` drops it unless the
+ * write succeeds.
+ */
+class ChangeBatch {
+  readonly #planId: string;
+  readonly #base: CachedPlan;
+  readonly #checkpoints: CheckpointPolicy | null;
+  #guardrails: AutonomyGuardrails;
+  #changed = false;
+  #head: ChainHead | null;
+  readonly #entries: [string[], number[], string[], number[], string[], string[]] = [[], [], [], [], [], []];
+  readonly #checkpointed: [number[], string[], string[], (string | null)[]] = [[], [], [], []];
+
+  constructor(planId: string, base: CachedPlan, checkpoints: CheckpointPolicy | null) {
+    this.#planId = planId;
+    this.#base = base;
+    this.#checkpoints = checkpoints;
+    this.#guardrails = base.guardrails;
+    this.#head = base.head;
+  }
+
+  /** The guardrails after the changes added so far: what the next update is decided from. */
+  get guardrails(): AutonomyGuardrails {
+    return this.#guardrails;
+  }
+
+  /** Whether there is anything for the plan's row: new guardrails or entries. */
+  get writes(): boolean {
+    return this.#changed || this.#entries[0].length > 0;
+  }
+
+  /** Adds a change, all or nothing: when it throws, the batch is as it was. */
+  add(out: PlanChange<unknown>): void {
+    const { audit, mutation, replace } = out;
+    const c = audit === undefined ? undefined : chainEntry(this.#planId, this.#head, audit);
+    const cp =
+      audit === undefined || c === undefined
+        ? null
+        : checkpointDue(this.#checkpoints, this.#planId, c, audit.timestamp);
+    let next = replace?.clone();
+    // Last, since it may change the guardrails in place: it checks everything before it changes anything.
+    if (mutation !== undefined) next = applyMutation(next ?? this.#guardrails, mutation);
+    if (next !== undefined) {
+      this.#guardrails = next;
+      this.#changed = true;
+    }
+    if (audit !== undefined && c !== undefined) {
+      const [eventTypes, timestamps, details, seqs, prevs, hashes] = this.#entries;
+      eventTypes.push(audit.eventType);
+      timestamps.push(audit.timestamp);
+      details.push(JSON.stringify(audit.details));
+      seqs.push(c.seq);
+      prevs.push(c.prev);
+      hashes.push(c.hash);
+      this.#head = { seq: c.seq, hash: c.hash };
+    }
+    if (cp !== null) {
+      const [sizes, heads, ts, signatures] = this.#checkpointed;
+      sizes.push(cp.size);
+      heads.push(cp.head);
+      ts.push(cp.ts);
+      signatures.push(cp.signature ?? null);
+    }
+  }
+
+  /**
+   * Writes the batch with `sql` (the store's writeChanges) if the row still has the base's version.
+   * Resolves with the plan as written, or null when the row has another version or is gone.
+   */
+  async write(client: Pool | PoolClient, doing: string, sql: string): Promise<CachedPlan | null> {
+    const head = this.#entries[0].length > 0 ? this.#head : null;
+    const found = await query<{ version: string }>(client, doing, sql, [
+      this.#planId,
+      ...this.#entries,
+      this.#changed ? JSON.stringify(this.#guardrails.toJSON()) : null,
+      this.#base.version,
+      head?.seq ?? null,
+      head?.hash ?? null,
+      ...this.#checkpointed,
+    ]);
+    const version = found.rows[0]?.version;
+    return version === undefined ? null : { guardrails: this.#guardrails, head: this.#head, version };
+  }
+}
+
 /** The SQL of one store, built once from its table names. */
 interface Statements {
   readonly lockPlan: string;
   readonly lockApproval: string;
-  readonly writePlan: string;
-  readonly appendEntry: string;
-  readonly writePlanAndAppendEntry: string;
+  readonly writeChanges: string;
   readonly upsertApproval: string;
   readonly insertApproval: string;
   readonly getApproval: string;
@@ -699,23 +923,29 @@ interface Statements {
 }
 
 function statements(t: Tables): Statements {
-  // The last entry is read from the plan's row as it is locked, so concurrent appends of one plan cannot
-  // take the same number, and numbers follow the order in which updates ran.
-  const append = `INSERT INTO ${t.entries} (plan_id, seq, event_type, ts, details, prev, hash)
-    VALUES ($1, $5, $2, $3, $4, $6, $7)`;
   const order = 'ORDER BY requested_at COLLATE "C", id COLLATE "C"';
   const insertApproval = `INSERT INTO ${t.approvals} (${APPROVAL_COLUMNS})
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`;
   return {
-    lockPlan: `SELECT guardrails, head_seq::text AS head_seq, head_hash
+    lockPlan: `SELECT guardrails, head_seq::text AS head_seq, head_hash, version::text AS version
       FROM ${t.plans} WHERE plan_id = $1 FOR UPDATE`,
     lockApproval: `SELECT ${APPROVAL_COLUMNS} FROM ${t.approvals} WHERE id = $1 AND plan_id = $2 FOR UPDATE`,
-    writePlan: `UPDATE ${t.plans} SET guardrails = $2 WHERE plan_id = $1`,
-    appendEntry: `WITH moved AS (UPDATE ${t.plans} SET head_seq = $5, head_hash = $7 WHERE plan_id = $1)
-      ${append}`,
-    writePlanAndAppendEntry: `WITH written AS (UPDATE ${t.plans}
-        SET guardrails = $8, head_seq = $5, head_hash = $7 WHERE plan_id = $1)
-      ${append}`,
+    // One statement, atomic without a transaction: the row's new guardrails and head, the entries and
+    // the checkpoints are written only if the row still has version $9 (the trigger then gives it a new
+    // one). Null leaves the guardrails or the head as they are.
+    writeChanges: `WITH written AS (
+        UPDATE ${t.plans} SET guardrails = COALESCE($8::text, guardrails),
+          head_seq = COALESCE($10::bigint, head_seq), head_hash = COALESCE($11::text, head_hash)
+        WHERE plan_id = $1 AND version = $9::bigint
+        RETURNING version::text AS version),
+      entry AS (INSERT INTO ${t.entries} (plan_id, seq, event_type, ts, details, prev, hash)
+        SELECT $1, e.seq, e.event_type, e.ts, e.details, e.prev, e.hash
+        FROM written, unnest($2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::text[], $7::text[])
+          AS e(event_type, ts, details, seq, prev, hash)),
+      checkpoint AS (INSERT INTO ${t.checkpoints} (plan_id, size, head, ts, signature)
+        SELECT $1, c.size, c.head, c.ts, c.signature
+        FROM written, unnest($12::bigint[], $13::text[], $14::text[], $15::text[]) AS c(size, head, ts, signature))
+      SELECT version FROM written`,
     // Replaces an approval of this plan only: a row of another plan is left alone and nothing returned.
     upsertApproval: `${insertApproval}
       ON CONFLICT (id) DO UPDATE SET
@@ -869,6 +1099,7 @@ interface LockedPlan {
   guardrails: string;
   head_seq: string;
   head_hash: string | null;
+  version: string;
 }
 
 interface LogRow {
