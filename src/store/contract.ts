@@ -901,6 +901,84 @@ export function runStoreContract(name: string, options: StoreContractOptions): v
       });
     });
 
+    describe('updates made at once', () => {
+      const at =
+        (i: number): PlanChangeFn<number> =>
+        () => ({
+          result: i,
+          audit: entry('step_allowed', i),
+        });
+
+      it('takes them in the order they were made', async () => {
+        await store.put('p', guardrails());
+        await Promise.all(Array.from({ length: 50 }, (_, i) => store.update('p', at(i))));
+        expect(logIds(await store.readAuditLog('p'))).toEqual(Array.from({ length: 50 }, (_, i) => i));
+      });
+
+      it('shows each the effects of the ones made before it', async () => {
+        await store.put('p', guardrails());
+        const seen = await Promise.all(
+          Array.from({ length: 5 }, () =>
+            store.update('p', (g) => ({ result: g?.stepCount, mutation: { steps: 1 } })),
+          ),
+        );
+        expect(seen).toEqual([0, 1, 2, 3, 4]);
+      });
+
+      it('rejects only the one whose change throws, and records the others', async () => {
+        await store.put('p', guardrails());
+        const settled = await Promise.allSettled([
+          store.update('p', at(1)),
+          store.update('p', () => {
+            throw new Error('no decision');
+          }),
+          store.update('p', at(3)),
+        ]);
+        expect([settled.map((r) => r.status), logIds(await store.readAuditLog('p'))]).toEqual([
+          ['fulfilled', 'rejected', 'fulfilled'],
+          [1, 3],
+        ]);
+      });
+
+      it('rejects only the one whose mutation is refused, and records the others', async () => {
+        await store.put('p', guardrails());
+        const settled = await Promise.allSettled([
+          store.update('p', () => ({ result: 1, audit: entry('step_allowed', 1), mutation: { steps: 1 } })),
+          store.update('p', () => ({
+            result: 2,
+            audit: entry('step_allowed', 2),
+            mutation: { release: 'r1' },
+          })),
+          store.update('p', () => ({ result: 3, audit: entry('step_allowed', 3), mutation: { steps: 1 } })),
+        ]);
+        expect([
+          settled.map((r) => r.status),
+          logIds(await store.readAuditLog('p')),
+          (await stored('p')).guardrails.stepCount,
+        ]).toEqual([['fulfilled', 'rejected', 'fulfilled'], [1, 3], 2]);
+      });
+
+      it('rejects only the one whose new approval id is taken, and records the others', async () => {
+        await store.put('p', guardrails());
+        await store.update('p', () => ({ result: null, newApproval: approval('a1', 'p') }));
+        const settled = await Promise.allSettled([
+          store.update('p', () => ({ result: 1, audit: entry('step_allowed', 1), mutation: { steps: 1 } })),
+          store.update('p', () => ({
+            result: 2,
+            audit: entry('step_allowed', 2),
+            mutation: { steps: 1 },
+            newApproval: approval('a1', 'p', 5),
+          })),
+          store.update('p', () => ({ result: 3, audit: entry('step_allowed', 3), mutation: { steps: 1 } })),
+        ]);
+        expect([
+          settled.map((r) => r.status),
+          logIds(await store.readAuditLog('p')),
+          (await stored('p')).guardrails.stepCount,
+        ]).toEqual([['fulfilled', 'rejected', 'fulfilled'], [1, 3], 2]);
+      });
+    });
+
     describe('checkpoints', () => {
       const { privateKey, publicKey } = generateKeyPairSync('ed25519');
       let cps: GuardrailStore;

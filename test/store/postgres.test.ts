@@ -339,38 +339,6 @@ describe.skipIf(skip)('PostgresStore', () => {
       const seen = await store.update('p', (g) => ({ result: g?.budgetSpent, audit: stepEntry(2) }));
       expect(seen).toBe(1);
     });
-
-    it('numbers the entries of updates made at once in the order the updates were called', async () => {
-      const store = await migrated();
-      await store.put('p', AutonomyGuardrails.create());
-      await store.update('p', () => ({ result: null, audit: stepEntry(0) }));
-      await Promise.all(
-        Array.from({ length: 50 }, (_, i) =>
-          store.update('p', () => ({ result: i, audit: stepEntry(i + 1) })),
-        ),
-      );
-      const log = await store.readAuditLog('p');
-      expect(log.map((e) => e.entry.details['i'])).toEqual(Array.from({ length: 51 }, (_, i) => i));
-    });
-
-    it('rejects only the update that throws among updates made at once, and records the others', async () => {
-      const store = await migrated();
-      await store.put('p', AutonomyGuardrails.create());
-      await store.update('p', () => ({ result: null, audit: stepEntry(0) }));
-      const settled = await Promise.allSettled(
-        [1, 2, 3].map((i) =>
-          store.update('p', () => {
-            if (i === 2) throw new Error('no');
-            return { result: i, audit: stepEntry(i) };
-          }),
-        ),
-      );
-      const log = await store.readAuditLog('p');
-      expect([settled.map((r) => r.status), log.map((e) => e.entry.details['i'])]).toEqual([
-        ['fulfilled', 'rejected', 'fulfilled'],
-        [0, 1, 3],
-      ]);
-    });
   });
 
   describe('fails closed', () => {

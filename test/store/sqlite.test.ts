@@ -374,6 +374,30 @@ describe('SqliteStore', () => {
     });
   });
 
+  describe('updates made at once', () => {
+    it('commits them in one transaction', async () => {
+      const path = newFile();
+      const store = await open({ path });
+      await store.put('p', guardrails());
+      const other = connect(path);
+      const commits = other.prepare<[], number>('PRAGMA data_version').pluck();
+      const before = commits.get() as number;
+      await Promise.all(
+        Array.from({ length: 10 }, (_, i) => store.update('p', () => ({ result: i, audit: entry(i) }))),
+      );
+      expect([(commits.get() as number) - before, (await store.readAuditLog('p')).length]).toEqual([1, 10]);
+    });
+
+    it('runs them before a call made after them, even when they were not awaited', async () => {
+      const store = await open();
+      await store.put('p', guardrails());
+      const stepped = store.update('p', () => ({ result: null, mutation: { steps: 1 } }));
+      const record = await store.get('p');
+      await stepped;
+      expect(record?.guardrails.stepCount).toBe(1);
+    });
+  });
+
   describe('failures', () => {
     it('rejects an update with STORE_UNAVAILABLE while another connection holds the write lock', async () => {
       const path = newFile();

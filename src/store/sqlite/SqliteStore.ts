@@ -214,16 +214,56 @@ interface Seen {
   readonly changes: number;
 }
 
-/** What an update transaction hands back, to be kept only once it has committed. */
+/** An update waiting for the store's next transaction. */
+interface Pending {
+  readonly planId: string;
+  readonly change: PlanChangeFn<unknown>;
+  readonly approvalId: string | undefined;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** How one update of a transaction came out: its result, or why it was refused before it wrote. */
+type Outcome =
+  { readonly ok: true; readonly result: unknown } | { readonly ok: false; readonly error: unknown };
+
+/** What an update transaction hands back once it has committed. */
 interface Updated {
-  readonly result: unknown;
-  /** The plan as committed, to decide the next update from; null when it is not to be kept. */
-  readonly state: CachedPlan | null;
+  readonly outcomes: readonly Outcome[];
   readonly seen: Seen;
 }
 
+/** An update decided, before anything of it is written. */
+interface Decided {
+  readonly result: unknown;
+  /** The plan after the update, to decide the next one from; null when there is no plan. */
+  readonly state: CachedPlan | null;
+  /** The rows to write; none for an update that changes nothing. */
+  readonly write?: {
+    readonly approval: ApprovalRowValues | undefined;
+    readonly newApproval: ApprovalRowValues | undefined;
+    /** New guardrails, when the update changes them. */
+    readonly guardrails: AutonomyGuardrails | undefined;
+    readonly audit: AuditEntry | undefined;
+    readonly entry: ChainedEntry | undefined;
+    readonly checkpoint: Checkpoint | null;
+  };
+}
+
+/** An update failed after it may have written part of its change: its transaction must not commit. */
+class PartlyWritten {
+  constructor(readonly cause: unknown) {}
+}
+
+/** The most updates one transaction runs. */
+const MAX_BATCH = 256;
+
 interface Transactions {
-  update: (planId: string, change: PlanChangeFn<unknown>, approvalId: string | undefined) => unknown;
+  /**
+   * Runs updates one after the other in one transaction. Throws, having written nothing, when the
+   * transaction fails or when an update failed while writing ({@link PartlyWritten}).
+   */
+  update: (updates: readonly Pending[]) => Updated;
   put: (planId: string, guardrails: string, entries: readonly AuditEntry[] | undefined) => void;
   get: (planId: string) => PlanRecord | null;
   readLog: (planId: string) => ChainedEntry[];
@@ -235,9 +275,12 @@ interface Transactions {
 
 /**
  * Keeps guardrails, audit entries and approvals in a SQLite database through better-sqlite3, so that
- * several processes can share one file. Every update runs in one `BEGIN IMMEDIATE` transaction: the
- * read, the decision and the writes of concurrent updates, from any process, never interleave. The
- * audit table keeps every entry; `get` returns the newest `auditCapacity` of them.
+ * several processes can share one file. Every update runs in a `BEGIN IMMEDIATE` transaction: the
+ * read, the decision and the writes of concurrent updates, from any process, never interleave. Updates
+ * made before the store's next transaction starts share it (one commit for all), each still all or
+ * nothing. An update is decided from the plan as this connection last committed it while no other
+ * writer has committed since, otherwise from the row read again. The audit table keeps every entry;
+ * `get` returns the newest `auditCapacity` of them.
  *
  * Call {@link migrate} once before anything else. Statements run synchronously on the calling thread:
  * while another process holds the write lock, a call blocks for up to `busyTimeoutMs` and then rejects
@@ -262,6 +305,9 @@ export class SqliteStore implements GuardrailStore {
   /** Plans as last committed through this connection, valid while {@link #seen} says nobody else wrote. */
   readonly #cache = new PlanCache();
   #seen: Seen | null = null;
+  /** Updates waiting for the next transaction, which a queued microtask runs. */
+  #pending: Pending[] = [];
+  #flushing = false;
 
   constructor(options: SqliteStoreOptions = {}) {
     const o = objectWithKeys(options, 'options', OPTION_KEYS);
@@ -354,18 +400,68 @@ export class SqliteStore implements GuardrailStore {
     }
   }
 
-  // Not `async`: an async frame would add microtask hops to the hottest path of every check.
+  /**
+   * Queues the update for the store's next transaction, which runs, in one `BEGIN IMMEDIATE`, every
+   * update made before it starts (a group commit): concurrent updates share one commit. Each still
+   * takes effect all or nothing, in the order the updates were made.
+   */
   update<T>(planId: string, change: PlanChangeFn<T>, options?: { readonly approvalId?: string }): Promise<T> {
     try {
-      const tx = this.#ready();
-      return Promise.resolve(tx.update(planId, change, options?.approvalId) as T);
+      this.#ready();
     } catch (error) {
       return Promise.reject(this.#failure(error, `update plan "${planId}"`));
     }
+    return new Promise<T>((resolve, reject) => {
+      const approvalId = options?.approvalId;
+      this.#pending.push({
+        planId,
+        change,
+        approvalId,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+      });
+      if (!this.#flushing) {
+        this.#flushing = true;
+        queueMicrotask(this.#flush);
+      }
+    });
+  }
+
+  /** Runs the queued updates, at most {@link MAX_BATCH} to a transaction. */
+  readonly #flush = (): void => {
+    this.#flushing = false;
+    const pending = this.#pending;
+    this.#pending = [];
+    for (let i = 0; i < pending.length; i += MAX_BATCH) this.#run(pending.slice(i, i + MAX_BATCH));
+  };
+
+  /** Runs updates in one transaction and settles them; alone, each, when one of them failed writing. */
+  #run(updates: readonly Pending[]): void {
+    let done: Updated;
+    try {
+      done = this.#ready().update(updates);
+    } catch (error) {
+      // Rolled back: cached plans may have been changed in place before the failure.
+      this.#cache.clear();
+      this.#seen = null;
+      if (error instanceof PartlyWritten && updates.length > 1) {
+        for (const u of updates) this.#run([u]);
+        return;
+      }
+      const cause = error instanceof PartlyWritten ? error.cause : error;
+      for (const u of updates) u.reject(this.#failure(cause, `update plan "${u.planId}"`));
+      return;
+    }
+    this.#seen = done.seen;
+    updates.forEach((u, i) => {
+      const outcome = done.outcomes[i] as Outcome;
+      if (outcome.ok) u.resolve(outcome.result);
+      else u.reject(this.#failure(outcome.error, `update plan "${u.planId}"`));
+    });
   }
 
   async getApproval(id: string): Promise<Approval | null> {
-    this.#ready();
+    this.#afterUpdates();
     try {
       const row = (this.#statements as Statements).selectApproval.get(id);
       return row === undefined ? null : approvalOf(row);
@@ -378,7 +474,7 @@ export class SqliteStore implements GuardrailStore {
     readonly planId?: string;
     readonly status?: ApprovalStatus;
   }): Promise<Approval[]> {
-    this.#ready();
+    this.#afterUpdates();
     const s = this.#statements as Statements;
     const planId = filter?.planId;
     const status = filter?.status;
@@ -398,7 +494,7 @@ export class SqliteStore implements GuardrailStore {
   }
 
   async put(planId: string, guardrails: AutonomyGuardrails, audit?: AuditTrail): Promise<void> {
-    const tx = this.#ready();
+    const tx = this.#afterUpdates();
     // Serialized first: from here on nothing the caller holds is shared with the store.
     const json = JSON.stringify(guardrails.toJSON());
     const entries = audit?.entries.slice(-this.auditCapacity);
@@ -410,7 +506,7 @@ export class SqliteStore implements GuardrailStore {
   }
 
   async get(planId: string): Promise<PlanRecord | null> {
-    const tx = this.#ready();
+    const tx = this.#afterUpdates();
     try {
       return tx.get(planId);
     } catch (error) {
@@ -419,7 +515,7 @@ export class SqliteStore implements GuardrailStore {
   }
 
   async readAuditLog(planId: string): Promise<readonly ChainedEntry[]> {
-    const tx = this.#ready();
+    const tx = this.#afterUpdates();
     try {
       return tx.readLog(planId);
     } catch (error) {
@@ -428,7 +524,7 @@ export class SqliteStore implements GuardrailStore {
   }
 
   async delete(planId: string): Promise<boolean> {
-    const tx = this.#ready();
+    const tx = this.#afterUpdates();
     try {
       return tx.delete(planId);
     } catch (error) {
@@ -437,7 +533,7 @@ export class SqliteStore implements GuardrailStore {
   }
 
   async readCheckpoints(planId: string): Promise<readonly Checkpoint[]> {
-    this.#ready();
+    this.#afterUpdates();
     try {
       return (this.#statements as Statements).selectCheckpoints
         .all(planId)
@@ -448,7 +544,7 @@ export class SqliteStore implements GuardrailStore {
   }
 
   async pruneAuditLog(planId: string, throughSeq: number): Promise<number> {
-    const tx = this.#ready();
+    const tx = this.#afterUpdates();
     const through = pruneTarget(throughSeq);
     try {
       return tx.prune(planId, through);
@@ -461,7 +557,7 @@ export class SqliteStore implements GuardrailStore {
     document: PlanDocumentInput,
     options?: { readonly expectedRevision?: number | null },
   ): Promise<PlanDocument> {
-    const tx = this.#ready();
+    const tx = this.#afterUpdates();
     const doc = checkDocument(document, options);
     try {
       return tx.saveDocument(doc);
@@ -471,7 +567,7 @@ export class SqliteStore implements GuardrailStore {
   }
 
   async getPlanDocument(planId: string): Promise<PlanDocument | null> {
-    this.#ready();
+    this.#afterUpdates();
     try {
       const row = (this.#statements as Statements).selectDocument.get(planId);
       return row === undefined ? null : documentOf(row);
@@ -481,7 +577,7 @@ export class SqliteStore implements GuardrailStore {
   }
 
   async listPlans(): Promise<PlanListing[]> {
-    const tx = this.#ready();
+    const tx = this.#afterUpdates();
     try {
       return tx.listPlans();
     } catch (error) {
@@ -492,7 +588,9 @@ export class SqliteStore implements GuardrailStore {
   /** Closes the database if the store opened it; a database given to the store stays open. */
   async close(): Promise<void> {
     if (this.#closed) return;
+    if (this.#pending.length > 0) this.#flush();
     this.#closed = true;
+    this.#cache.clear();
     this.#statements = undefined;
     this.#transactions = undefined;
     if (this.#ownsDatabase) {
@@ -626,72 +724,135 @@ export class SqliteStore implements GuardrailStore {
       version: s.dataVersion.get() as number,
       changes: s.totalChanges.get() as number,
     });
-    const update = db.transaction(
-      (planId: string, change: PlanChangeFn<unknown>, approvalId: string | undefined): Updated => {
-        // With the write lock held, the data version counts every commit of another connection, and the
-        // change count every row this connection changed: both as they were after the last update means
-        // the cached plans are what the database holds.
-        const before = seen();
-        const last = this.#seen;
-        if (last === null || last.version !== before.version || last.changes !== before.changes) {
-          this.#cache.clear();
+    /**
+     * Decides one update, writing nothing: reads the plan (unless cached), runs the change and works out
+     * every row to write. May change the cached guardrails in place, after everything that can fail.
+     */
+    const decide = (
+      planId: string,
+      change: PlanChangeFn<unknown>,
+      approvalId: string | undefined,
+    ): Decided => {
+      const cached = this.#cache.get(planId);
+      let stored: AutonomyGuardrails | null;
+      let head: Head | null | undefined;
+      if (cached !== undefined) {
+        stored = cached.guardrails;
+        head = cached.head;
+      } else {
+        const json = s.selectPlan.get(planId);
+        stored = json === undefined ? null : readGuardrails(planId, json);
+      }
+      const row = approvalId === undefined ? undefined : s.selectApproval.get(approvalId);
+      const wanted = row === undefined || row.plan_id !== planId ? null : approvalOf(row);
+      const out: PlanChange<unknown> = change(stored, wanted);
+      if (!writesState(out)) {
+        const state =
+          stored === null ? null : { guardrails: stored, head: head ?? lastEntry(planId), version: '' };
+        return { result: out.result, state };
+      }
+      if (stored === null) {
+        throw new GuardrailError(
+          'STORE_CONTRACT',
+          `cannot record a change for unconfigured plan "${planId}"`,
+        );
+      }
+      const approval = out.approval === undefined ? undefined : approvalParams(planId, out.approval);
+      const newApproval = out.newApproval === undefined ? undefined : approvalParams(planId, out.newApproval);
+      if (head === undefined) head = lastEntry(planId);
+      const audit = out.audit;
+      const entry = audit === undefined ? undefined : chainEntry(planId, head, audit);
+      const checkpoint =
+        audit === undefined || entry === undefined
+          ? null
+          : checkpointDue(this.#checkpoints, planId, entry, audit.timestamp);
+      let g = stored;
+      let changed: AutonomyGuardrails | undefined;
+      if (out.replace !== undefined || out.mutation !== undefined) {
+        // applyMutation may change its argument in place: never the caller's replacement.
+        g = out.replace === undefined ? stored : out.replace.clone();
+        if (out.mutation !== undefined) g = applyMutation(g, out.mutation);
+        changed = g;
+      }
+      return {
+        result: out.result,
+        state: {
+          guardrails: g,
+          head: entry === undefined ? head : { seq: entry.seq, hash: entry.hash },
+          version: '',
+        },
+        write: { approval, newApproval, guardrails: changed, audit, entry, checkpoint },
+      };
+    };
+    /**
+     * Writes what {@link decide} worked out, but for the plan's row, which the transaction writes once at
+     * its end; throws {@link PartlyWritten} when any of it fails.
+     */
+    const write = (planId: string, w: NonNullable<Decided['write']>): void => {
+      try {
+        if (w.approval !== undefined && s.upsertApproval.run(...w.approval).changes === 0) {
+          throw new GuardrailError('STORE_CONTRACT', `approval "${w.approval[0]}" belongs to another plan`);
         }
-        const cached = this.#cache.get(planId);
-        let stored: AutonomyGuardrails | null;
-        let head: Head | null | undefined;
-        if (cached !== undefined) {
-          stored = cached.guardrails;
-          head = cached.head;
-        } else {
-          const json = s.selectPlan.get(planId);
-          stored = json === undefined ? null : readGuardrails(planId, json);
+        if (w.newApproval !== undefined && s.insertApproval.run(...w.newApproval).changes === 0) {
+          throw new GuardrailError('APPROVAL_ID_TAKEN', `approval id "${w.newApproval[0]}" is already used`);
         }
-        const row = approvalId === undefined ? undefined : s.selectApproval.get(approvalId);
-        const wanted = row === undefined || row.plan_id !== planId ? null : approvalOf(row);
-        const out: PlanChange<unknown> = change(stored, wanted);
-        if (!writesState(out)) {
-          const state =
-            stored === null ? null : { guardrails: stored, head: head ?? lastEntry(planId), version: '' };
-          return { result: out.result, state, seen: before };
-        }
-        if (stored === null) {
-          throw new GuardrailError(
-            'STORE_CONTRACT',
-            `cannot record a change for unconfigured plan "${planId}"`,
+        if (w.audit !== undefined && w.entry !== undefined) {
+          s.insertEntry.run(
+            planId,
+            w.entry.seq,
+            w.audit.eventType,
+            w.audit.timestamp,
+            JSON.stringify(w.audit.details),
+            w.entry.prev,
+            w.entry.hash,
           );
         }
-        if (out.approval !== undefined) {
-          if (s.upsertApproval.run(...approvalParams(planId, out.approval)).changes === 0) {
-            throw new GuardrailError(
-              'STORE_CONTRACT',
-              `approval "${out.approval.id}" belongs to another plan`,
-            );
-          }
+        const cp = w.checkpoint;
+        if (cp !== null) s.insertCheckpoint.run(planId, cp.size, cp.head, cp.ts, cp.signature ?? null);
+      } catch (error) {
+        throw new PartlyWritten(error);
+      }
+    };
+    const update = db.transaction((updates: readonly Pending[]): Updated => {
+      // With the write lock held, the data version counts every commit of another connection, and the
+      // change count every row this connection changed: both as they were after the last update means
+      // the cached plans are what the database holds.
+      const before = seen();
+      const last = this.#seen;
+      if (last === null || last.version !== before.version || last.changes !== before.changes) {
+        this.#cache.clear();
+      }
+      const outcomes: Outcome[] = [];
+      // The guardrails to write at the end, per plan: the last of several updates of a plan is written.
+      const rows = new Map<string, AutonomyGuardrails>();
+      for (const u of updates) {
+        let decided: Decided;
+        try {
+          decided = decide(u.planId, u.change, u.approvalId);
+        } catch (error) {
+          // Nothing written. The cached plan is read again, in case it was changed in place; one whose row
+          // is not written yet cannot be, so the updates run again each in a transaction of its own.
+          if (rows.has(u.planId)) throw new PartlyWritten(error);
+          this.#cache.delete(u.planId);
+          outcomes.push({ ok: false, error });
+          continue;
         }
-        if (out.newApproval !== undefined) {
-          if (s.insertApproval.run(...approvalParams(planId, out.newApproval)).changes === 0) {
-            throw new GuardrailError(
-              'APPROVAL_ID_TAKEN',
-              `approval id "${out.newApproval.id}" is already used`,
-            );
-          }
+        const w = decided.write;
+        if (w !== undefined) {
+          write(u.planId, w);
+          if (w.guardrails !== undefined) rows.set(u.planId, w.guardrails);
         }
-        let g = stored;
-        if (out.replace !== undefined || out.mutation !== undefined) {
-          // applyMutation may change its argument in place: never the caller's replacement.
-          g = out.replace === undefined ? stored : out.replace.clone();
-          if (out.mutation !== undefined) g = applyMutation(g, out.mutation);
-          s.updatePlan.run(JSON.stringify(g.toJSON()), planId);
-        }
-        const audit = out.audit;
-        if (audit !== undefined) head = append(planId, head === undefined ? lastEntry(planId) : head, audit);
-        return {
-          result: out.result,
-          state: { guardrails: g, head: head === undefined ? lastEntry(planId) : head, version: '' },
-          seen: seen(),
-        };
-      },
-    );
+        if (decided.state === null) this.#cache.delete(u.planId);
+        else this.#cache.set(u.planId, decided.state);
+        outcomes.push({ ok: true, result: decided.result });
+      }
+      try {
+        for (const [planId, g] of rows) s.updatePlan.run(JSON.stringify(g.toJSON()), planId);
+      } catch (error) {
+        throw new PartlyWritten(error);
+      }
+      return { outcomes, seen: seen() };
+    });
     const put = db.transaction(
       (planId: string, guardrails: string, entries: readonly AuditEntry[] | undefined): void => {
         s.upsertPlan.run(planId, guardrails);
@@ -745,22 +906,7 @@ export class SqliteStore implements GuardrailStore {
       ),
     );
     return {
-      update: (planId, change, approvalId) => {
-        let done: Updated;
-        try {
-          done = update.immediate(planId, change, approvalId);
-        } catch (error) {
-          // Rolled back: the cached plan may have been changed in place before the failure.
-          this.#cache.clear();
-          this.#seen = null;
-          throw error;
-        }
-        // Kept only now that the transaction has committed.
-        if (done.state === null) this.#cache.delete(planId);
-        else this.#cache.set(planId, done.state);
-        this.#seen = done.seen;
-        return done.result;
-      },
+      update: (updates) => update.immediate(updates),
       put: (planId, guardrails, entries) => put.immediate(planId, guardrails, entries),
       get: (planId) => get.deferred(planId),
       readLog: (planId) => readLog.deferred(planId),
@@ -773,6 +919,12 @@ export class SqliteStore implements GuardrailStore {
 
   #open(): void {
     if (this.#closed) throw new GuardrailError('STORE_CLOSED', 'the store is closed');
+  }
+
+  /** {@link #ready}, once the updates made before this call have run: calls take effect in order. */
+  #afterUpdates(): Transactions {
+    if (this.#pending.length > 0) this.#flush();
+    return this.#ready();
   }
 
   #ready(): Transactions {
