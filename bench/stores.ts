@@ -26,11 +26,14 @@ const COST = 0.01;
 const LIMITER_POINTS = 2_000_000_000;
 const LIMITER_SECONDS = 3_600;
 const CHAIN_ENTRIES = 200_000;
+/** What the raw rows with an audit row insert: the size of the entry a leash check records. */
+const RAW_DETAILS = JSON.stringify({ cost: COST, spent: 1234.56, limit: 1_000_000_000 });
+const RAW_HASH = 'a'.repeat(64);
 /** Connections of the one pool every Postgres row shares: one per worker at the highest concurrency. */
 const POOL_SIZE = Math.max(...WORKERS);
 
 type Engine = 'SQLite' | 'Postgres';
-type Kind = 'leash' | 'rate-limiter-flexible' | 'raw';
+type Kind = 'leash' | 'rate-limiter-flexible' | 'raw' | 'raw+audit';
 
 interface Subject {
   readonly engine: Engine;
@@ -168,6 +171,28 @@ async function sqliteSubjects(dir: string): Promise<Engines> {
     if (row === undefined) fail('raw SQLite update changed no row');
     return row;
   };
+  // The same transaction with a row like a leash audit entry: the engine's limit for a recorded check.
+  rawDb.exec(
+    'CREATE TABLE raw_audit (plan_id TEXT NOT NULL, seq INTEGER NOT NULL, event_type TEXT NOT NULL, ' +
+      'timestamp INTEGER NOT NULL, details TEXT NOT NULL, prev TEXT, hash TEXT, PRIMARY KEY (plan_id, seq)) ' +
+      'WITHOUT ROWID',
+  );
+  const spent = rawDb.prepare<[], { spent: number }>(
+    'UPDATE raw_budget SET spent = spent + 1 WHERE id = 1 AND spent + 1 <= budget RETURNING spent',
+  );
+  const record = rawDb.prepare(
+    'INSERT INTO raw_audit (plan_id, seq, event_type, timestamp, details, prev, hash) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  );
+  const rawWithAudit = async (): Promise<unknown> => {
+    begin.run();
+    const row = spent.get();
+    if (row !== undefined) {
+      record.run(PLAN_ID, row.spent, 'budget_allowed', Date.now(), RAW_DETAILS, RAW_HASH, RAW_HASH);
+    }
+    commit.run();
+    if (row === undefined) fail('raw SQLite update changed no row');
+    return row;
+  };
 
   return {
     subjects: [
@@ -179,6 +204,12 @@ async function sqliteSubjects(dir: string): Promise<Engines> {
         op: () => limiter.consume(PLAN_ID, 1),
       },
       { engine: 'SQLite', kind: 'raw', label: 'raw better-sqlite3 transaction', op: raw },
+      {
+        engine: 'SQLite',
+        kind: 'raw+audit',
+        label: 'raw better-sqlite3 transaction + audit row',
+        op: rawWithAudit,
+      },
     ],
     close: async () => {
       await store.close();
@@ -231,6 +262,22 @@ async function postgresSubjects(url: string): Promise<Engines | string> {
       if (result.rowCount !== 1) fail('raw Postgres update changed no row');
       return result;
     };
+    const audit = `"${schema}".raw_audit`;
+    await pool.query(
+      `CREATE TABLE ${audit} (plan_id text NOT NULL, seq bigint NOT NULL, event_type text NOT NULL,
+         ts bigint NOT NULL, details text NOT NULL, prev text, hash text, PRIMARY KEY (plan_id, seq))`,
+    );
+    const withAudit = {
+      name: 'raw_with_audit',
+      text: `WITH spent AS (${sql})
+        INSERT INTO ${audit} (plan_id, seq, event_type, ts, details, prev, hash)
+        SELECT $1, spent, 'budget_allowed', $2, $3, $4, $4 FROM spent RETURNING seq`,
+    };
+    const rawWithAudit = async (): Promise<unknown> => {
+      const result = await pool.query({ ...withAudit, values: [PLAN_ID, Date.now(), RAW_DETAILS, RAW_HASH] });
+      if (result.rowCount !== 1) fail('raw Postgres update with audit row changed no row');
+      return result;
+    };
 
     return {
       subjects: [
@@ -242,6 +289,12 @@ async function postgresSubjects(url: string): Promise<Engines | string> {
           op: () => limiter.consume(PLAN_ID, 1),
         },
         { engine: 'Postgres', kind: 'raw', label: 'raw pg conditional UPDATE', op: raw },
+        {
+          engine: 'Postgres',
+          kind: 'raw+audit',
+          label: 'raw pg conditional UPDATE + audit row',
+          op: rawWithAudit,
+        },
       ],
       close: async () => {
         await store.close();
@@ -307,8 +360,10 @@ const RATIO_HEADER = [
   'workers',
   'leash ops/s',
   'raw ops/s',
+  'raw + audit row ops/s',
   'rate-limiter-flexible ops/s',
   'leash ÷ raw',
+  'leash ÷ raw + audit row',
   'leash ÷ rate-limiter-flexible',
 ] as const;
 
@@ -326,14 +381,17 @@ function ratioRows(cells: readonly Cell[]): string[][] {
       const leash = of('leash');
       if (Number.isNaN(leash)) continue;
       const raw = of('raw');
+      const rawWithAudit = of('raw+audit');
       const rlf = of('rate-limiter-flexible');
       rows.push([
         engine,
         String(workers),
         integer.format(leash),
         integer.format(raw),
+        integer.format(rawWithAudit),
         integer.format(rlf),
         ratio(leash / raw),
+        ratio(leash / rawWithAudit),
         ratio(leash / rlf),
       ]);
     }
@@ -384,11 +442,12 @@ async function main(): Promise<void> {
     `(${integer.format(verify.verifyMs)} ms; building the chain with chainEntry took ${integer.format(verify.buildMs)} ms)`;
 
   notes.push(
-    'leash rows: AutonomyGuardrailService.checkToolBudget(plan, 0.01) on systemClock, one read-decide-spend transaction with its audit row per call; every call must be allowed.',
-    'SQLite: one WAL file in the temp directory (synchronous = NORMAL, as SqliteStore sets it), shared by the three rows through three better-sqlite3 connections; calls run synchronously, so workers only interleave between calls.',
-    `Postgres: ${where(url)}, a fresh schema dropped at the end, one pg.Pool of ${POOL_SIZE} connections shared by the three rows.`,
+    'leash rows: AutonomyGuardrailService.checkToolBudget(plan, 0.01) on systemClock: a decided spend and its chained audit row per call, committed before the call resolves; every call must be allowed.',
+    'SQLite: one WAL file in the temp directory (synchronous = NORMAL, as SqliteStore sets it), shared by every row through three better-sqlite3 connections; calls run synchronously, so workers only interleave between calls, and SqliteStore commits the checks made meanwhile together.',
+    `Postgres: ${where(url)}, a fresh schema dropped at the end, one pg.Pool of ${POOL_SIZE} connections shared by every row.`,
     `rate-limiter-flexible rows: consume(key, 1) with ${integer.format(LIMITER_POINTS)} points over ${LIMITER_SECONDS} s.`,
     'raw rows: SQLite BEGIN IMMEDIATE / UPDATE … RETURNING / COMMIT on prepared statements; Postgres one autocommit UPDATE t SET spent = spent + 1 WHERE id = 1 AND spent + 1 <= budget RETURNING spent.',
+    'raw + audit row: the same, with a row the size of a leash audit entry inserted in the same transaction (Postgres: the same statement): what the engine allows for a check that is recorded.',
   );
 
   console.log(`\n${aligned(RESULT_HEADER, resultRows(cells), 1)}\n`);
