@@ -374,6 +374,44 @@ describe('SqliteStore', () => {
     });
   });
 
+  describe('inside transactions of others', () => {
+    it('decides from the database after the owner of a given database rolls back an update', async () => {
+      const db = connect(':memory:');
+      const store = await open({ database: db });
+      const service = new AutonomyGuardrailService({ store });
+      await service.configureGuardrails('p', { toolBudget: 10 });
+      db.exec('BEGIN');
+      await service.checkToolBudget('p', 6);
+      db.exec('ROLLBACK');
+      const check = await service.checkToolBudget('p', 6);
+      const report = await verifyAuditLog(store, 'p');
+      expect([check.allowed, (await service.getGuardrails('p'))?.budgetSpent, report.ok]).toEqual([
+        true,
+        6,
+        true,
+      ]);
+    });
+
+    it('runs an update made inside a change function after the transaction of that change', async () => {
+      const store = await open();
+      const service = new AutonomyGuardrailService({ store });
+      await service.configureGuardrails('p', { toolBudget: 10 });
+      await service.configureGuardrails('q', { toolBudget: 10 });
+      let inner: Promise<unknown> = Promise.resolve();
+      const first = service.checkToolBudget('p', 6);
+      const outer = store.update('q', () => {
+        inner = service.checkToolBudget('p', 6);
+        void store.listPlans();
+        return { result: null };
+      });
+      const checks = await Promise.all([first, outer.then(() => inner)]);
+      expect([
+        checks.map((c) => (c as { allowed: boolean } | null)?.allowed),
+        (await service.getGuardrails('p'))?.budgetSpent,
+      ]).toEqual([[true, false], 6]);
+    });
+  });
+
   describe('updates made at once', () => {
     it('commits them in one transaction', async () => {
       const path = newFile();

@@ -51,7 +51,9 @@ export interface SqliteStoreOptions {
   /**
    * An open better-sqlite3 connection to use instead of opening one; the store never closes it. The store
    * sets its `busy_timeout` and leaves `journal_mode` and `synchronous` as the owner chose: use WAL for a
-   * file that several connections share.
+   * file that several connections share. An update runs in the store's own transaction after `update`
+   * returns, not in a transaction function of the owner's that called it; one that finds a transaction
+   * the owner opened (`BEGIN`) runs inside it, and the owner's rollback undoes it.
    */
   database?: Database.Database;
   /** How many audit entries `get` returns per plan (the newest). Defaults to 1000. */
@@ -308,6 +310,8 @@ export class SqliteStore implements GuardrailStore {
   /** Updates waiting for the next transaction, which a queued microtask runs. */
   #pending: Pending[] = [];
   #flushing = false;
+  /** True while a transaction of updates runs (and change functions with it). */
+  #running = false;
 
   constructor(options: SqliteStoreOptions = {}) {
     const o = objectWithKeys(options, 'options', OPTION_KEYS);
@@ -437,7 +441,11 @@ export class SqliteStore implements GuardrailStore {
 
   /** Runs updates in one transaction and settles them; alone, each, when one of them failed writing. */
   #run(updates: readonly Pending[]): void {
+    // Inside a transaction the owner of a given database has open, ours is only a savepoint: the owner
+    // may still roll it back, so nothing it leaves is kept to decide from.
+    const nested = this.#db.inTransaction;
     let done: Updated;
+    this.#running = true;
     try {
       done = this.#ready().update(updates);
     } catch (error) {
@@ -451,8 +459,15 @@ export class SqliteStore implements GuardrailStore {
       const cause = error instanceof PartlyWritten ? error.cause : error;
       for (const u of updates) u.reject(this.#failure(cause, `update plan "${u.planId}"`));
       return;
+    } finally {
+      this.#running = false;
     }
-    this.#seen = done.seen;
+    if (nested) {
+      this.#cache.clear();
+      this.#seen = null;
+    } else {
+      this.#seen = done.seen;
+    }
     updates.forEach((u, i) => {
       const outcome = done.outcomes[i] as Outcome;
       if (outcome.ok) u.resolve(outcome.result);
@@ -923,7 +938,8 @@ export class SqliteStore implements GuardrailStore {
 
   /** {@link #ready}, once the updates made before this call have run: calls take effect in order. */
   #afterUpdates(): Transactions {
-    if (this.#pending.length > 0) this.#flush();
+    // Not from inside a change function: the updates would run in the middle of the transaction.
+    if (this.#pending.length > 0 && !this.#running) this.#flush();
     return this.#ready();
   }
 
