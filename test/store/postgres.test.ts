@@ -341,6 +341,58 @@ describe.skipIf(skip)('PostgresStore', () => {
     });
   });
 
+  describe('roles, heads and closing', () => {
+    it('serves a role granted only the tables, with no privilege on the version sequence', async () => {
+      const store = await migrated();
+      const role = `${schema}_writer`;
+      await pool.query(`CREATE ROLE "${role}" LOGIN`);
+      const url = new URL(DATABASE_URL);
+      url.username = role;
+      const limited = new pg.Pool({ connectionString: url.toString(), max: 2 });
+      try {
+        await pool.query(`GRANT USAGE ON SCHEMA "${schema}" TO "${role}"`);
+        await pool.query(
+          `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA "${schema}" TO "${role}"`,
+        );
+        const writer = new PostgresStore({ pool: limited, schema, tablePrefix: store.tablePrefix });
+        await writer.put('p', AutonomyGuardrails.create({ maxSteps: 5 }));
+        await writer.update('p', () => ({ result: null, audit: stepEntry(1), mutation: { steps: 1 } }));
+        expect((await store.get('p'))?.guardrails.stepCount).toBe(1);
+      } finally {
+        await limited.end();
+        await pool.query(`DROP OWNED BY "${role}"`);
+        await pool.query(`DROP ROLE "${role}"`);
+      }
+    });
+
+    it('answers a change that writes nothing for a plan whose last entry cannot be read', async () => {
+      const store = await migrated();
+      await store.put('p', AutonomyGuardrails.create());
+      await store.update('p', () => ({ result: null, audit: stepEntry(1) }));
+      await pool.query(`UPDATE "${schema}"."${store.tablePrefix}plans" SET head_hash = NULL`);
+      const fresh = new PostgresStore({ pool, schema, tablePrefix: store.tablePrefix });
+      expect(await fresh.update('p', (g) => ({ result: g?.maxSteps }))).toBeNull();
+      await expect(fresh.update('p', () => ({ result: null, audit: stepEntry(2) }))).rejects.toMatchObject({
+        code: 'STORE_CORRUPT',
+      });
+    });
+
+    it('finishes the updates already made before close resolves', async () => {
+      const store = await migrated();
+      await store.put('p', AutonomyGuardrails.create());
+      let done = false;
+      const made = store
+        .update('p', () => ({ result: null, audit: stepEntry(1) }))
+        .then(() => {
+          done = true;
+        });
+      await store.close();
+      const doneAtClose = done;
+      await made;
+      expect(doneAtClose).toBe(true);
+    });
+  });
+
   describe('fails closed', () => {
     it('rejects, with STORE_CORRUPT, an update of a plan whose stored guardrails cannot be read', async () => {
       const store = await migrated();

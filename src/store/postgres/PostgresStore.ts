@@ -157,19 +157,22 @@ const MIGRATIONS: readonly ((t: Tables) => readonly string[])[] = [
        PRIMARY KEY (plan_id, size)
      )`,
   ],
-  // A version on each plan's row, new with every update of the row (whoever writes it, through the store
-  // or not) and unique across deletes: a store decides a change from the plan as it last wrote it, and
-  // writes it only if the row still has that version, in one statement.
+  // A version on each plan's row, new with every insert and update of the row (whoever writes it, through
+  // the store or not) and unique across deletes: a store decides a change from the plan as it last wrote
+  // it, and writes it only if the row still has that version, in one statement. The trigger runs as the
+  // role that migrated, so roles granted only the tables need nothing on the sequence.
   (t) => [
     `CREATE SEQUENCE ${t.planVersions}`,
     `ALTER TABLE ${t.plans} ADD COLUMN version bigint NOT NULL DEFAULT nextval('${t.planVersions}')`,
-    `CREATE FUNCTION ${t.newPlanVersion}() RETURNS trigger LANGUAGE plpgsql AS $$
+    `ALTER TABLE ${t.plans} ALTER COLUMN version DROP DEFAULT`,
+    `CREATE FUNCTION ${t.newPlanVersion}() RETURNS trigger LANGUAGE plpgsql
+       SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
      BEGIN
        NEW.version := nextval('${t.planVersions}');
        RETURN NEW;
      END
      $$`,
-    `CREATE TRIGGER ${quote(`${t.prefix}plans_version`)} BEFORE UPDATE ON ${t.plans}
+    `CREATE TRIGGER ${quote(`${t.prefix}plans_version`)} BEFORE INSERT OR UPDATE ON ${t.plans}
        FOR EACH ROW EXECUTE FUNCTION ${t.newPlanVersion}()`,
   ],
 ];
@@ -216,6 +219,8 @@ export class PostgresStore implements GuardrailStore {
   readonly #cache = new PlanCache();
   /** Per plan, the updates through this store that wait for the one running (the first). */
   readonly #queues = new Map<string, Pending[]>();
+  /** The runs of those queues going on, which `close()` waits for. */
+  readonly #draining = new Set<Promise<void>>();
 
   constructor(options: PostgresStoreOptions) {
     if (typeof options !== 'object' || options === null) invalid('options', 'an object', options);
@@ -312,7 +317,7 @@ export class PostgresStore implements GuardrailStore {
     storable(planId, 'plan_id');
     const approvalId = options?.approvalId;
     if (approvalId !== undefined) storable(approvalId, 'approval_id');
-    await this.#whenReady();
+    // Queued at once, so that updates run in the order they were made, even past the schema check.
     return new Promise<T>((resolve, reject) => {
       const pending: Pending = { change, approvalId, resolve: resolve as (value: unknown) => void, reject };
       const queue = this.#queues.get(planId);
@@ -322,7 +327,9 @@ export class PostgresStore implements GuardrailStore {
       }
       const started = [pending];
       this.#queues.set(planId, started);
-      void this.#drain(planId, started);
+      const draining = this.#drain(planId, started);
+      this.#draining.add(draining);
+      void draining.then(() => this.#draining.delete(draining));
     });
   }
 
@@ -335,6 +342,12 @@ export class PostgresStore implements GuardrailStore {
   async #drain(planId: string, queue: Pending[]): Promise<void> {
     try {
       while (queue.length > 0) {
+        try {
+          await this.#whenReady();
+        } catch (error) {
+          (queue.shift() as Pending).reject(error);
+          continue;
+        }
         if ((await this.#writeQueued(planId, queue)) > 0) continue;
         const pending = queue.shift() as Pending;
         try {
@@ -383,8 +396,12 @@ export class PostgresStore implements GuardrailStore {
     try {
       written = await batch.write(this.#pool, doing, this.#sql.writeChanges);
     } catch (error) {
+      // Not tried again one by one: without an answer from the server, the statement may have committed.
       this.#cache.delete(planId);
-      for (const pending of queue.splice(0, results.length)) pending.reject(error);
+      const failure = answered(error)
+        ? error
+        : unavailable(`${doing} (the change may or may not have been committed)`, causeOf(error));
+      for (const pending of queue.splice(0, results.length)) pending.reject(failure);
       return results.length;
     }
     if (written === null) {
@@ -419,14 +436,18 @@ export class PostgresStore implements GuardrailStore {
           wanted = found.rows[0] === undefined ? null : readApproval(found.rows[0]);
         }
         const out = change(current, wanted);
+        if (!writesState(out)) {
+          // Kept to decide from only with a head to chain to; a change that writes nothing needs none.
+          const head = row === undefined || current === null ? undefined : headOrUndefined(planId, row);
+          if (row !== undefined && current !== null && head !== undefined) {
+            state = { guardrails: current, head, version: row.version };
+          }
+          return out.result;
+        }
         const locked =
           row === undefined || current === null
             ? null
             : { guardrails: current, head: headOf(planId, row), version: row.version };
-        if (!writesState(out)) {
-          state = locked;
-          return out.result;
-        }
         if (locked === null) {
           throw new GuardrailError(
             'STORE_CONTRACT',
@@ -700,6 +721,8 @@ export class PostgresStore implements GuardrailStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    // The updates already made run to the end first.
+    while (this.#draining.size > 0) await Promise.all(this.#draining);
     this.#cache.clear();
     if (this.#ownsPool) await this.#pool.end();
   }
@@ -1053,6 +1076,17 @@ function unavailable(doing: string, error: unknown): GuardrailError {
   );
 }
 
+/** The error a database failure was reported with, before {@link unavailable} wrapped it. */
+function causeOf(error: unknown): unknown {
+  return isGuardrailError(error) && error.cause !== undefined ? error.cause : error;
+}
+
+/** True when the server answered with an error (an SQLSTATE): the statement did not commit. */
+function answered(error: unknown): boolean {
+  const code = (causeOf(error) as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
+}
+
 function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
 }
@@ -1122,6 +1156,15 @@ function headOf(planId: string, row: LockedPlan): { seq: number; hash: string } 
     );
   }
   return { seq, hash: row.head_hash };
+}
+
+/** {@link headOf}, or undefined when the row's head cannot be read. */
+function headOrUndefined(planId: string, row: LockedPlan): ChainHead | null | undefined {
+  try {
+    return headOf(planId, row);
+  } catch {
+    return undefined;
+  }
 }
 
 /** A stored entry of the log as it is: a tampered prev or hash is for the verifier to find. */
