@@ -7,6 +7,7 @@ import {
   AutonomyGuardrailService,
   GuardrailValidationError,
 } from '../../src/index.js';
+import { verifyAuditLog } from '../../src/audit/verify.js';
 import { runStoreContract } from '../../src/store/contract.js';
 import {
   POSTGRES_SCHEMA_VERSION,
@@ -341,7 +342,7 @@ describe.skipIf(skip)('PostgresStore', () => {
     });
   });
 
-  describe('roles, heads and closing', () => {
+  describe('plan versions, heads and closing', () => {
     it('serves a role granted only the tables, with no privilege on the version sequence', async () => {
       const store = await migrated();
       const role = `${schema}_writer`;
@@ -363,6 +364,28 @@ describe.skipIf(skip)('PostgresStore', () => {
         await pool.query(`DROP OWNED BY "${role}"`);
         await pool.query(`DROP ROLE "${role}"`);
       }
+    });
+
+    it('gives each plan stored before plan versions existed a version of its own when migrating', async () => {
+      const store = await migrated();
+      await store.put('p', AutonomyGuardrails.create());
+      await store.put('q', AutonomyGuardrails.create());
+      await store.update('p', () => ({ result: null, audit: stepEntry(1) }));
+      const t = (name: string) => `"${schema}"."${store.tablePrefix}${name}"`;
+      await pool.query(`DROP TRIGGER "${store.tablePrefix}plans_version" ON ${t('plans')}`);
+      await pool.query(`DROP FUNCTION ${t('new_plan_version')}()`);
+      await pool.query(`ALTER TABLE ${t('plans')} DROP COLUMN version`);
+      await pool.query(`DROP SEQUENCE ${t('plan_versions')}`);
+      await pool.query(`DELETE FROM ${t('schema_version')} WHERE version = 5`);
+      const again = new PostgresStore({ pool, schema, tablePrefix: store.tablePrefix });
+      await again.migrate();
+      await again.update('p', () => ({ result: null, audit: stepEntry(2) }));
+      await again.update('p', () => ({ result: null, audit: stepEntry(3) }));
+      const versions = await pool.query<{ n: number; distinct: number }>(
+        `SELECT count(*)::integer AS n, count(DISTINCT version)::integer AS distinct FROM ${t('plans')}`,
+      );
+      const report = await verifyAuditLog(again, 'p');
+      expect([versions.rows[0], report.ok, report.size]).toEqual([{ n: 2, distinct: 2 }, true, 3]);
     });
 
     it('answers a change that writes nothing for a plan whose last entry cannot be read', async () => {
