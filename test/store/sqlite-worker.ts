@@ -30,11 +30,19 @@ async function run(path: string, planId: string, checks: number, every: number):
       process.once('message', () => resolve());
       void send({ type: 'ready' });
     });
+    // Eight lanes, as a worker making parallel tool calls runs: the checks a process makes at once share
+    // its store's transactions, which other processes' transactions come between.
+    let started = 0;
+    let made = 0;
     let allowed = 0;
-    for (let i = 0; i < checks; i++) {
-      if ((await service.checkToolBudget(planId, 1)).allowed) allowed++;
-      if (every > 0 && (i + 1) % every === 0) void send({ type: 'progress', checks: i + 1 });
-    }
+    const lane = async () => {
+      while (started < checks) {
+        started++;
+        if ((await service.checkToolBudget(planId, 1)).allowed) allowed++;
+        if (every > 0 && ++made % every === 0) void send({ type: 'progress', checks: made });
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, lane));
     return allowed;
   } finally {
     await store.close();
