@@ -1011,6 +1011,13 @@ export function runStoreContract(name: string, options: StoreContractOptions): v
         ]);
       });
 
+      it('reads checkpoints back oldest first past nine of them', async () => {
+        await record(33);
+        expect((await cps.readCheckpoints('p')).map((c) => c.size)).toEqual([
+          3, 6, 9, 12, 15, 18, 21, 24, 27, 30, 33,
+        ]);
+      });
+
       it('dates a checkpoint at the time of the entry it covers', async () => {
         await record(3);
         expect((await cps.readCheckpoints('p'))[0]?.ts).toBe(new Date(T0 + 2).toISOString());

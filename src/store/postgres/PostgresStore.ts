@@ -1026,7 +1026,7 @@ function statements(t: Tables): Statements {
           RETURNING 1)
       SELECT (SELECT count(*) FROM anchor)::integer AS anchored, (SELECT count(*) FROM gone)::integer AS removed`,
     readCheckpoints: `SELECT size::text AS size, head, ts, signature FROM ${t.checkpoints}
-      WHERE plan_id = $1 ORDER BY size`,
+      WHERE plan_id = $1 ORDER BY ${t.checkpoints}.size`,
     listPlans: `SELECT plan_id, true AS configured, NULL AS phase, NULL AS updated_at, NULL AS revision
         FROM ${t.plans}
       UNION ALL
