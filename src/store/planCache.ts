@@ -21,11 +21,14 @@ export interface CachedPlan {
 /** How many plans a store keeps cached; the least recently used go first. */
 export const PLAN_CACHE_CAPACITY = 1_024;
 
+/** The most queued updates a SQL store writes with one transaction or statement. */
+export const MAX_UPDATES_PER_WRITE = 256;
+
 /**
  * The cached state of recently used plans, least recently used evicted first. Only a hint: every store
  * confirms, in the transaction or statement that writes, that nothing changed the plan since (SQLite:
- * the connection's data version and change count; PostgreSQL: the row's version), and drops an entry
- * whose write failed, since its guardrails may have been changed in place.
+ * the connection's data version and change count; PostgreSQL: the row's version), and drops what a
+ * failed write may have changed in place.
  */
 export class PlanCache {
   readonly #plans = new Map<string, CachedPlan>();
@@ -59,9 +62,5 @@ export class PlanCache {
 
   clear(): void {
     this.#plans.clear();
-  }
-
-  get size(): number {
-    return this.#plans.size;
   }
 }

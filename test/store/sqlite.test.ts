@@ -362,7 +362,7 @@ describe('SqliteStore', () => {
       await store.put('p', AutonomyGuardrails.create({ toolBudget: 2 }));
       await store.update('p', spendOne);
       db.exec(
-        `CREATE TRIGGER refuse_writes BEFORE UPDATE ON leash_plans
+        `CREATE TRIGGER refuse_writes BEFORE INSERT ON leash_audit_entries
          BEGIN SELECT RAISE(ABORT, 'refused'); END`,
       );
       await expect(store.update('p', spendOne)).rejects.toBeInstanceOf(GuardrailError);
@@ -390,6 +390,20 @@ describe('SqliteStore', () => {
         6,
         true,
       ]);
+    });
+
+    it('runs no update made before a transaction of the owner of a given database inside it', async () => {
+      const db = connect(':memory:');
+      const store = await open({ database: db });
+      const service = new AutonomyGuardrailService({ store });
+      await service.configureGuardrails('p', { toolBudget: 10 });
+      const check = service.checkToolBudget('p', 6);
+      const owners = db.transaction(() => {
+        void store.listPlans();
+        throw new Error('the owner rolls back');
+      });
+      expect(() => owners()).toThrow('the owner rolls back');
+      expect([(await check).allowed, (await service.getGuardrails('p'))?.budgetSpent]).toEqual([true, 6]);
     });
 
     it('runs an update made inside a change function after the transaction of that change', async () => {

@@ -42,7 +42,7 @@ import {
   type CheckedDocument,
   type DocumentRow,
 } from '../planDocuments.js';
-import { PlanCache, type CachedPlan, type ChainHead } from '../planCache.js';
+import { MAX_UPDATES_PER_WRITE, PlanCache, type CachedPlan, type ChainHead } from '../planCache.js';
 
 /** What {@link SqliteStore} accepts. */
 export interface SqliteStoreOptions {
@@ -246,9 +246,7 @@ interface Decided {
     readonly newApproval: ApprovalRowValues | undefined;
     /** New guardrails, when the update changes them. */
     readonly guardrails: AutonomyGuardrails | undefined;
-    readonly audit: AuditEntry | undefined;
-    readonly entry: ChainedEntry | undefined;
-    readonly checkpoint: Checkpoint | null;
+    readonly entry: { readonly audit: AuditEntry; readonly chained: ChainedEntry } | undefined;
   };
 }
 
@@ -256,9 +254,6 @@ interface Decided {
 class PartlyWritten {
   constructor(readonly cause: unknown) {}
 }
-
-/** The most updates one transaction runs. */
-const MAX_BATCH = 256;
 
 interface Transactions {
   /**
@@ -431,12 +426,13 @@ export class SqliteStore implements GuardrailStore {
     });
   }
 
-  /** Runs the queued updates, at most {@link MAX_BATCH} to a transaction. */
+  /** Runs the queued updates, at most {@link MAX_UPDATES_PER_WRITE} to a transaction. */
   readonly #flush = (): void => {
     this.#flushing = false;
     const pending = this.#pending;
     this.#pending = [];
-    for (let i = 0; i < pending.length; i += MAX_BATCH) this.#run(pending.slice(i, i + MAX_BATCH));
+    for (let i = 0; i < pending.length; i += MAX_UPDATES_PER_WRITE)
+      this.#run(pending.slice(i, i + MAX_UPDATES_PER_WRITE));
   };
 
   /** Runs updates in one transaction and settles them; alone, each, when one of them failed writing. */
@@ -719,9 +715,8 @@ export class SqliteStore implements GuardrailStore {
   #transactionsOf(s: Statements): Transactions {
     const db = this.#db;
     const lastEntry = (planId: string): Head | null => s.selectHead.get(planId) ?? null;
-    /** Chains `audit` after the plan's last entry and stores it; returns the new head. */
-    const append = (planId: string, previous: Head | null, audit: AuditEntry): Head => {
-      const c = chainEntry(planId, previous, audit);
+    /** Stores an entry chained by chainEntry, and the checkpoint that covers it when one is due. */
+    const record = (planId: string, c: ChainedEntry, audit: AuditEntry): void => {
       s.insertEntry.run(
         planId,
         c.seq,
@@ -733,6 +728,11 @@ export class SqliteStore implements GuardrailStore {
       );
       const cp = checkpointDue(this.#checkpoints, planId, c, audit.timestamp);
       if (cp !== null) s.insertCheckpoint.run(planId, cp.size, cp.head, cp.ts, cp.signature ?? null);
+    };
+    /** Chains `audit` after the plan's last entry and stores it; returns the new head. */
+    const append = (planId: string, previous: Head | null, audit: AuditEntry): Head => {
+      const c = chainEntry(planId, previous, audit);
+      record(planId, c, audit);
       return c;
     };
     const seen = (): Seen => ({
@@ -747,8 +747,10 @@ export class SqliteStore implements GuardrailStore {
       planId: string,
       change: PlanChangeFn<unknown>,
       approvalId: string | undefined,
+      inTransaction: ReadonlyMap<string, CachedPlan>,
     ): Decided => {
-      const cached = this.#cache.get(planId);
+      // A plan this transaction already changed is taken from there: its row is written only at the end.
+      const cached = inTransaction.get(planId) ?? this.#cache.get(planId);
       let stored: AutonomyGuardrails | null;
       let head: Head | null | undefined;
       if (cached !== undefined) {
@@ -776,11 +778,7 @@ export class SqliteStore implements GuardrailStore {
       const newApproval = out.newApproval === undefined ? undefined : approvalParams(planId, out.newApproval);
       if (head === undefined) head = lastEntry(planId);
       const audit = out.audit;
-      const entry = audit === undefined ? undefined : chainEntry(planId, head, audit);
-      const checkpoint =
-        audit === undefined || entry === undefined
-          ? null
-          : checkpointDue(this.#checkpoints, planId, entry, audit.timestamp);
+      const entry = audit === undefined ? undefined : { audit, chained: chainEntry(planId, head, audit) };
       let g = stored;
       let changed: AutonomyGuardrails | undefined;
       if (out.replace !== undefined || out.mutation !== undefined) {
@@ -793,10 +791,10 @@ export class SqliteStore implements GuardrailStore {
         result: out.result,
         state: {
           guardrails: g,
-          head: entry === undefined ? head : { seq: entry.seq, hash: entry.hash },
+          head: entry === undefined ? head : { seq: entry.chained.seq, hash: entry.chained.hash },
           version: '',
         },
-        write: { approval, newApproval, guardrails: changed, audit, entry, checkpoint },
+        write: { approval, newApproval, guardrails: changed, entry },
       };
     };
     /**
@@ -811,19 +809,7 @@ export class SqliteStore implements GuardrailStore {
         if (w.newApproval !== undefined && s.insertApproval.run(...w.newApproval).changes === 0) {
           throw new GuardrailError('APPROVAL_ID_TAKEN', `approval id "${w.newApproval[0]}" is already used`);
         }
-        if (w.audit !== undefined && w.entry !== undefined) {
-          s.insertEntry.run(
-            planId,
-            w.entry.seq,
-            w.audit.eventType,
-            w.audit.timestamp,
-            JSON.stringify(w.audit.details),
-            w.entry.prev,
-            w.entry.hash,
-          );
-        }
-        const cp = w.checkpoint;
-        if (cp !== null) s.insertCheckpoint.run(planId, cp.size, cp.head, cp.ts, cp.signature ?? null);
+        if (w.entry !== undefined) record(planId, w.entry.chained, w.entry.audit);
       } catch (error) {
         throw new PartlyWritten(error);
       }
@@ -838,16 +824,19 @@ export class SqliteStore implements GuardrailStore {
         this.#cache.clear();
       }
       const outcomes: Outcome[] = [];
-      // The guardrails to write at the end, per plan: the last of several updates of a plan is written.
-      const rows = new Map<string, AutonomyGuardrails>();
+      // The plans as this transaction leaves them, and those whose row it writes at its end (once, for
+      // any number of updates of the plan).
+      const plans = new Map<string, CachedPlan>();
+      const rows = new Set<string>();
       for (const u of updates) {
         let decided: Decided;
         try {
-          decided = decide(u.planId, u.change, u.approvalId);
+          decided = decide(u.planId, u.change, u.approvalId, plans);
         } catch (error) {
-          // Nothing written. The cached plan is read again, in case it was changed in place; one whose row
-          // is not written yet cannot be, so the updates run again each in a transaction of its own.
+          // Nothing written. The plan is read again, in case it was changed in place; one whose row is
+          // not written yet cannot be, so the updates run again each in a transaction of its own.
           if (rows.has(u.planId)) throw new PartlyWritten(error);
+          plans.delete(u.planId);
           this.#cache.delete(u.planId);
           outcomes.push({ ok: false, error });
           continue;
@@ -855,14 +844,22 @@ export class SqliteStore implements GuardrailStore {
         const w = decided.write;
         if (w !== undefined) {
           write(u.planId, w);
-          if (w.guardrails !== undefined) rows.set(u.planId, w.guardrails);
+          if (w.guardrails !== undefined) rows.add(u.planId);
         }
-        if (decided.state === null) this.#cache.delete(u.planId);
-        else this.#cache.set(u.planId, decided.state);
+        if (decided.state === null) {
+          plans.delete(u.planId);
+          this.#cache.delete(u.planId);
+        } else {
+          plans.set(u.planId, decided.state);
+          this.#cache.set(u.planId, decided.state);
+        }
         outcomes.push({ ok: true, result: decided.result });
       }
       try {
-        for (const [planId, g] of rows) s.updatePlan.run(JSON.stringify(g.toJSON()), planId);
+        for (const planId of rows) {
+          const g = (plans.get(planId) as CachedPlan).guardrails;
+          s.updatePlan.run(JSON.stringify(g.toJSON()), planId);
+        }
       } catch (error) {
         throw new PartlyWritten(error);
       }
@@ -938,8 +935,10 @@ export class SqliteStore implements GuardrailStore {
 
   /** {@link #ready}, once the updates made before this call have run: calls take effect in order. */
   #afterUpdates(): Transactions {
-    // Not from inside a change function: the updates would run in the middle of the transaction.
-    if (this.#pending.length > 0 && !this.#running) this.#flush();
+    // Not from inside a change function: the updates would run in the middle of the transaction. Nor
+    // inside a transaction the owner of a given database has open: updates made before it would
+    // run in it, and its rollback would undo what they already reported as done.
+    if (this.#pending.length > 0 && !this.#running && !this.#db.inTransaction) this.#flush();
     return this.#ready();
   }
 
