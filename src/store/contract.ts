@@ -927,6 +927,7 @@ export function runStoreContract(name: string, options: StoreContractOptions): v
 
       it('rejects only the one whose change throws, and records the others', async () => {
         await store.put('p', guardrails());
+        await store.update('p', at(0)); // a store that keeps the plan it wrote has it now
         const settled = await Promise.allSettled([
           store.update('p', at(1)),
           store.update('p', () => {
@@ -936,12 +937,13 @@ export function runStoreContract(name: string, options: StoreContractOptions): v
         ]);
         expect([settled.map((r) => r.status), logIds(await store.readAuditLog('p'))]).toEqual([
           ['fulfilled', 'rejected', 'fulfilled'],
-          [1, 3],
+          [0, 1, 3],
         ]);
       });
 
       it('rejects only the one whose mutation is refused, and records the others', async () => {
         await store.put('p', guardrails());
+        await store.update('p', at(0));
         const settled = await Promise.allSettled([
           store.update('p', () => ({ result: 1, audit: entry('step_allowed', 1), mutation: { steps: 1 } })),
           store.update('p', () => ({
@@ -955,12 +957,13 @@ export function runStoreContract(name: string, options: StoreContractOptions): v
           settled.map((r) => r.status),
           logIds(await store.readAuditLog('p')),
           (await stored('p')).guardrails.stepCount,
-        ]).toEqual([['fulfilled', 'rejected', 'fulfilled'], [1, 3], 2]);
+        ]).toEqual([['fulfilled', 'rejected', 'fulfilled'], [0, 1, 3], 2]);
       });
 
       it('rejects only the one whose new approval id is taken, and records the others', async () => {
         await store.put('p', guardrails());
         await store.update('p', () => ({ result: null, newApproval: approval('a1', 'p') }));
+        await store.update('p', at(0));
         const settled = await Promise.allSettled([
           store.update('p', () => ({ result: 1, audit: entry('step_allowed', 1), mutation: { steps: 1 } })),
           store.update('p', () => ({
@@ -975,7 +978,7 @@ export function runStoreContract(name: string, options: StoreContractOptions): v
           settled.map((r) => r.status),
           logIds(await store.readAuditLog('p')),
           (await stored('p')).guardrails.stepCount,
-        ]).toEqual([['fulfilled', 'rejected', 'fulfilled'], [1, 3], 2]);
+        ]).toEqual([['fulfilled', 'rejected', 'fulfilled'], [0, 1, 3], 2]);
       });
     });
 

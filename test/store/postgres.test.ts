@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -100,6 +101,23 @@ describe('PostgresStore without a database', () => {
     await pool.end();
     expect(error).toMatchObject({ code: 'STORE_UNAVAILABLE' });
     expect(error['message']).toMatch(/timeout/);
+  });
+
+  it('refuses every waiting update of a plan after one attempt to reach the database', async () => {
+    let connections = 0;
+    silent = createServer((socket) => {
+      connections++;
+      sockets.add(socket);
+    });
+    await new Promise<void>((resolve) => silent?.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as { port: number }).port;
+    const pool = new pg.Pool({ host: '127.0.0.1', port, connectionTimeoutMillis: 100 });
+    const store = new PostgresStore({ pool });
+    const settled = await Promise.allSettled(
+      Array.from({ length: 8 }, () => store.update('p', () => ({ result: null }))),
+    );
+    await pool.end();
+    expect([settled.map((r) => r.status), connections]).toEqual([Array(8).fill('rejected'), 1]);
   });
 
   it('makes a budget check through an unreachable store reject instead of allowing it', async () => {
@@ -346,9 +364,11 @@ describe.skipIf(skip)('PostgresStore', () => {
     it('serves a role granted only the tables, with no privilege on the version sequence', async () => {
       const store = await migrated();
       const role = `${schema}_writer`;
-      await pool.query(`CREATE ROLE "${role}" LOGIN`);
+      const password = randomBytes(12).toString('hex');
+      await pool.query(`CREATE ROLE "${role}" LOGIN PASSWORD '${password}'`);
       const url = new URL(DATABASE_URL);
       url.username = role;
+      url.password = password;
       const limited = new pg.Pool({ connectionString: url.toString(), max: 2 });
       try {
         await pool.query(`GRANT USAGE ON SCHEMA "${schema}" TO "${role}"`);
@@ -376,7 +396,7 @@ describe.skipIf(skip)('PostgresStore', () => {
       await pool.query(`DROP FUNCTION ${t('new_plan_version')}()`);
       await pool.query(`ALTER TABLE ${t('plans')} DROP COLUMN version`);
       await pool.query(`DROP SEQUENCE ${t('plan_versions')}`);
-      await pool.query(`DELETE FROM ${t('schema_version')} WHERE version = 5`);
+      await pool.query(`DELETE FROM ${t('schema_version')} WHERE version = $1`, [POSTGRES_SCHEMA_VERSION]);
       const again = new PostgresStore({ pool, schema, tablePrefix: store.tablePrefix });
       await again.migrate();
       await again.update('p', () => ({ result: null, audit: stepEntry(2) }));

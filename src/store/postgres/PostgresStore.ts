@@ -47,7 +47,7 @@ import {
   mergeListings,
   type DocumentRow,
 } from '../planDocuments.js';
-import { PlanCache, type CachedPlan, type ChainHead } from '../planCache.js';
+import { MAX_UPDATES_PER_WRITE, PlanCache, type CachedPlan, type ChainHead } from '../planCache.js';
 
 /** Options of a {@link PostgresStore}: exactly one of `pool` and `url`. */
 export interface PostgresStoreOptions {
@@ -340,20 +340,30 @@ export class PostgresStore implements GuardrailStore {
    * transaction that locks the plan's row.
    */
   async #drain(planId: string, queue: Pending[]): Promise<void> {
+    // When the database cannot be reached, every update waiting is refused at once, rather than each
+    // waiting out a connection timeout of its own behind the one before it.
+    const refuseAll = (error: unknown): void => {
+      for (const pending of queue.splice(0)) pending.reject(error);
+    };
     try {
       while (queue.length > 0) {
         try {
           await this.#whenReady();
         } catch (error) {
-          (queue.shift() as Pending).reject(error);
-          continue;
+          refuseAll(error);
+          break;
         }
-        if ((await this.#writeQueued(planId, queue)) > 0) continue;
+        const written = await this.#writeQueued(planId, queue);
+        if (written.lost !== undefined) refuseAll(written.lost);
+        if (written.settled > 0) continue;
         const pending = queue.shift() as Pending;
         try {
           pending.resolve(await this.#updateLocked(planId, pending.change, pending.approvalId));
         } catch (error) {
           pending.reject(error);
+          if (isGuardrailError(error) && error.code === 'STORE_UNAVAILABLE' && !answered(error)) {
+            refuseAll(error);
+          }
         }
       }
     } catch (error) {
@@ -372,13 +382,13 @@ export class PostgresStore implements GuardrailStore {
    * or throws: the transaction decides those. Resolves with how many updates it settled (and took off
    * the queue): 0 when it could decide none or the plan has changed since, and none was written.
    */
-  async #writeQueued(planId: string, queue: Pending[]): Promise<number> {
+  async #writeQueued(planId: string, queue: Pending[]): Promise<{ settled: number; lost?: unknown }> {
     const cached = queue[0]?.approvalId === undefined ? this.#cache.get(planId) : undefined;
-    if (cached === undefined) return 0;
+    if (cached === undefined) return { settled: 0 };
     const batch = new ChangeBatch(planId, cached, this.#checkpoints);
     const results: unknown[] = [];
     for (const pending of queue) {
-      if (pending.approvalId !== undefined || results.length === MAX_BATCH) break;
+      if (pending.approvalId !== undefined || results.length === MAX_UPDATES_PER_WRITE) break;
       let result: unknown;
       try {
         const out = pending.change(batch.guardrails, null);
@@ -390,7 +400,7 @@ export class PostgresStore implements GuardrailStore {
       }
       results.push(result);
     }
-    if (results.length === 0) return 0;
+    if (results.length === 0) return { settled: 0 };
     const doing = `update plan ${describeValue(planId)}`;
     let written: CachedPlan | null;
     try {
@@ -398,21 +408,23 @@ export class PostgresStore implements GuardrailStore {
     } catch (error) {
       // Not tried again one by one: without an answer from the server, the statement may have committed.
       this.#cache.delete(planId);
-      const failure = answered(error)
-        ? error
-        : unavailable(`${doing} (the change may or may not have been committed)`, causeOf(error));
-      for (const pending of queue.splice(0, results.length)) pending.reject(failure);
-      return results.length;
+      if (answered(error)) {
+        for (const pending of queue.splice(0, results.length)) pending.reject(error);
+        return { settled: results.length };
+      }
+      const lost = unavailable(`${doing} (the change may or may not have been committed)`, causeOf(error));
+      for (const pending of queue.splice(0, results.length)) pending.reject(lost);
+      return { settled: results.length, lost };
     }
     if (written === null) {
       // Another writer changed the plan since: the cached guardrails were changed in place for nothing.
       this.#cache.delete(planId);
-      return 0;
+      return { settled: 0 };
     }
     this.#cache.set(planId, written);
     const settled = queue.splice(0, results.length);
     for (let i = 0; i < settled.length; i++) (settled[i] as Pending).resolve(results[i]);
-    return settled.length;
+    return { settled: settled.length };
   }
 
   /** One update in a transaction that locks the plan's row from the read to the commit. */
@@ -826,9 +838,6 @@ interface Pending {
   readonly reject: (error: unknown) => void;
 }
 
-/** The most updates of one plan that one statement writes. */
-const MAX_BATCH = 256;
-
 /**
  * The changes of one or more updates of a plan, decided one after the other from `base`, to write in
  * one statement. Changes `base.guardrails` in place as it goes: whoever holds `base` drops it unless the
@@ -865,11 +874,11 @@ class ChangeBatch {
   /** Adds a change, all or nothing: when it throws, the batch is as it was. */
   add(out: PlanChange<unknown>): void {
     const { audit, mutation, replace } = out;
-    const c = audit === undefined ? undefined : chainEntry(this.#planId, this.#head, audit);
+    const entry = audit === undefined ? undefined : { audit, c: chainEntry(this.#planId, this.#head, audit) };
     const cp =
-      audit === undefined || c === undefined
+      entry === undefined
         ? null
-        : checkpointDue(this.#checkpoints, this.#planId, c, audit.timestamp);
+        : checkpointDue(this.#checkpoints, this.#planId, entry.c, entry.audit.timestamp);
     let next = replace?.clone();
     // Last, since it may change the guardrails in place: it checks everything before it changes anything.
     if (mutation !== undefined) next = applyMutation(next ?? this.#guardrails, mutation);
@@ -877,11 +886,12 @@ class ChangeBatch {
       this.#guardrails = next;
       this.#changed = true;
     }
-    if (audit !== undefined && c !== undefined) {
+    if (entry !== undefined) {
+      const { audit: a, c } = entry;
       const [eventTypes, timestamps, details, seqs, prevs, hashes] = this.#entries;
-      eventTypes.push(audit.eventType);
-      timestamps.push(audit.timestamp);
-      details.push(JSON.stringify(audit.details));
+      eventTypes.push(a.eventType);
+      timestamps.push(a.timestamp);
+      details.push(JSON.stringify(a.details));
       seqs.push(c.seq);
       prevs.push(c.prev);
       hashes.push(c.hash);
@@ -1083,8 +1093,9 @@ function causeOf(error: unknown): unknown {
 
 /** True when the server answered with an error (an SQLSTATE): the statement did not commit. */
 function answered(error: unknown): boolean {
-  const code = (causeOf(error) as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
+  // The server's errors (pg's DatabaseError) carry a severity; a lost connection's do not.
+  const e = causeOf(error) as { severity?: unknown; code?: unknown } | null;
+  return typeof e?.severity === 'string' && typeof e.code === 'string';
 }
 
 function asError(error: unknown): Error {
