@@ -599,7 +599,7 @@ export class SqliteStore implements GuardrailStore {
   /** Closes the database if the store opened it; a database given to the store stays open. */
   async close(): Promise<void> {
     if (this.#closed) return;
-    if (this.#pending.length > 0) this.#flush();
+    this.#runPending();
     this.#closed = true;
     this.#cache.clear();
     this.#statements = undefined;
@@ -935,11 +935,17 @@ export class SqliteStore implements GuardrailStore {
 
   /** {@link #ready}, once the updates made before this call have run: calls take effect in order. */
   #afterUpdates(): Transactions {
-    // Not from inside a change function: the updates would run in the middle of the transaction. Nor
-    // inside a transaction the owner of a given database has open: updates made before it would
-    // run in it, and its rollback would undo what they already reported as done.
-    if (this.#pending.length > 0 && !this.#running && !this.#db.inTransaction) this.#flush();
+    this.#runPending();
     return this.#ready();
+  }
+
+  /**
+   * Runs the queued updates now, unless from inside a change function (they would run in the middle of
+   * its transaction) or inside a transaction the owner of a given database has open (they would run in
+   * it, and its rollback would undo what they already reported as done): then their microtask does.
+   */
+  #runPending(): void {
+    if (this.#pending.length > 0 && !this.#running && !this.#db.inTransaction) this.#flush();
   }
 
   #ready(): Transactions {
