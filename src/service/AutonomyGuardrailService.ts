@@ -2,7 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { AuditEntry, isSerializableTimestamp } from '../audit/AuditEntry.js';
 import type { AuditTrail } from '../audit/AuditTrail.js';
 import { systemClock, type Clock } from '../clock.js';
-import { describeValue, GuardrailError, GuardrailValidationError, invalid } from '../errors.js';
+import {
+  describeValue,
+  GuardrailError,
+  GuardrailValidationError,
+  invalid,
+  isGuardrailError,
+} from '../errors.js';
 import {
   AutonomyGuardrails,
   validRuntimeKey,
@@ -49,6 +55,14 @@ export interface AutonomyGuardrailServiceOptions {
    * every check denies (fail closed).
    */
   unconfiguredPlans?: 'allow' | 'deny';
+  /**
+   * What a check answers when the store cannot be reached. `'reject'` (the default): it rejects with the
+   * store's `STORE_UNAVAILABLE` error, saying why. `'deny'`: it resolves denied (a confirmation
+   * required, a reservation not open), with the error's message as its reason; nothing is recorded, since
+   * nothing can be. Either way nothing is allowed. Applies to the checks, `reserveBudget` and
+   * `requestConfirmation`; settling a reservation and deciding approvals always reject.
+   */
+  storeUnavailable?: 'reject' | 'deny';
   /** Makes approval ids; defaults to random UUIDs. */
   ids?: () => string;
   /**
@@ -87,6 +101,11 @@ function expiring(
 ): PlanMutation | undefined {
   return expired.length === 0 ? m : { ...m, expireBefore: now };
 }
+
+/** The answer of a check that is the check itself. */
+const checkItself = (check: GuardCheck): GuardCheck => check;
+/** The answer of a confirmation request that opened no approval. */
+const requestOf = (check: GuardCheck): ConfirmationRequest => ({ check });
 
 const unconfiguredAllowed: Reason = (_c, planId) => `plan "${planId}" has no guardrails configured`;
 const unconfiguredDenied: Reason = (_c, planId) =>
@@ -163,6 +182,7 @@ const OPTION_KEYS = [
   'auditCapacity',
   'metadataLimits',
   'unconfiguredPlans',
+  'storeUnavailable',
   'ids',
   'reservationTtlMs',
 ];
@@ -181,6 +201,7 @@ export class AutonomyGuardrailService {
   readonly #clock: Clock;
   readonly #limits: MetadataLimits;
   readonly #deny: boolean;
+  readonly #denyUnavailable: boolean;
   readonly #ids: () => string;
   readonly #reservationTtlMs: number;
 
@@ -203,6 +224,14 @@ export class AutonomyGuardrailService {
       );
     }
     this.#deny = unconfigured === 'deny';
+    const unavailable = o['storeUnavailable'] === undefined ? 'reject' : o['storeUnavailable'];
+    if (unavailable !== 'reject' && unavailable !== 'deny') {
+      throw new GuardrailValidationError(
+        'storeUnavailable',
+        `storeUnavailable must be "reject" or "deny", got ${describeValue(unavailable)}`,
+      );
+    }
+    this.#denyUnavailable = unavailable === 'deny';
     const ids = o['ids'] === undefined ? randomUUID : o['ids'];
     if (typeof ids !== 'function') {
       throw new GuardrailValidationError(
@@ -292,7 +321,7 @@ export class AutonomyGuardrailService {
 
   /** Checks `step` against `max_steps` and records the check. Counts nothing: see {@link takeStep}. */
   checkStepLimit(planId: string, step: number): Promise<GuardCheck> {
-    return rejecting(() => {
+    return this.#checking(E.STEP_BLOCKED, checkItself, () => {
       validatePlanId(planId);
       intField(step, 'step', 0, false);
       return this.#store.update(planId, (g) => {
@@ -308,7 +337,7 @@ export class AutonomyGuardrailService {
    * `step_count` goes up by one. Recorded either way.
    */
   takeStep(planId: string): Promise<GuardCheck> {
-    return rejecting(() => {
+    return this.#checking(E.STEP_BLOCKED, checkItself, () => {
       validatePlanId(planId);
       return this.#store.update(planId, (g) => {
         if (!g) return this.#unconfigured(E.STEP_ALLOWED, E.STEP_BLOCKED, planId);
@@ -328,7 +357,7 @@ export class AutonomyGuardrailService {
    * Concurrent calls never overspend. Recorded either way.
    */
   checkToolBudget(planId: string, cost: number): Promise<GuardCheck> {
-    return rejecting(() => {
+    return this.#checking(E.BUDGET_BLOCKED, checkItself, () => {
       validatePlanId(planId);
       const micros = toMicros(cost, 'cost', 'up');
       const now = this.#now();
@@ -358,7 +387,7 @@ export class AutonomyGuardrailService {
     operation: string,
     options?: { readonly alwaysRequire?: boolean },
   ): Promise<GuardCheck> {
-    return rejecting(() => {
+    return this.#checking(E.CONFIRMATION_REQUIRED, checkItself, () => {
       validatePlanId(planId);
       const op = normalizeOperation(operation, 'operation', this.#limits.maxOperationNameLength);
       // A per-tool rule can demand a person whatever the plan's list says.
@@ -375,7 +404,7 @@ export class AutonomyGuardrailService {
 
   /** Checks the elapsed wall-clock time against the plan's limit, on the service's clock. */
   checkWallClock(planId: string): Promise<GuardCheck> {
-    return rejecting(() => {
+    return this.#checking(E.WALL_CLOCK_BLOCKED, checkItself, () => {
       validatePlanId(planId);
       const now = this.#now();
       return this.#store.update(planId, (g) => {
@@ -390,7 +419,7 @@ export class AutonomyGuardrailService {
 
   /** Checks `currentCalls` against `max_tool_calls_per_invocation` and records the check. */
   checkActorToolCalls(planId: string, currentCalls: number): Promise<GuardCheck> {
-    return rejecting(() => {
+    return this.#checking(E.ACTOR_TOOL_CALLS_BLOCKED, checkItself, () => {
       validatePlanId(planId);
       intField(currentCalls, 'current_calls', 0, false);
       return this.#store.update(planId, (g) => {
@@ -403,7 +432,7 @@ export class AutonomyGuardrailService {
 
   /** Checks `currentRetries` against `max_retries_per_failure` and records the check. */
   checkRetries(planId: string, currentRetries: number): Promise<GuardCheck> {
-    return rejecting(() => {
+    return this.#checking(E.RETRY_BLOCKED, checkItself, () => {
       validatePlanId(planId);
       intField(currentRetries, 'current_retries', 0, false);
       return this.#store.update(planId, (g) => {
@@ -447,7 +476,7 @@ export class AutonomyGuardrailService {
       if (!isSerializableTimestamp(expiresAt)) {
         invalid('reservationTtlMs', 'small enough to expire before the year 10000', this.#reservationTtlMs);
       }
-      return this.#store.update(planId, (stored): PlanChange<BudgetReservation> => {
+      const reserving = this.#store.update(planId, (stored): PlanChange<BudgetReservation> => {
         if (!stored) {
           const check = this.#unconfigured(E.BUDGET_ALLOWED, E.BUDGET_BLOCKED, planId).result;
           return { result: new BudgetReservation(this, planId, id, micros, check, false, null) };
@@ -488,6 +517,10 @@ export class AutonomyGuardrailService {
         );
         return mutation ? { result, audit, mutation } : { result, audit };
       });
+      if (!this.#denyUnavailable) return reserving;
+      const notOpen = (check: GuardCheck) =>
+        new BudgetReservation(this, planId, id, micros, check, false, null);
+      return this.#orDenied(E.BUDGET_BLOCKED, notOpen, reserving);
     });
   }
 
@@ -601,7 +634,7 @@ export class AutonomyGuardrailService {
    * iff calls so far < `maxCallsPerPlan`, and then the call is counted. Recorded either way.
    */
   checkToolCalls(planId: string, tool: string, maxCallsPerPlan: number): Promise<GuardCheck> {
-    return rejecting(() => {
+    return this.#checking(E.TOOL_CALLS_BLOCKED, checkItself, () => {
       validatePlanId(planId);
       const name = validRuntimeKey(tool, 'tool');
       const max = intField(maxCallsPerPlan, 'max_calls_per_plan', 1, false) as number;
@@ -638,7 +671,7 @@ export class AutonomyGuardrailService {
       alwaysRequire?: readonly string[];
     },
   ): Promise<ConfirmationRequest> {
-    return rejecting(() => {
+    return this.#checking(E.CONFIRMATION_REQUIRED, requestOf, () => {
       validatePlanId(planId);
       if (!isPlainObject(request)) invalid('request', 'an object', request);
       const decisionId = validRuntimeKey(request.decisionId, 'decisionId');
@@ -963,6 +996,31 @@ export class AutonomyGuardrailService {
       );
     }
     return now;
+  }
+
+  /**
+   * For `storeUnavailable: 'deny'`: `pending`, or what `answer` makes of a `denied` check when it rejects
+   * because the store cannot be reached.
+   */
+  #orDenied<T>(
+    denied: GuardrailEventType,
+    answer: (check: GuardCheck) => T,
+    pending: Promise<T>,
+  ): Promise<T> {
+    return pending.catch((error: unknown) => {
+      if (!isGuardrailError(error) || error.code !== 'STORE_UNAVAILABLE') throw error;
+      const reason = `nothing is allowed while the store cannot be reached: ${error.message}`;
+      return answer(makeCheck(denied, reason, null));
+    });
+  }
+
+  /** {@link rejecting}, answering as {@link #orDenied} does when the store cannot be reached. */
+  #checking<T>(
+    denied: GuardrailEventType,
+    answer: (check: GuardCheck) => T,
+    fn: () => Promise<T>,
+  ): Promise<T> {
+    return this.#denyUnavailable ? this.#orDenied(denied, answer, rejecting(fn)) : rejecting(fn);
   }
 
   #unconfigured(

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   AutonomyGuardrailService,
+  GuardrailError,
   ManualClock,
   MAX_PLAN_ID_LENGTH,
   MemoryStore,
@@ -760,5 +761,59 @@ describe('plan ids databases cannot keep apart', () => {
   it('refuses a plan id holding a lone surrogate, naming plan_id', async () => {
     const { service } = await configured({ maxSteps: 1 });
     expect(await rejectedField(service.configureGuardrails('plan-\ud800', { maxSteps: 1 }))).toBe('plan_id');
+  });
+});
+
+describe('a store that cannot be reached', () => {
+  /** A memory store whose updates fail as a store that cannot be reached does (or with `code`). */
+  function unreachable(code = 'STORE_UNAVAILABLE'): MemoryStore {
+    const store = new MemoryStore();
+    const failing = () => Promise.reject(new GuardrailError(code, 'connect ECONNREFUSED 127.0.0.1:5432'));
+    store.update = failing as MemoryStore['update'];
+    return store;
+  }
+
+  it.each([
+    ['unknown', 'allow'],
+    ['null', null],
+  ])('refuses a storeUnavailable value that is %s', (_label, storeUnavailable) => {
+    const options = { storeUnavailable } as unknown as AutonomyGuardrailServiceOptions;
+    expect(fieldOf(() => new AutonomyGuardrailService(options))).toBe('storeUnavailable');
+  });
+
+  it.each(CHECKS)('%s rejects with STORE_UNAVAILABLE by default', async (_name, call) => {
+    const { service } = setup({ store: unreachable() });
+    await expect(call(service, 'plan')).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+  });
+
+  it.each(CHECKS)('%s answers denied, saying why, with storeUnavailable "deny"', async (_name, call) => {
+    const { service } = setup({ store: unreachable(), storeUnavailable: 'deny' });
+    const check = await call(service, 'plan');
+    expect([check.allowed, check.result === 'allowed', check.reason]).toEqual([
+      false,
+      false,
+      'nothing is allowed while the store cannot be reached: connect ECONNREFUSED 127.0.0.1:5432',
+    ]);
+  });
+
+  it('answers a reservation that is not open with storeUnavailable "deny"', async () => {
+    const { service } = setup({ store: unreachable(), storeUnavailable: 'deny' });
+    const reservation = await service.reserveBudget('plan', 1, { reservationId: 'r1' });
+    expect([reservation.check.allowed, reservation.check.eventType]).toEqual([false, 'budget_blocked']);
+  });
+
+  it('answers a confirmation required, with no approval to wait for, with storeUnavailable "deny"', async () => {
+    const { service } = setup({ store: unreachable(), storeUnavailable: 'deny' });
+    const request = await service.requestConfirmation('plan', {
+      decisionId: 'd1',
+      operation: 'deploy',
+      ttlMs: 60_000,
+    });
+    expect([request.check.eventType, request.approval]).toEqual(['confirmation_required', undefined]);
+  });
+
+  it('still rejects with errors other than an unreachable store with storeUnavailable "deny"', async () => {
+    const { service } = setup({ store: unreachable('STORE_CORRUPT'), storeUnavailable: 'deny' });
+    await expect(service.checkToolBudget('plan', 1)).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
   });
 });

@@ -120,6 +120,14 @@ describe('PostgresStore without a database', () => {
     expect([settled.map((r) => r.status), connections]).toEqual([Array(8).fill('rejected'), 1]);
   });
 
+  it('makes a budget check through an unreachable store answer denied with storeUnavailable "deny"', async () => {
+    const store = new PostgresStore({ url: 'postgres://127.0.0.1:1/test' });
+    const service = new AutonomyGuardrailService({ store, storeUnavailable: 'deny' });
+    const check = await service.checkToolBudget('p', 1);
+    await store.close();
+    expect([check.allowed, check.reason]).toEqual([false, expect.stringMatching(/ECONNREFUSED/)]);
+  });
+
   it('makes a budget check through an unreachable store reject instead of allowing it', async () => {
     const store = new PostgresStore({ url: 'postgres://127.0.0.1:1/test' });
     const service = new AutonomyGuardrailService({ store });
