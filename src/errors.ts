@@ -45,6 +45,27 @@ export class GuardrailViolationError extends GuardrailError {
   }
 }
 
+const OUTCOME_UNKNOWN = Symbol.for('leash.StoreOutcomeUnknownError');
+
+/**
+ * A store lost the database while a change was on its way, so the change may or may not have been
+ * committed. Its code is `STORE_UNAVAILABLE`, as for any store that cannot be reached: read the plan's
+ * state before acting as if the change happened, or did not.
+ */
+export class StoreOutcomeUnknownError extends GuardrailError {
+  readonly [OUTCOME_UNKNOWN] = true;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('STORE_UNAVAILABLE', message, options);
+    this.name = 'StoreOutcomeUnknownError';
+  }
+}
+
+/** True for a {@link StoreOutcomeUnknownError}, from this or another copy of the package. */
+export function isStoreOutcomeUnknownError(e: unknown): e is StoreOutcomeUnknownError {
+  return hasBrand(e) && (e as { [OUTCOME_UNKNOWN]?: unknown })[OUTCOME_UNKNOWN] === true;
+}
+
 function hasBrand(e: unknown): e is GuardrailError {
   return typeof e === 'object' && e !== null && (e as { [BRAND]?: unknown })[BRAND] === true;
 }

@@ -7,6 +7,8 @@ export {
   isGuardrailError,
   isGuardrailValidationError,
   isGuardrailViolationError,
+  isStoreOutcomeUnknownError,
+  StoreOutcomeUnknownError,
 } from './errors.js';
 export { canonicalJson, type JsonValue, type JsonObject } from './json.js';
 export {

@@ -481,6 +481,30 @@ describe.skipIf(skip)('PostgresStore', () => {
       }
     });
 
+    it('goes on with the waiting updates of a plan after one the server refused', async () => {
+      const store = await migrated();
+      await store.put('p', AutonomyGuardrails.create());
+      const patient = new pg.Pool({ connectionString: DATABASE_URL, max: 2, lock_timeout: 2_000 });
+      const waiting = new PostgresStore({ pool: patient, schema, tablePrefix: store.tablePrefix });
+      const holder = await pool.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query(`SELECT 1 FROM "${schema}"."${store.tablePrefix}plans" FOR UPDATE`);
+        const updates = [1, 2, 3].map((i) => waiting.update('p', () => ({ result: i, audit: stepEntry(i) })));
+        const first = await rejection(updates[0] as Promise<unknown>);
+        await holder.query('ROLLBACK');
+        const rest = await Promise.all(updates.slice(1));
+        expect([
+          first['code'],
+          rest,
+          (await store.readAuditLog('p')).map((e) => e.entry.details['i']),
+        ]).toEqual(['STORE_UNAVAILABLE', [2, 3], [2, 3]]);
+      } finally {
+        holder.release();
+        await patient.end();
+      }
+    });
+
     it('refuses a plan id that PostgreSQL would store changed (a lone surrogate)', async () => {
       const store = await migrated();
       await expect(store.put('p\ud800', AutonomyGuardrails.create())).rejects.toBeInstanceOf(

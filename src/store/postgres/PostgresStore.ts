@@ -6,10 +6,13 @@ import { AuditTrail, DEFAULT_AUDIT_CAPACITY } from '../../audit/AuditTrail.js';
 import { chainEntry, type ChainedEntry, type Checkpoint } from '../../audit/chain.js';
 import {
   describeValue,
+  errorText,
   GuardrailError,
   GuardrailValidationError,
   invalid,
   isGuardrailError,
+  isStoreOutcomeUnknownError,
+  StoreOutcomeUnknownError,
 } from '../../errors.js';
 import { AutonomyGuardrails } from '../../guardrails/AutonomyGuardrails.js';
 import { EVENT_INFO, isGuardrailEventType } from '../../guardrails/events.js';
@@ -342,16 +345,27 @@ export class PostgresStore implements GuardrailStore {
   async #drain(planId: string, queue: Pending[]): Promise<void> {
     // When the database cannot be reached, every update waiting is refused at once, rather than each
     // waiting out a connection timeout of its own behind the one before it.
+    // Those were not sent: what might have been committed is only the update the database was lost with.
     const refuseAll = (error: unknown): void => {
-      for (const pending of queue.splice(0)) pending.reject(error);
+      const refusal = isStoreOutcomeUnknownError(error)
+        ? new GuardrailError(
+            'STORE_UNAVAILABLE',
+            `PostgresStore did not send an update of plan ${describeValue(planId)}: the database was lost ` +
+              `while an earlier one was written (${errorText(error)})`,
+            { cause: error },
+          )
+        : error;
+      for (const pending of queue.splice(0)) pending.reject(refusal);
     };
     try {
       while (queue.length > 0) {
         try {
           await this.#whenReady();
         } catch (error) {
-          refuseAll(error);
-          break;
+          // A server that answered (a lock timeout, say) may answer the next one.
+          if (answered(error)) (queue.shift() as Pending).reject(error);
+          else refuseAll(error);
+          continue;
         }
         const written = await this.#writeQueued(planId, queue);
         if (written.lost !== undefined) refuseAll(written.lost);
@@ -412,7 +426,7 @@ export class PostgresStore implements GuardrailStore {
         for (const pending of queue.splice(0, results.length)) pending.reject(error);
         return { settled: results.length };
       }
-      const lost = unavailable(`${doing} (the change may or may not have been committed)`, causeOf(error));
+      const lost = outcomeUnknown(doing, causeOf(error));
       for (const pending of queue.splice(0, results.length)) pending.reject(lost);
       return { settled: results.length, lost };
     }
@@ -477,7 +491,10 @@ export class PostgresStore implements GuardrailStore {
         const written = batch.writes ? await batch.write(client, doing, sql.writeChanges) : locked;
         if (written === null) {
           // The row is locked: only a write that bypassed the lock could have given it a new version.
-          throw unavailable(doing, new Error('the plan changed while it was locked'));
+          throw new GuardrailError(
+            'STORE_CONTRACT',
+            `PostgresStore could not ${doing}: its row changed while it was locked, written by something that does not lock it`,
+          );
         }
         if (approval !== undefined) {
           const kept = await query(client, doing, sql.upsertApproval, approvalRowValues(approval));
@@ -820,7 +837,7 @@ export class PostgresStore implements GuardrailStore {
         await client.query('COMMIT');
       } catch (error) {
         broken = asError(error);
-        throw unavailable(`${doing} (the change may or may not have been committed)`, error);
+        throw outcomeUnknown(doing, error);
       }
       return result;
     } finally {
@@ -1084,6 +1101,14 @@ function unavailable(doing: string, error: unknown): GuardrailError {
     `PostgresStore could not ${doing}: ${message}${code}${hint}`,
     { cause: error },
   );
+}
+
+/** The error for a change the database was lost with: it may or may not have been committed. */
+function outcomeUnknown(doing: string, error: unknown): StoreOutcomeUnknownError {
+  const message = unavailable(doing, error).message;
+  return new StoreOutcomeUnknownError(`${message} (the change may or may not have been committed)`, {
+    cause: error,
+  });
 }
 
 /** The error a database failure was reported with, before {@link unavailable} wrapped it. */

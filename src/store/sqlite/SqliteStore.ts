@@ -933,7 +933,10 @@ export class SqliteStore implements GuardrailStore {
     if (this.#closed) throw new GuardrailError('STORE_CLOSED', 'the store is closed');
   }
 
-  /** {@link #ready}, once the updates made before this call have run: calls take effect in order. */
+  /**
+   * {@link #ready}, once the updates made before this call have run, so that calls take effect in the
+   * order they were made; inside a change function or a transaction of the owner's, the call goes first.
+   */
   #afterUpdates(): Transactions {
     this.#runPending();
     return this.#ready();
@@ -942,7 +945,8 @@ export class SqliteStore implements GuardrailStore {
   /**
    * Runs the queued updates now, unless from inside a change function (they would run in the middle of
    * its transaction) or inside a transaction the owner of a given database has open (they would run in
-   * it, and its rollback would undo what they already reported as done): then their microtask does.
+   * it, and its rollback would undo what they already reported as done): then their microtask runs
+   * them, or, after `close()`, refuses them with `STORE_CLOSED`.
    */
   #runPending(): void {
     if (this.#pending.length > 0 && !this.#running && !this.#db.inTransaction) this.#flush();
