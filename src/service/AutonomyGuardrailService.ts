@@ -8,6 +8,7 @@ import {
   GuardrailValidationError,
   invalid,
   isGuardrailError,
+  isStoreOutcomeUnknownError,
 } from '../errors.js';
 import {
   AutonomyGuardrails,
@@ -60,7 +61,9 @@ export interface AutonomyGuardrailServiceOptions {
    * store's `STORE_UNAVAILABLE` error, saying why. `'deny'`: it resolves denied (a confirmation
    * required, a reservation not open), with the error's message as its reason; nothing is recorded, since
    * nothing can be. Either way nothing is allowed. Applies to the checks, `reserveBudget` and
-   * `requestConfirmation`; settling a reservation and deciding approvals always reject.
+   * `requestConfirmation`, unless the store lost the database while the change was on its way
+   * ({@link StoreOutcomeUnknownError}: it may have been committed): that still rejects. `useGrant`,
+   * `markStarted`, settling a reservation and deciding approvals always reject.
    */
   storeUnavailable?: 'reject' | 'deny';
   /** Makes approval ids; defaults to random UUIDs. */
@@ -1008,7 +1011,14 @@ export class AutonomyGuardrailService {
     pending: Promise<T>,
   ): Promise<T> {
     return pending.catch((error: unknown) => {
-      if (!isGuardrailError(error) || error.code !== 'STORE_UNAVAILABLE') throw error;
+      // A change that may have been committed is not answered as if nothing happened.
+      if (
+        !isGuardrailError(error) ||
+        error.code !== 'STORE_UNAVAILABLE' ||
+        isStoreOutcomeUnknownError(error)
+      ) {
+        throw error;
+      }
       const reason = `nothing is allowed while the store cannot be reached: ${error.message}`;
       return answer(makeCheck(denied, reason, null));
     });

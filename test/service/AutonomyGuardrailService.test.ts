@@ -5,6 +5,7 @@ import {
   ManualClock,
   MAX_PLAN_ID_LENGTH,
   MemoryStore,
+  StoreOutcomeUnknownError,
   type AutonomyGuardrailServiceOptions,
   type GuardCheck,
   type GuardrailsInit,
@@ -765,11 +766,12 @@ describe('plan ids databases cannot keep apart', () => {
 });
 
 describe('a store that cannot be reached', () => {
-  /** A memory store whose updates fail as a store that cannot be reached does (or with `code`). */
-  function unreachable(code = 'STORE_UNAVAILABLE'): MemoryStore {
+  /** A memory store whose updates fail with `error`: by default, as a store that cannot be reached. */
+  function unreachable(
+    error: Error = new GuardrailError('STORE_UNAVAILABLE', 'connect ECONNREFUSED 127.0.0.1:5432'),
+  ): MemoryStore {
     const store = new MemoryStore();
-    const failing = () => Promise.reject(new GuardrailError(code, 'connect ECONNREFUSED 127.0.0.1:5432'));
-    store.update = failing as MemoryStore['update'];
+    store.update = (() => Promise.reject(error)) as MemoryStore['update'];
     return store;
   }
 
@@ -813,7 +815,27 @@ describe('a store that cannot be reached', () => {
   });
 
   it('still rejects with errors other than an unreachable store with storeUnavailable "deny"', async () => {
-    const { service } = setup({ store: unreachable('STORE_CORRUPT'), storeUnavailable: 'deny' });
-    await expect(service.checkToolBudget('plan', 1)).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
+    const corrupt = new GuardrailError('STORE_CORRUPT', 'unreadable guardrails');
+    const { service } = setup({ store: unreachable(corrupt), storeUnavailable: 'deny' });
+    await expect(service.checkToolBudget('plan', 1)).rejects.toBe(corrupt);
+  });
+
+  it('still rejects a change that may have been committed with storeUnavailable "deny"', async () => {
+    const lost = new StoreOutcomeUnknownError('the connection was lost during the write');
+    const { service } = setup({ store: unreachable(lost), storeUnavailable: 'deny' });
+    await expect(service.checkToolBudget('plan', 1)).rejects.toBe(lost);
+  });
+
+  it('checkToolCalls rejects with STORE_UNAVAILABLE by default', async () => {
+    const { service } = setup({ store: unreachable() });
+    await expect(service.checkToolCalls('plan', 'search', 5)).rejects.toMatchObject({
+      code: 'STORE_UNAVAILABLE',
+    });
+  });
+
+  it('checkToolCalls answers denied with storeUnavailable "deny"', async () => {
+    const { service } = setup({ store: unreachable(), storeUnavailable: 'deny' });
+    const check = await service.checkToolCalls('plan', 'search', 5);
+    expect([check.allowed, check.eventType]).toEqual([false, 'tool_calls_blocked']);
   });
 });
