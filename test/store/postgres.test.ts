@@ -481,6 +481,28 @@ describe.skipIf(skip)('PostgresStore', () => {
       }
     });
 
+    it('says that updates were not sent when no connection could be had for their write', async () => {
+      const store = await migrated();
+      await store.put('p', AutonomyGuardrails.create());
+      const single = new pg.Pool({ connectionString: DATABASE_URL, max: 1, connectionTimeoutMillis: 100 });
+      const starved = new PostgresStore({ pool: single, schema, tablePrefix: store.tablePrefix });
+      try {
+        await starved.update('p', () => ({ result: 0, audit: stepEntry(0) })); // the plan is now cached
+        const taken = await single.connect();
+        const settled = await Promise.allSettled(
+          [1, 2, 3].map((i) => starved.update('p', () => ({ result: i, audit: stepEntry(i) }))),
+        );
+        taken.release();
+        const reasons = settled.map((r) => (r.status === 'rejected' ? String(r.reason.message) : 'resolved'));
+        expect([
+          reasons.every((m) => m.includes('timeout') && !m.includes('may or may not')),
+          (await store.readAuditLog('p')).length,
+        ]).toEqual([true, 1]);
+      } finally {
+        await single.end();
+      }
+    });
+
     it('goes on with the waiting updates of a plan after one the server refused', async () => {
       const store = await migrated();
       await store.put('p', AutonomyGuardrails.create());

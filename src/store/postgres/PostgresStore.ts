@@ -416,19 +416,36 @@ export class PostgresStore implements GuardrailStore {
     }
     if (results.length === 0) return { settled: 0 };
     const doing = `update plan ${describeValue(planId)}`;
-    let written: CachedPlan | null;
-    try {
-      written = await batch.write(this.#pool, doing, this.#sql.writeChanges);
-    } catch (error) {
-      // Not tried again one by one: without an answer from the server, the statement may have committed.
+    const refuse = (error: unknown): void => {
+      // The cached guardrails were changed in place for a write that did not happen (or may not have).
       this.#cache.delete(planId);
+      for (const pending of queue.splice(0, results.length)) pending.reject(error);
+    };
+    let client: PoolClient;
+    try {
+      client = await this.#pool.connect();
+    } catch (error) {
+      const lost = unavailable(doing, error); // nothing was sent
+      refuse(lost);
+      return { settled: results.length, lost };
+    }
+    let written: CachedPlan | null;
+    let broken: Error | undefined;
+    try {
+      written = await batch.write(client, doing, this.#sql.writeChanges);
+    } catch (error) {
       if (answered(error)) {
-        for (const pending of queue.splice(0, results.length)) pending.reject(error);
+        refuse(error);
         return { settled: results.length };
       }
+      // Not tried again one by one: without an answer from the server, the statement may have committed.
+      broken = asError(causeOf(error));
       const lost = outcomeUnknown(doing, causeOf(error));
-      for (const pending of queue.splice(0, results.length)) pending.reject(lost);
+      refuse(lost);
       return { settled: results.length, lost };
+    } finally {
+      // A connection whose state is unknown is closed rather than handed to the next caller.
+      client.release(broken);
     }
     if (written === null) {
       // Another writer changed the plan since: the cached guardrails were changed in place for nothing.
