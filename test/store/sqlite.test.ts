@@ -406,6 +406,19 @@ describe('SqliteStore', () => {
       expect([(await check).allowed, (await service.getGuardrails('p'))?.budgetSpent]).toEqual([true, 6]);
     });
 
+    it('refuses to store a plan from inside a change function, rather than let the update undo it', async () => {
+      const store = await open();
+      await store.put('p', guardrails());
+      let put: Promise<void> = Promise.resolve();
+      await store.update('p', () => {
+        put = store.put('p', AutonomyGuardrails.create({ maxSteps: 99 }));
+        return { result: null, mutation: { steps: 1 } };
+      });
+      await expect(put).rejects.toMatchObject({ code: 'STORE_CONTRACT' });
+      const g = (await store.get('p'))?.guardrails;
+      expect([g?.maxSteps, g?.stepCount]).toEqual([10, 1]);
+    });
+
     it('runs an update made inside a change function after the transaction of that change', async () => {
       const store = await open();
       const service = new AutonomyGuardrailService({ store });

@@ -505,6 +505,7 @@ export class SqliteStore implements GuardrailStore {
   }
 
   async put(planId: string, guardrails: AutonomyGuardrails, audit?: AuditTrail): Promise<void> {
+    this.#notFromChange('store plan', planId);
     const tx = this.#afterUpdates();
     // Serialized first: from here on nothing the caller holds is shared with the store.
     const json = JSON.stringify(guardrails.toJSON());
@@ -535,6 +536,7 @@ export class SqliteStore implements GuardrailStore {
   }
 
   async delete(planId: string): Promise<boolean> {
+    this.#notFromChange('delete plan', planId);
     const tx = this.#afterUpdates();
     try {
       return tx.delete(planId);
@@ -940,6 +942,19 @@ export class SqliteStore implements GuardrailStore {
   #afterUpdates(): Transactions {
     this.#runPending();
     return this.#ready();
+  }
+
+  /**
+   * Refuses a put or delete from inside a change function: it would run in the middle of the update's
+   * transaction, whose own write of the plan's row at its end would then silently undo it.
+   */
+  #notFromChange(doing: string, planId: string): void {
+    if (this.#running) {
+      throw new GuardrailError(
+        'STORE_CONTRACT',
+        `cannot ${doing} "${planId}" from inside a change function: make the call once the update has resolved`,
+      );
+    }
   }
 
   /**
