@@ -925,17 +925,35 @@ export function runStoreContract(name: string, options: StoreContractOptions): v
         expect(seen).toEqual([0, 1, 2, 3, 4]);
       });
 
+      /** A step with its entry, numbered `i`. */
+      const step =
+        (i: number): PlanChangeFn<number> =>
+        () => ({ result: i, audit: entry('step_allowed', i), mutation: { steps: 1 } });
+
+      /**
+       * After entry 0 (so that a store keeping the plan it wrote has it), steps 1 and 3 made at once with
+       * `middle` between them: how each settled, the log's entries and the steps counted.
+       */
+      async function around(middle: PlanChangeFn<unknown>): Promise<[string[], unknown[], number]> {
+        await store.update('p', at(0));
+        const settled = await Promise.allSettled([
+          store.update('p', step(1)),
+          store.update('p', middle),
+          store.update('p', step(3)),
+        ]);
+        return [
+          settled.map((r) => r.status),
+          logIds(await store.readAuditLog('p')),
+          (await stored('p')).guardrails.stepCount,
+        ];
+      }
+
       it('rejects only the one whose change throws, and records the others', async () => {
         await store.put('p', guardrails());
-        await store.update('p', at(0)); // a store that keeps the plan it wrote has it now
-        const settled = await Promise.allSettled([
-          store.update('p', at(1)),
-          store.update('p', () => {
-            throw new Error('no decision');
-          }),
-          store.update('p', at(3)),
-        ]);
-        expect([settled.map((r) => r.status), logIds(await store.readAuditLog('p'))]).toEqual([
+        const [statuses, log] = await around(() => {
+          throw new Error('no decision');
+        });
+        expect([statuses, log]).toEqual([
           ['fulfilled', 'rejected', 'fulfilled'],
           [0, 1, 3],
         ]);
@@ -943,42 +961,24 @@ export function runStoreContract(name: string, options: StoreContractOptions): v
 
       it('rejects only the one whose mutation is refused, and records the others', async () => {
         await store.put('p', guardrails());
-        await store.update('p', at(0));
-        const settled = await Promise.allSettled([
-          store.update('p', () => ({ result: 1, audit: entry('step_allowed', 1), mutation: { steps: 1 } })),
-          store.update('p', () => ({
-            result: 2,
-            audit: entry('step_allowed', 2),
-            mutation: { release: 'r1' },
-          })),
-          store.update('p', () => ({ result: 3, audit: entry('step_allowed', 3), mutation: { steps: 1 } })),
-        ]);
-        expect([
-          settled.map((r) => r.status),
-          logIds(await store.readAuditLog('p')),
-          (await stored('p')).guardrails.stepCount,
-        ]).toEqual([['fulfilled', 'rejected', 'fulfilled'], [0, 1, 3], 2]);
+        const outcome = await around(() => ({
+          result: 2,
+          audit: entry('step_allowed', 2),
+          mutation: { release: 'r1' },
+        }));
+        expect(outcome).toEqual([['fulfilled', 'rejected', 'fulfilled'], [0, 1, 3], 2]);
       });
 
       it('rejects only the one whose new approval id is taken, and records the others', async () => {
         await store.put('p', guardrails());
         await store.update('p', () => ({ result: null, newApproval: approval('a1', 'p') }));
-        await store.update('p', at(0));
-        const settled = await Promise.allSettled([
-          store.update('p', () => ({ result: 1, audit: entry('step_allowed', 1), mutation: { steps: 1 } })),
-          store.update('p', () => ({
-            result: 2,
-            audit: entry('step_allowed', 2),
-            mutation: { steps: 1 },
-            newApproval: approval('a1', 'p', 5),
-          })),
-          store.update('p', () => ({ result: 3, audit: entry('step_allowed', 3), mutation: { steps: 1 } })),
-        ]);
-        expect([
-          settled.map((r) => r.status),
-          logIds(await store.readAuditLog('p')),
-          (await stored('p')).guardrails.stepCount,
-        ]).toEqual([['fulfilled', 'rejected', 'fulfilled'], [0, 1, 3], 2]);
+        const outcome = await around(() => ({
+          result: 2,
+          audit: entry('step_allowed', 2),
+          mutation: { steps: 1 },
+          newApproval: approval('a1', 'p', 5),
+        }));
+        expect(outcome).toEqual([['fulfilled', 'rejected', 'fulfilled'], [0, 1, 3], 2]);
       });
     });
 
