@@ -34,16 +34,18 @@ export function fail(message: string): never {
 }
 
 /**
- * A service over a memory store with one configured plan. `keepLog: false` (the default here) keeps the
- * bounded window only, as a long-running process would; with true every entry is kept for the log.
+ * A service with one configured plan. `keepLog: false` (the default here) is the service's own default
+ * store, which keeps the bounded window only; with true a MemoryStore keeps every entry for the log.
  */
 export async function benchService(
   clock: Clock,
   auditCapacity?: number,
   keepLog = false,
 ): Promise<{ service: AutonomyGuardrailService; clock: Clock }> {
-  const store = new MemoryStore(auditCapacity === undefined ? { keepLog } : { auditCapacity, keepLog });
-  const service = new AutonomyGuardrailService({ clock, store });
+  const capacity = auditCapacity === undefined ? {} : { auditCapacity };
+  const service = keepLog
+    ? new AutonomyGuardrailService({ clock, store: new MemoryStore({ ...capacity, keepLog }) })
+    : new AutonomyGuardrailService({ clock, ...capacity });
   await service.configureGuardrails(PLAN_ID, ROOMY_LIMITS);
   return { service, clock };
 }

@@ -289,7 +289,7 @@ async function main(): Promise<void> {
 
   const notes = [
     'ops/s = 1e9 / mean ns/op; ± is the 95% margin of error of the mean; each sample is the mean of a batch of back-to-back calls (async calls awaited one by one).',
-    `Service and executor rows use a MemoryStore keeping the window only (keepLog: false; audit capacity 1,000, full, so every check also evicts) and a ManualClock, except the systemClock row; the keepLog row keeps every entry, so its memory and garbage collection grow with the run. RateLimiterMemory has Number.MAX_SAFE_INTEGER points over 3,600 s and reads Date.now() on every call.`,
+    `Service and executor rows use the service's default store, keeping the window only (keepLog: false; audit capacity 1,000, full, so every check also evicts) and a ManualClock, except the systemClock row; the keepLog row keeps every entry, so its memory and garbage collection grow with the run. RateLimiterMemory has Number.MAX_SAFE_INTEGER points over 3,600 s and reads Date.now() on every call.`,
     `Metadata round trip: toMetadata → JSON.stringify → JSON.parse → loadFromMetadata of ${(metadataJsonLength / 1024).toLocaleString('en-US', { maximumFractionDigits: 0 })} KiB of JSON.`,
     `AuditTrail.add: each trail is pre-filled to capacity with distinct entries, so every add evicts one; the appended entries cycle through ${HOT_ENTRIES.toLocaleString('en-US')} ready-made ones that stay in cache, as a freshly built entry would. The "cold evictions" row appends the fill entries again instead, so each add evicts an entry last touched ${(1_000_000).toLocaleString('en-US')} adds earlier and pays a cache miss: it prices memory, not the ring, and has no target.`,
   ];

@@ -44,7 +44,11 @@ import {
 import { validatePlanId } from './planId.js';
 
 export interface AutonomyGuardrailServiceOptions {
-  /** Where state lives; defaults to a new {@link MemoryStore}. */
+  /**
+   * Where state lives. The default, a {@link MemoryStore} with `keepLog: false`, keeps each plan's newest
+   * `auditCapacity` entries and nothing more, so a long-running process stays bounded; pass
+   * `new MemoryStore()` for the complete log in memory, or a durable store.
+   */
   store?: GuardrailStore;
   clock?: Clock;
   /** Audit entries kept per plan by the default memory store. Give it to the store when you pass one. */
@@ -258,7 +262,7 @@ export class AutonomyGuardrailService {
       o['auditCapacity'] === undefined ? undefined : intField(o['auditCapacity'], 'auditCapacity', 1, false);
     this.#store =
       o['store'] === undefined
-        ? new MemoryStore(capacity ? { auditCapacity: capacity } : {})
+        ? new MemoryStore({ keepLog: false, ...(capacity ? { auditCapacity: capacity } : {}) })
         : validStore(o['store']);
     if (this.#store.auditCapacity > this.#limits.maxAuditEntries) {
       // Otherwise the service would write metadata it refuses to read back.
