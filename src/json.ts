@@ -8,6 +8,31 @@ export type JsonObject = { readonly [key: string]: JsonValue };
 /** Nesting deeper than this is refused rather than walked, so hostile input cannot exhaust the stack. */
 export const MAX_JSON_DEPTH = 32;
 
+// String.prototype.isWellFormed (Node >= 20) is native; TypeScript's ES2022 library does not declare it.
+type MaybeWellFormed = string & { isWellFormed(): boolean };
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * True when `text` holds no lone surrogate: every UTF-16 code unit in D800-DFFF is half of a pair. A lone
+ * one has no UTF-8 form, RFC 8785 makes it an error, and a database stores it as U+FFFD.
+ */
+export function isWellFormed(text: string): boolean {
+  return (text as MaybeWellFormed).isWellFormed();
+}
+
+/**
+ * Throws the error for a string that is not {@link isWellFormed}, naming `field` and showing the first
+ * lone surrogate escaped (`\udc00`), with where it is. `what` begins the message (default `field`).
+ */
+export function notWellFormed(text: string, field: string, what = field): never {
+  const at = LONE_SURROGATE.exec(text)?.index ?? 0;
+  const unit = `\\u${text.charCodeAt(at).toString(16).padStart(4, '0')}`;
+  throw new GuardrailValidationError(
+    field,
+    `${what} must be well-formed Unicode, but holds a lone surrogate (${unit} at index ${at}), got ${describeValue(text)}`,
+  );
+}
+
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   const proto: unknown = Object.getPrototypeOf(value);
@@ -33,6 +58,8 @@ function copyJson(value: unknown, path: string, depth: number): JsonValue {
   }
   switch (typeof value) {
     case 'string':
+      if (!isWellFormed(value)) notWellFormed(value, path);
+      return value;
     case 'boolean':
       return value;
     case 'number':
@@ -55,6 +82,7 @@ function copyJson(value: unknown, path: string, depth: number): JsonValue {
       }
       const out: Record<string, JsonValue> = {};
       for (const key of Object.keys(value)) {
+        if (!isWellFormed(key)) notWellFormed(key, path, `a key of ${path}`);
         Object.defineProperty(out, key, {
           value: copyJson(value[key], `${path}.${key}`, depth + 1),
           enumerable: true,
@@ -72,8 +100,10 @@ function copyJson(value: unknown, path: string, depth: number): JsonValue {
 /**
  * The canonical JSON text of a JSON value (RFC 8785): object keys sorted by UTF-16 code units, no
  * white space, numbers and strings as ECMAScript's JSON.stringify writes them. Two values that are equal
- * as JSON give the same text, whatever order their keys were written in.
- * @throws GuardrailValidationError for anything that is not finite, plain JSON
+ * as JSON give the same text, whatever order their keys were written in. Values nest at most
+ * {@link MAX_JSON_DEPTH} levels deep.
+ * @throws GuardrailValidationError for anything that is not finite, plain JSON, for a string or key
+ * holding a lone surrogate (RFC 8785 makes it an error), and for nesting deeper than MAX_JSON_DEPTH
  */
 export function canonicalJson(value: unknown, path = 'value'): string {
   return canonical(value, { parent: null, key: path }, 0);
@@ -96,7 +126,11 @@ function canonical(value: unknown, at: At, depth: number): string {
     const path = pathOf(at);
     throw new GuardrailValidationError(path, `${path} nests deeper than ${MAX_JSON_DEPTH} levels`);
   }
-  if (value === null || typeof value === 'boolean' || typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'string') {
+    if (!isWellFormed(value)) notWellFormed(value, pathOf(at));
+    return JSON.stringify(value);
+  }
+  if (value === null || typeof value === 'boolean') return JSON.stringify(value);
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) {
       const path = pathOf(at);
@@ -122,8 +156,10 @@ function canonical(value: unknown, at: At, depth: number): string {
   if (isPlainObject(value)) {
     const keys = Object.keys(value).sort();
     const parts: string[] = [];
-    for (const k of keys)
+    for (const k of keys) {
+      if (!isWellFormed(k)) notWellFormed(k, pathOf(at), `a key of ${pathOf(at)}`);
       parts.push(`${JSON.stringify(k)}:${canonical(value[k], { parent: at, key: k }, depth + 1)}`);
+    }
     return `{${parts.join(',')}}`;
   }
   const path = pathOf(at);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GuardrailValidationError } from '../src/errors.js';
-import { copyJsonObject, isPlainObject, MAX_JSON_DEPTH } from '../src/json.js';
+import { canonicalJson, copyJsonObject, isPlainObject, MAX_JSON_DEPTH } from '../src/json.js';
 import { thrown } from './support/thrown.js';
 
 /** `{"a":{"a":…{"a":leaf}}}` with the leaf `levels` objects deep. */
@@ -227,5 +227,67 @@ describe('copyJsonObject', () => {
 describe('copyJsonObject and negative zero', () => {
   it('copies -0 as 0, as JSON would', () => {
     expect(Object.is(copyJsonObject({ n: -0 }, 'details').value['n'], 0)).toBe(true);
+  });
+});
+
+describe('copyJsonObject and lone surrogates', () => {
+  it('refuses a string holding a lone surrogate, naming its path', () => {
+    const e = thrown(() => copyJsonObject({ note: ['ok', 'dep\udc00loy'] }, 'details'));
+    expect(e.field).toBe('details.note[1]');
+    expect(e.message).toBe(
+      'details.note[1] must be well-formed Unicode, but holds a lone surrogate (\\udc00 at index 3), got "dep\\udc00loy"',
+    );
+  });
+
+  it('refuses a key holding a lone surrogate, naming the object it is in', () => {
+    const e = thrown(() => copyJsonObject({ inner: { ['k\ud800']: 1 } }, 'details'));
+    expect(e.field).toBe('details.inner');
+    expect(e.message).toMatch(/^a key of details\.inner must be well-formed Unicode, .*\\ud800 at index 1/);
+  });
+
+  it('keeps a surrogate pair', () => {
+    expect(copyJsonObject({ '\u{1F600}': '\u{1F680}' }, 'details').value).toEqual({ '😀': '🚀' });
+  });
+});
+
+describe('canonicalJson', () => {
+  it('sorts keys and writes no white space', () => {
+    expect(canonicalJson({ b: [1, { d: true, c: null }], a: 'x' })).toBe(
+      '{"a":"x","b":[1,{"c":null,"d":true}]}',
+    );
+  });
+
+  it('writes a surrogate pair as the character, not as escapes', () => {
+    expect(canonicalJson('\ud83d\ude00')).toBe('"😀"');
+  });
+
+  it('refuses a lone high surrogate (RFC 8785 makes it an error)', () => {
+    const e = thrown(() => canonicalJson('\ud800'));
+    expect(e.field).toBe('value');
+    expect(e.message).toBe(
+      'value must be well-formed Unicode, but holds a lone surrogate (\\ud800 at index 0), got "\\ud800"',
+    );
+  });
+
+  it('refuses a lone low surrogate after a whole pair', () => {
+    expect(thrown(() => canonicalJson('\u{1F600}\udc00')).message).toContain('(\\udc00 at index 2)');
+  });
+
+  it('refuses a lone surrogate deep in a value, naming its path', () => {
+    expect(thrown(() => canonicalJson({ a: [{ b: 'x\udfff' }] }, 'input')).field).toBe('input.a[0].b');
+  });
+
+  it('refuses a key holding a lone surrogate, naming the object it is in', () => {
+    const e = thrown(() => canonicalJson({ a: { ['\udbff']: 1 } }, 'input'));
+    expect(e.field).toBe('input.a');
+    expect(e.message).toMatch(/^a key of input\.a must be well-formed Unicode, .*\\udbff at index 0/);
+  });
+
+  it('accepts nesting exactly MAX_JSON_DEPTH levels deep', () => {
+    expect(() => canonicalJson(nested(MAX_JSON_DEPTH))).not.toThrow();
+  });
+
+  it('refuses hostile nesting with a validation error, not a stack overflow', () => {
+    expect(() => canonicalJson(nested(100_000))).toThrow(GuardrailValidationError);
   });
 });

@@ -4,7 +4,7 @@ import { describeValue, GuardrailValidationError, invalid } from '../errors.js';
 import { isPlainText, objectWithKeys } from '../guardrails/validate.js';
 import { EVENT_INFO, isGuardrailEventType, isGuardName } from '../guardrails/events.js';
 import { parseIsoMs } from '../iso.js';
-import { canonicalJson, isPlainObject } from '../json.js';
+import { canonicalJson, isPlainObject, isWellFormed } from '../json.js';
 import { MAX_PLAN_ID_LENGTH, validatePlanId } from '../service/planId.js';
 import { AuditEntry, isSerializableTimestamp, type AuditEntryJson } from './AuditEntry.js';
 
@@ -62,31 +62,27 @@ const EVENT_FIELDS: ReadonlyMap<string, { guardName: string; result: string; tex
 );
 
 /**
- * canonicalJson(entry), written directly when the entry has the audit entry's five keys with string
- * fields: in a verifier, sorting and joining keys costs more than hashing. Anything else takes the general
- * path; both give the same text for every input (a property test checks this).
+ * canonicalJson(entry), written directly when the entry has the audit entry's five keys, a well-formed
+ * timestamp string and event_type, guard_name and result that agree: in a verifier, sorting and joining
+ * keys costs more than hashing. Anything else takes the general path; both give the same text, or the same
+ * error, for every input (a property test checks this).
  */
 function canonicalEntry(entry: unknown): string {
   if (isPlainObject(entry)) {
     const keys = Object.keys(entry);
     const et = entry['event_type'];
-    const gn = entry['guard_name'];
-    const result = entry['result'];
     const ts = entry['timestamp'];
+    const known = typeof et === 'string' ? EVENT_FIELDS.get(et) : undefined;
     if (
       keys.length === 5 &&
       keys.every((k) => ENTRY_KEYS.has(k)) &&
-      typeof et === 'string' &&
-      typeof gn === 'string' &&
-      typeof result === 'string' &&
-      typeof ts === 'string'
+      known !== undefined &&
+      known.guardName === entry['guard_name'] &&
+      known.result === entry['result'] &&
+      typeof ts === 'string' &&
+      isWellFormed(ts)
     ) {
-      const known = EVENT_FIELDS.get(et);
-      const fields =
-        known !== undefined && known.guardName === gn && known.result === result
-          ? known.text
-          : `"event_type":${JSON.stringify(et)},"guard_name":${JSON.stringify(gn)},"result":${JSON.stringify(result)}`;
-      return `{"details":${canonicalDetails(entry['details'])},${fields},"timestamp":${JSON.stringify(ts)}}`;
+      return `{"details":${canonicalDetails(entry['details'])},${known.text},"timestamp":${JSON.stringify(ts)}}`;
     }
   }
   return canonicalJson(entry, 'entry');
@@ -95,8 +91,9 @@ function canonicalEntry(entry: unknown): string {
 /**
  * canonicalJson(details), with the first level written here: canonicalJson builds an error path for every
  * value it visits, which is most of its cost on the small flat objects details usually are. Nested and
- * non-finite values go to canonicalJson, so the text is the same. Its nesting limit counts from the
- * details, as AuditEntry's does, so every entry AuditEntry accepts can be hashed.
+ * non-finite values, and strings or keys that are not well-formed, go to canonicalJson, so the text (or
+ * the error) is the same. Its nesting limit counts from the details, as AuditEntry's does, so every entry
+ * AuditEntry accepts can be hashed.
  */
 function canonicalDetails(details: unknown): string {
   if (!isPlainObject(details)) return canonicalJson(details, 'entry.details');
@@ -104,9 +101,10 @@ function canonicalDetails(details: unknown): string {
   let text = '{';
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i] as string;
+    if (!isWellFormed(key)) return canonicalJson(details, 'entry.details');
     const v = details[key];
     const value =
-      typeof v === 'string' ||
+      (typeof v === 'string' && isWellFormed(v)) ||
       typeof v === 'boolean' ||
       v === null ||
       (typeof v === 'number' && Number.isFinite(v))
@@ -123,10 +121,10 @@ function canonicalDetails(details: unknown): string {
  * @throws GuardrailValidationError when the values are not plain, finite JSON
  */
 export function entryHasher(planId: string): (seq: unknown, prev: unknown, entry: unknown) => string {
-  const plan = typeof planId === 'string' ? JSON.stringify(planId) : null;
+  const plan = typeof planId === 'string' && isWellFormed(planId) ? JSON.stringify(planId) : null;
   return (seq, prev, entry) => {
     // The keys in canonical order: entry < plan < prev < seq.
-    if (plan !== null && Number.isSafeInteger(seq) && typeof prev === 'string') {
+    if (plan !== null && Number.isSafeInteger(seq) && typeof prev === 'string' && isWellFormed(prev)) {
       return sha256Hex(
         `{"entry":${canonicalEntry(entry)},"plan":${plan},"prev":${JSON.stringify(prev)},"seq":${String(seq)}}`,
       );

@@ -87,6 +87,48 @@ describe('entryHash', () => {
     );
   });
 
+  it('matches the definition, hash or error, for entries with any UTF-16 strings, lone surrogates too', () => {
+    // Halves of pairs, alone or meeting their other half, among ordinary characters.
+    const text = fc.string({ unit: fc.constantFrom('a', 'é', '\ud83d', '\ude00', '\udbff', '\udfff') });
+    const anyEntry = fc.record({
+      event_type: fc.oneof(text, fc.constant('step_allowed')),
+      guard_name: fc.constant('step_limit'),
+      result: fc.constant('allowed'),
+      timestamp: text,
+      details: fc.oneof(fc.dictionary(text, fc.oneof(text, fc.integer())), fc.jsonValue()),
+    });
+    const outcome = (fn: () => string): string => {
+      try {
+        return fn();
+      } catch (e) {
+        // The reference hashes { plan, seq, prev, entry } as one value, so its paths start with "value.".
+        return `error ${(e as Error).message.replaceAll('value.', '')}`;
+      }
+    };
+    fc.assert(
+      fc.property(text, anyEntry, (prev, e) => {
+        expect(outcome(() => entryHash(PLAN, 1, prev, e as AuditEntryJson))).toBe(
+          outcome(() => referenceHash(PLAN, 1, prev, e)),
+        );
+      }),
+    );
+  });
+
+  it('refuses a detail holding a lone surrogate, naming it', () => {
+    const json = { ...entry(1).toJSON(), details: { note: 'dep\udc00loy' } };
+    expect(fieldOf(() => entryHash(PLAN, 1, GENESIS, json))).toBe('entry.details.note');
+  });
+
+  it('refuses a detail key holding a lone surrogate', () => {
+    const json = { ...entry(1).toJSON(), details: { ['\ud800']: 1 } };
+    expect(fieldOf(() => entryHash(PLAN, 1, GENESIS, json))).toBe('entry.details');
+  });
+
+  it('refuses a timestamp holding a lone surrogate', () => {
+    const json = { ...entry(1).toJSON(), timestamp: '2026-01-01T00:00:00.000Z\udc00' };
+    expect(fieldOf(() => entryHash(PLAN, 1, GENESIS, json))).toBe('entry.timestamp');
+  });
+
   it('matches the definition for an entry whose event type disagrees with its guard name', () => {
     const forged = { ...entry(1).toJSON(), guard_name: 'tool_budget' } as AuditEntryJson;
     expect(entryHash(PLAN, 1, GENESIS, forged)).toBe(referenceHash(PLAN, 1, GENESIS, forged));
