@@ -1,4 +1,5 @@
 import { describeValue, GuardrailValidationError } from '../errors.js';
+import { isWellFormed, notWellFormed } from '../json.js';
 
 // Control (Cc), format (Cf) and other default-ignorable characters (variation selectors, Hangul fillers)
 // are invisible, so they let two names that look the same compare different.
@@ -8,8 +9,8 @@ const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
 /**
  * The form in which operation names are compared: NFKC-normalized, trimmed, lower-cased. A name holding
- * control or invisible format characters, or nothing but space, is refused rather than silently treated
- * as "not required".
+ * control or invisible format characters, a lone surrogate, or nothing but space, is refused rather than
+ * silently treated as "not required".
  *
  * @example
  * normalizeOperation(' ＤＥＰＬＯＹ ') === 'deploy'
@@ -19,6 +20,8 @@ export function normalizeOperation(value: unknown, field = 'operation', maxLengt
     throw new GuardrailValidationError(field, `${field} must be a string, got ${describeValue(value)}`);
   }
   const ascii = PRINTABLE_ASCII.test(value);
+  // Before NFKC, so the error shows the name as it was given: a lone surrogate cannot be hashed (RFC 8785).
+  if (!ascii && !isWellFormed(value)) notWellFormed(value, field);
   if (!ascii && HIDDEN.test(value)) {
     throw new GuardrailValidationError(
       field,

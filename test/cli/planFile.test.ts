@@ -285,6 +285,14 @@ describe('parsePlanFile', () => {
       );
     });
 
+    it('refuses an operation name holding a lone surrogate', () => {
+      const text = withDecision('{ id: a, tool: echo, operation: "dep\\udc00loy" }');
+      expect(refusal(() => parsePlanFile(text))).toEqual({
+        field: 'decisions[0].operation',
+        message: expect.stringMatching(/^decisions\[0\]\.operation must be well-formed Unicode/),
+      });
+    });
+
     it('refuses an input nested deeper than the executor accepts', () => {
       const deep = `${'['.repeat(34)}${']'.repeat(34)}`;
       expect(

@@ -245,6 +245,14 @@ describe('AutonomyGuardrails.create validation', () => {
     );
   });
 
+  it('refuses a required confirmation holding a lone surrogate, showing it escaped', () => {
+    expectRefused(
+      { requiredConfirmations: ['deploy', 'dep\udc00loy'] },
+      'required_confirmations[1]',
+      'required_confirmations[1] must be well-formed Unicode, but holds a lone surrogate (\\udc00 at index 3), got "dep\\udc00loy"',
+    );
+  });
+
   it('refuses a hole in the required confirmations', () => {
     // eslint-disable-next-line no-sparse-arrays
     const names = [, 'deploy'];
@@ -660,6 +668,12 @@ describe('checkConfirmation', () => {
   it('refuses an operation hiding a zero-width space rather than calling it not required', () => {
     const e = thrown(() => g.checkConfirmation('de\u200bploy'));
     expect(e.field).toBe('operation');
+  });
+
+  it('refuses an operation holding a lone surrogate rather than calling it not required', () => {
+    const e = thrown(() => g.checkConfirmation('dep\udc00loy'));
+    expect(e.field).toBe('operation');
+    expect(e.message).toContain('\\udc00');
   });
 
   it('refuses an operation with a right-to-left override', () => {

@@ -124,6 +124,26 @@ describe('normalizeOperation', () => {
     expect(() => normalizeOperation('deploy\u0085')).toThrow(GuardrailValidationError);
   });
 
+  it('refuses a lone low surrogate, naming the field and showing it escaped', () => {
+    const e = thrown(() => normalizeOperation('dep\udc00loy', 'required_confirmations[0]'));
+    expect(e.field).toBe('required_confirmations[0]');
+    expect(e.message).toBe(
+      'required_confirmations[0] must be well-formed Unicode, but holds a lone surrogate (\\udc00 at index 3), got "dep\\udc00loy"',
+    );
+  });
+
+  it('refuses a lone high surrogate at the end of a name', () => {
+    expect(() => normalizeOperation('deploy\ud83d')).toThrow('lone surrogate (\\ud83d at index 6)');
+  });
+
+  it('refuses a lone surrogate in a name NFKC would fold, showing the name as it was given', () => {
+    expect(() => normalizeOperation('ＤＥＰ\udc00')).toThrow('got "ＤＥＰ\\udc00"');
+  });
+
+  it('accepts a character outside the BMP, written as a surrogate pair', () => {
+    expect(normalizeOperation('deploy \ud83d\ude80')).toBe('deploy 🚀');
+  });
+
   it('refuses a non-string, naming the field and the value', () => {
     const e = thrown(() => normalizeOperation(42));
     expect(e.field).toBe('operation');

@@ -231,6 +231,16 @@ describe('validatePolicy', () => {
       );
     });
 
+    it('refuses an operation name holding a lone surrogate', () => {
+      expect(refusal(() => validatePolicy(guardrails({ required_confirmations: ['dep\udc00loy'] })))).toEqual(
+        {
+          field: 'guardrails.required_confirmations[0]',
+          message:
+            'guardrails.required_confirmations[0] must be well-formed Unicode, but holds a lone surrogate (\\udc00 at index 3), got "dep\\udc00loy"',
+        },
+      );
+    });
+
     it('refuses an operation name of only spaces', () => {
       expect(refusal(() => validatePolicy(guardrails({ required_confirmations: ['  '] })))).toEqual({
         field: 'guardrails.required_confirmations[0]',

@@ -568,6 +568,21 @@ describe('loadFromMetadata of malformed metadata', () => {
       `${G}.required_confirmations[0]`,
     ],
     [
+      'an operation name holding a lone surrogate',
+      () => mutated((m) => (guardrails(m)['required_confirmations'] = ['dep\udc00loy'])),
+      `${G}.required_confirmations[0]`,
+    ],
+    [
+      'entry details holding a lone surrogate',
+      () => mutated((m) => (entry3(m)['details'] = { note: ['ok', '\ud800'] })),
+      `${E3}.details.note[1]`,
+    ],
+    [
+      'an entry details key holding a lone surrogate',
+      () => mutated((m) => (entry3(m)['details'] = { ['\udfff']: 1 })),
+      `${E3}.details`,
+    ],
+    [
       'entry details over maxDetailsBytes',
       () => mutated((m) => (entry3(m)['details'] = { pad: 'x'.repeat(256) })),
       `${E3}.details`,

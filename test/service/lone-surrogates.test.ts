@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { AutonomyGuardrailService, ManualClock, type GuardrailsInit } from '../../src/index.js';
+import { guardrailsOf, rejectedField, T0, trailOf } from '../support/service.js';
+
+// A lone surrogate (half of a UTF-16 pair) has no UTF-8 form, and RFC 8785 makes it an error: a log
+// holding one could be verified by no other implementation. Each edge refuses it before anything is kept.
+const LONE = 'dep\udc00loy';
+const INPUT = { target: 'prod' };
+const REQUEST = { decisionId: 'd1', operation: 'deploy', input: INPUT, ttlMs: 60_000 };
+
+/** A service on a manual clock whose approval ids are a1, a2, …, with `plan` configured by `init`. */
+async function configured(init: GuardrailsInit = { requiredConfirmations: ['deploy'] }) {
+  let n = 0;
+  const service = new AutonomyGuardrailService({ clock: new ManualClock(T0), ids: () => `a${++n}` });
+  await service.configureGuardrails('plan', init);
+  return service;
+}
+
+async function entryCount(service: AutonomyGuardrailService): Promise<number> {
+  return (await trailOf(service)).entries.length;
+}
+
+describe('operation names holding a lone surrogate', () => {
+  it('checkConfirmation refuses one, naming operation, and records nothing', async () => {
+    const service = await configured();
+    expect(await rejectedField(service.checkConfirmation('plan', LONE))).toBe('operation');
+    expect(await entryCount(service)).toBe(0);
+  });
+
+  it('checkConfirmation refuses one on an unconfigured plan too', async () => {
+    const service = new AutonomyGuardrailService({ clock: new ManualClock(T0) });
+    expect(await rejectedField(service.checkConfirmation('plan', LONE))).toBe('operation');
+  });
+
+  it('configureGuardrails refuses one among the required confirmations and keeps the old list', async () => {
+    const service = await configured();
+    const field = await rejectedField(
+      service.configureGuardrails('plan', { requiredConfirmations: ['pay', LONE] }),
+    );
+    expect(field).toBe('required_confirmations[1]');
+    expect((await guardrailsOf(service)).requiredConfirmations).toEqual(['deploy']);
+  });
+
+  it('requestConfirmation refuses one, naming operation[0], and opens no approval', async () => {
+    const service = await configured();
+    const field = await rejectedField(service.requestConfirmation('plan', { ...REQUEST, operation: [LONE] }));
+    expect(field).toBe('operation[0]');
+    expect(await service.listApprovals()).toEqual([]);
+  });
+});
+
+describe('tool inputs holding a lone surrogate', () => {
+  it('requestConfirmation refuses one, naming its path, and opens no approval', async () => {
+    const service = await configured();
+    const input = { target: LONE };
+    expect(await rejectedField(service.requestConfirmation('plan', { ...REQUEST, input }))).toBe(
+      'input.target',
+    );
+    expect(await service.listApprovals()).toEqual([]);
+  });
+
+  it('useGrant refuses one, naming its path, and the grant stays unused', async () => {
+    const service = await configured();
+    await service.requestConfirmation('plan', REQUEST);
+    await service.approve('a1', { by: 'ann' });
+    const use = service.useGrant('plan', 'a1', { decisionId: 'd1', operation: 'deploy', input: [LONE] });
+    expect(await rejectedField(use)).toBe('input[0]');
+    expect((await service.getApproval('a1'))?.status).toBe('approved');
+  });
+
+  it('requestConfirmation refuses a key holding one, naming the object it is in', async () => {
+    const service = await configured();
+    const input = { nested: { ['\ud800']: 1 } };
+    expect(await rejectedField(service.requestConfirmation('plan', { ...REQUEST, input }))).toBe(
+      'input.nested',
+    );
+  });
+});
