@@ -813,6 +813,7 @@ export class AutonomyGuardrailService {
       validatePlanId(planId);
       if (!isPlainObject(use)) invalid('use', 'an object', use);
       const id = validRuntimeKey(approvalId, 'approval_id');
+      const decisionId = validRuntimeKey(use.decisionId, 'decisionId');
       const ops = this.#operations(use.operation);
       const always = this.#operations(use.alwaysRequire ?? [], 'alwaysRequire', true);
       const hash = inputHash(use.input);
@@ -828,7 +829,7 @@ export class AutonomyGuardrailService {
             );
             const result: GrantUse = { outcome: 'refused', check, approval: null };
             if (!g) return { result };
-            const details = { approval_id: id, decision_id: use.decisionId, operation: ops.join(',') };
+            const details = { approval_id: id, decision_id: decisionId, operation: ops.join(',') };
             return { result, audit: this.#entry(check, details, now) };
           }
           if (a.status === 'pending' && now <= parseIsoMs(a.expiresAt)) {
@@ -853,7 +854,7 @@ export class AutonomyGuardrailService {
           const problem =
             a.status === 'used'
               ? 'it was used already'
-              : a.decisionId !== use.decisionId
+              : a.decisionId !== decisionId
                 ? `it was given for decision "${a.decisionId}"`
                 : a.operation !== op
                   ? `it was given for operation "${a.operation}"`
@@ -862,7 +863,7 @@ export class AutonomyGuardrailService {
                     : now > parseIsoMs(a.expiresAt)
                       ? `it expired at ${a.expiresAt}`
                       : null;
-          const details = { approval_id: id, decision_id: use.decisionId, operation: ops.join(',') };
+          const details = { approval_id: id, decision_id: decisionId, operation: ops.join(',') };
           if (problem !== null) {
             const check = makeCheck(
               E.CONFIRMATION_GRANT_REFUSED,

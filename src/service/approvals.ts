@@ -1,5 +1,5 @@
 import { describeValue, GuardrailValidationError } from '../errors.js';
-import { isPlainObject } from '../json.js';
+import { isPlainObject, isWellFormed, notWellFormed } from '../json.js';
 
 /** Longest name of who decided, and longest reason, kept in an approval. */
 export const MAX_DECIDER_LENGTH = 256;
@@ -31,6 +31,8 @@ export function validDecision(value: unknown, reasonRequired: boolean): { by: st
       `by must name who decided (1 to ${MAX_DECIDER_LENGTH} characters, none of them control or invisible), got ${describeValue(by)}`,
     );
   }
+  // Both are hashed into the audit log, which cannot hold a lone surrogate (RFC 8785).
+  if (!isWellFormed(by)) notWellFormed(by, 'by');
   const reason = value['reason'];
   if (reason === undefined && !reasonRequired) return { by: by.trim() };
   if (
@@ -44,5 +46,6 @@ export function validDecision(value: unknown, reasonRequired: boolean): { by: st
       `reason must be ${reasonRequired ? 'given, as ' : ''}a non-empty string of at most ${MAX_REASON_LENGTH} characters without control characters (line breaks and tabs allowed), got ${describeValue(reason)}`,
     );
   }
+  if (!isWellFormed(reason)) notWellFormed(reason, 'reason');
   return { by: by.trim(), reason: reason.trim() };
 }

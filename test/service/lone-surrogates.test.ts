@@ -49,6 +49,44 @@ describe('operation names holding a lone surrogate', () => {
   });
 });
 
+describe('approvals holding a lone surrogate', () => {
+  it('approve refuses a decider holding one, naming by, and the approval stays pending', async () => {
+    const service = await configured();
+    await service.requestConfirmation('plan', REQUEST);
+    expect(await rejectedField(service.approve('a1', { by: 'ann\ud800' }))).toBe('by');
+    expect((await service.getApproval('a1'))?.status).toBe('pending');
+  });
+
+  it('deny refuses a reason holding one, naming reason, and the approval stays pending', async () => {
+    const service = await configured();
+    await service.requestConfirmation('plan', REQUEST);
+    expect(await rejectedField(service.deny('a1', { by: 'ann', reason: 'no\udfff' }))).toBe('reason');
+    expect((await service.getApproval('a1'))?.status).toBe('pending');
+  });
+
+  it('requestConfirmation refuses a decision id holding one, naming decisionId', async () => {
+    const service = await configured();
+    const field = await rejectedField(service.requestConfirmation('plan', { ...REQUEST, decisionId: LONE }));
+    expect(field).toBe('decisionId');
+  });
+
+  it('useGrant refuses a decision id holding one, naming decisionId, and records nothing', async () => {
+    const service = await configured();
+    await service.requestConfirmation('plan', REQUEST);
+    await service.approve('a1', { by: 'ann' });
+    const before = await entryCount(service);
+    const use = service.useGrant('plan', 'a1', { decisionId: LONE, operation: 'deploy', input: INPUT });
+    expect(await rejectedField(use)).toBe('decisionId');
+    expect(await entryCount(service)).toBe(before);
+  });
+
+  it('useGrant refuses a decision id that is not a string, naming decisionId', async () => {
+    const service = await configured();
+    const use = { decisionId: 7 as unknown as string, operation: 'deploy', input: INPUT };
+    expect(await rejectedField(service.useGrant('plan', 'a1', use))).toBe('decisionId');
+  });
+});
+
 describe('tool inputs holding a lone surrogate', () => {
   it('requestConfirmation refuses one, naming its path, and opens no approval', async () => {
     const service = await configured();
