@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isWellFormed } from '../json.js';
 import { MAX_AMOUNT } from '../money.js';
 
 /** The policy file format version this release reads. */
@@ -99,7 +100,9 @@ const toolName = z
   .min(1, { error: TOOL_NAME_RULE })
   .max(MAX_TOOL_NAME_LENGTH, { error: TOOL_NAME_RULE })
   .regex(TOOL_NAME_PATTERN, { error: TOOL_NAME_RULE })
-  .refine((name) => !INVISIBLE.test(name), { error: TOOL_NAME_RULE });
+  .refine((name) => !INVISIBLE.test(name), { error: TOOL_NAME_RULE })
+  // The name is hashed into the audit log as the operation confirmed, and RFC 8785 refuses a lone surrogate.
+  .refine(isWellFormed, { error: 'a string of well-formed Unicode, without a lone surrogate' });
 
 export const actorLimitsSchema = strict({
   max_tool_calls_per_invocation: integer(1)

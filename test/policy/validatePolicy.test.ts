@@ -206,6 +206,14 @@ describe('validatePolicy', () => {
       });
     });
 
+    it('refuses a name holding a lone surrogate', () => {
+      expect(refusal(() => validatePolicy(policy({ tools: { ['sh\udc00ell']: {} } })))).toEqual({
+        field: 'tools',
+        message:
+          'tools key must be a tool name: a string of well-formed Unicode, without a lone surrogate, got "sh\\udc00ell"',
+      });
+    });
+
     it('accepts a name of 128 characters', () => {
       const name = 'x'.repeat(128);
       expect(Object.keys(validatePolicy(policy({ tools: { [name]: {} } })).tools ?? {})).toEqual([name]);
