@@ -8,8 +8,9 @@ export type JsonObject = { readonly [key: string]: JsonValue };
 /** Nesting deeper than this is refused rather than walked, so hostile input cannot exhaust the stack. */
 export const MAX_JSON_DEPTH = 32;
 
-// String.prototype.isWellFormed (Node >= 20) is native; TypeScript's ES2022 library does not declare it.
-type MaybeWellFormed = string & { isWellFormed(): boolean };
+// String.prototype.isWellFormed and toWellFormed (Node >= 20) are native; TypeScript's ES2022 library
+// does not declare them.
+type MaybeWellFormed = string & { isWellFormed(): boolean; toWellFormed(): string };
 const LONE_SURROGATE = /\p{Cs}/u;
 
 /**
@@ -18,6 +19,14 @@ const LONE_SURROGATE = /\p{Cs}/u;
  */
 export function isWellFormed(text: string): boolean {
   return (text as MaybeWellFormed).isWellFormed();
+}
+
+/**
+ * `text` with each lone surrogate replaced by U+FFFD, for text shown to people that may have been cut in
+ * the middle of a pair (`text.slice(0, 500)`): stored or hashed, a lone surrogate is refused.
+ */
+export function toWellFormed(text: string): string {
+  return (text as MaybeWellFormed).toWellFormed();
 }
 
 /**

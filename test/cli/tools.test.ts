@@ -227,6 +227,14 @@ describe('shell tool', () => {
     expect(e.message.split('\n').slice(1)).toEqual(Array.from({ length: 9 }, (_, i) => `line ${i + 12}`));
   });
 
+  it('cuts long stderr in the error without leaving half of a surrogate pair', async () => {
+    // 2,002 characters: the last 2,000 start with the second half of the first pair.
+    const e = await failure(shell(), {
+      argv: node('process.stderr.write("a" + "\\u{1F600}".repeat(1000) + "b"); process.exit(1)'),
+    });
+    expect(e.message).toMatch(/: …\ufffd😀😀/u);
+  });
+
   it('throws a NonRetryableError for a command that does not exist', async () => {
     const e = await failure(shell(), { argv: ['leash-no-such-command'] });
     expect(e).toBeInstanceOf(NonRetryableError);
@@ -431,6 +439,13 @@ describe('http tool', () => {
     expect(e).toBeInstanceOf(HttpRequestFailed);
     expect(e.message).toBe('GET https://example.com/x answered 503 Service Unavailable: down');
     expect(isRetryable(e)).toBe(true);
+  });
+
+  it('cuts a long answer’s excerpt without leaving half of a surrogate pair', async () => {
+    const body = `${'x'.repeat(499)}😀`; // the 500-character cut falls inside the pair
+    const { fetch } = fakeFetch(() => new Response(body, { status: 503 }));
+    const e = await failure(httpTool(undefined, { fetch }), { url: 'https://example.com/x' });
+    expect(e.message).toBe(`GET https://example.com/x answered 503: ${'x'.repeat(499)}\ufffd…`);
   });
 
   it('throws a retryable HttpRequestFailed for 429 Too Many Requests', async () => {

@@ -1,6 +1,6 @@
 import { errorText } from '../../errors.js';
 import { NonRetryableError, type Tool, type ToolContext } from '../../executor/tools.js';
-import type { JsonValue } from '../../json.js';
+import { toWellFormed, type JsonValue } from '../../json.js';
 import { validateToolInput } from '../planFile.js';
 import { DEFAULT_HTTP_TIMEOUT_SECONDS, type HttpSettings } from '../planSchema.js';
 
@@ -184,7 +184,8 @@ function statusText(response: Response): string {
 function excerpt(body: string): string {
   const text = body.trim();
   if (text === '') return '';
-  return `: ${text.length > 500 ? `${text.slice(0, 500)}…` : text}`;
+  // The cut may fall inside a surrogate pair, whose lone half no store or audit log can keep.
+  return `: ${text.length > 500 ? `${toWellFormed(text.slice(0, 500))}…` : text}`;
 }
 
 /** 3xx but 304 Not Modified: that one is the answer to a conditional request, and leads nowhere. */

@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { errorText } from '../../errors.js';
 import { NonRetryableError, type Tool, type ToolContext } from '../../executor/tools.js';
-import type { JsonValue } from '../../json.js';
+import { toWellFormed, type JsonValue } from '../../json.js';
 import { validateToolInput } from '../planFile.js';
 import { DEFAULT_SHELL_ENV, DEFAULT_SHELL_TIMEOUT_SECONDS, type ShellSettings } from '../planSchema.js';
 
@@ -277,7 +277,8 @@ function quote(stderr: string): string {
   const lines = stderr.split(/\r?\n/).filter((line) => line.trim() !== '');
   if (lines.length === 0) return '';
   let text = lines.slice(-QUOTED_LINES).join('\n');
-  if (text.length > QUOTED_CHARS) text = `…${text.slice(-QUOTED_CHARS)}`;
+  // The cut may fall inside a surrogate pair, whose lone half no store or audit log can keep.
+  if (text.length > QUOTED_CHARS) text = `…${toWellFormed(text.slice(-QUOTED_CHARS))}`;
   return `: ${text}`;
 }
 
