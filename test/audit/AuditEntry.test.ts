@@ -111,6 +111,15 @@ describe('AuditEntry', () => {
     ).toBe('details');
   });
 
+  it('refuses details holding a lone surrogate, naming where, as no audit log can hash one', () => {
+    const details = { operation: 'dep\udc00loy' };
+    expect(
+      fieldOf(() =>
+        AuditEntry.create({ eventType: 'step_allowed', guardName: 'step_limit', timestamp: T0, details }),
+      ),
+    ).toBe('details.operation');
+  });
+
   it('refuses details larger than 4 KiB of JSON', () => {
     const details = { text: 'x'.repeat(4096) };
     expect(

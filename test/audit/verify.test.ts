@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { AuditEntryJson } from '../../src/audit/AuditEntry.js';
 import {
@@ -337,6 +338,18 @@ describe('verifyAuditLog', () => {
     it('make an entry that is not JSON a HASH_MISMATCH instead of an exception', async () => {
       const broken = tamper(log, 5, (e) => ({ ...e, entry: { ...e.entry, details: { n: Number.NaN } } }));
       expect(codes(await verifyAuditLog(source(broken), PLAN))).toEqual([['HASH_MISMATCH', 5]]);
+    });
+
+    it('make an entry holding a lone surrogate a HASH_MISMATCH, as RFC 8785 gives it no hash', async () => {
+      const e = { ...entry(1).toJSON(), details: { note: 'dep\udc00loy' } };
+      // The hash a writer that escaped the lone surrogate as \udc00 would have stored.
+      const escaped = `{"entry":{"details":{"note":"dep\\udc00loy"},"event_type":"${e.event_type}","guard_name":"${e.guard_name}","result":"${e.result}","timestamp":"${e.timestamp}"},"plan":"${PLAN}","prev":"${GENESIS}","seq":1}`;
+      const hash = createHash('sha256').update(escaped).digest('hex');
+      const stored: ChainedEntry = { planId: PLAN, seq: 1, prev: GENESIS, hash, entry: e };
+      const report = await verifyAuditLog(source([stored]), PLAN);
+      expect(report.findings.map((f) => [f.code, f.seq, f.message.includes('cannot be hashed')])).toEqual([
+        ['HASH_MISMATCH', 1, true],
+      ]);
     });
 
     it('make a seq that is not a positive integer a SEQ_GAP', async () => {
