@@ -901,6 +901,28 @@ export function runStoreContract(name: string, options: StoreContractOptions): v
       });
     });
 
+    describe('entries read back', () => {
+      // Larger than AuditEntry.create allows, as metadata read with a higher maxDetailsBytes makes one.
+      const large = AuditEntry.trusted('step_allowed', T0, Object.freeze({ note: 'x'.repeat(5000) }));
+
+      async function recordLarge(): Promise<void> {
+        await store.put('p', guardrails());
+        await store.update('p', () => ({ result: null, audit: large }));
+      }
+
+      it('reads back an entry with details over 4 KiB as it was written', async () => {
+        await recordLarge();
+        const fromTrail = (await stored('p')).audit.entries[0]?.toJSON();
+        const fromLog = (await store.readAuditLog('p'))[0]?.entry;
+        expect([fromTrail, fromLog]).toEqual([large.toJSON(), large.toJSON()]);
+      });
+
+      it('keeps a log that verifies with an entry with details over 4 KiB', async () => {
+        await recordLarge();
+        expect((await verifyAuditLog(store, 'p')).ok).toBe(true);
+      });
+    });
+
     describe('updates made at once', () => {
       const at =
         (i: number): PlanChangeFn<number> =>

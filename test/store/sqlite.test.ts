@@ -283,26 +283,6 @@ describe('SqliteStore', () => {
       expect([record?.guardrails.stepCount, record?.audit.size]).toEqual([2, 1]);
     });
 
-    it('reads back details larger than 4 KiB that metadata with a higher limit let in', async () => {
-      const store = await open();
-      const service = new AutonomyGuardrailService({ store, metadataLimits: { maxDetailsBytes: 10_000 } });
-      await service.configureGuardrails('p', { maxSteps: 10 });
-      const metadata = await service.toMetadata('p');
-      const state = metadata['autonomy_guardrails'] as {
-        audit_trail: { allowed_count: number; entries: unknown[] };
-      };
-      state.audit_trail.allowed_count = 1;
-      state.audit_trail.entries.push({
-        event_type: 'step_allowed',
-        guard_name: 'step_limit',
-        result: 'allowed',
-        timestamp: '2026-11-30T10:00:00.000Z',
-        details: { note: 'x'.repeat(5000) },
-      });
-      await service.loadFromMetadata('p', metadata);
-      expect((await service.getAuditTrail('p'))?.entries[0]?.details['note']).toHaveLength(5000);
-    });
-
     it('keeps stores with different table prefixes apart in one database', async () => {
       const db = connect(':memory:');
       const a = await open({ database: db, tablePrefix: 'a_' });

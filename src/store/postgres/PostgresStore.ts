@@ -15,7 +15,6 @@ import {
   StoreOutcomeUnknownError,
 } from '../../errors.js';
 import { AutonomyGuardrails } from '../../guardrails/AutonomyGuardrails.js';
-import { EVENT_INFO, isGuardrailEventType } from '../../guardrails/events.js';
 import type {
   Approval,
   ApprovalStatus,
@@ -42,6 +41,7 @@ import {
   type CheckpointOptions,
   type CheckpointPolicy,
 } from '../checkpoints.js';
+import { chainedFromRow, entryFromRow, type LogRow as StoredLogRow } from '../auditRows.js';
 import { applyMutation, writesState } from '../mutation.js';
 import {
   checkDocument,
@@ -1040,7 +1040,7 @@ function statements(t: Tables): Statements {
     readLog: `SELECT e.seq::text AS seq, e.prev, e.hash, e.event_type, e.ts::text AS ts, e.details
       FROM ${t.entries} e WHERE e.plan_id = $1 ORDER BY e.seq`,
     getPlan: `SELECT p.guardrails,
-        (SELECT json_agg(json_build_array(e.event_type, e.ts, e.details) ORDER BY e.seq)
+        (SELECT json_agg(json_build_array(e.seq, e.event_type, e.ts, e.details) ORDER BY e.seq)
            FROM (SELECT seq, event_type, ts, details FROM ${t.entries}
                   WHERE plan_id = p.plan_id AND seq >= p.window_start
                   ORDER BY seq DESC LIMIT $2) e) AS entries
@@ -1222,13 +1222,17 @@ function headOrUndefined(planId: string, row: LockedPlan): ChainHead | null | un
 
 /** A stored entry of the log as it is: a tampered prev or hash is for the verifier to find. */
 function chainedOf(planId: string, row: LogRow): ChainedEntry {
-  const [entry] = readEntries(planId, [[row.event_type, Number(row.ts), row.details]]);
+  return chainedFromRow(planId, logRowOf(row), 'PostgresStore');
+}
+
+function logRowOf(row: LogRow): StoredLogRow {
   return {
-    planId,
     seq: Number(row.seq),
-    prev: row.prev ?? '',
-    hash: row.hash ?? '',
-    entry: (entry as AuditEntry).toJSON(),
+    eventType: row.event_type,
+    timestamp: Number(row.ts),
+    details: row.details,
+    prev: row.prev,
+    hash: row.hash,
   };
 }
 
@@ -1247,8 +1251,7 @@ async function chainUnchainedRows(client: PoolClient, doing: string, t: Tables):
       plan = row.plan_id;
       head = null;
     }
-    const [entry] = readEntries(row.plan_id, [[row.event_type, Number(row.ts), row.details]]);
-    head = chainEntry(row.plan_id, head, entry as AuditEntry);
+    head = chainEntry(row.plan_id, head, entryFromRow(row.plan_id, logRowOf(row), 'PostgresStore'));
     await query(
       client,
       doing,
@@ -1263,24 +1266,14 @@ async function chainUnchainedRows(client: PoolClient, doing: string, t: Tables):
   }
 }
 
+/** The entries of a plan's trail, as `getPlan` aggregates them: [seq, event_type, ts, details] each. */
 function readEntries(planId: string, rows: unknown): AuditEntry[] {
   if (rows === null) return [];
-  try {
-    if (!Array.isArray(rows)) throw new Error('entries are not a list');
-    return rows.map((row: unknown) => {
-      const [eventType, timestamp, details] = Array.isArray(row) ? row : [];
-      if (!isGuardrailEventType(eventType)) throw new Error(`unknown event type ${describeValue(eventType)}`);
-      if (typeof details !== 'string') throw new Error('details are not JSON text');
-      return AuditEntry.create({
-        eventType,
-        guardName: EVENT_INFO[eventType].guardName,
-        timestamp: timestamp as number,
-        details: JSON.parse(details) as Record<string, unknown>,
-      });
-    });
-  } catch (error) {
-    throw corrupt(`audit entries for plan ${describeValue(planId)}`, error);
-  }
+  if (!Array.isArray(rows)) throw corrupt(`audit entries for plan ${describeValue(planId)}`, null);
+  return rows.map((row: unknown) => {
+    const [seq, eventType, timestamp, details] = Array.isArray(row) ? row : [];
+    return entryFromRow(planId, { seq: Number(seq), eventType, timestamp, details }, 'PostgresStore');
+  });
 }
 
 function readApproval(row: ApprovalRow): Approval {

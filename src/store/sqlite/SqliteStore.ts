@@ -1,12 +1,10 @@
 import Database from 'better-sqlite3';
-import { AuditEntry, isSerializableTimestamp } from '../../audit/AuditEntry.js';
+import type { AuditEntry } from '../../audit/AuditEntry.js';
 import { AuditTrail, DEFAULT_AUDIT_CAPACITY } from '../../audit/AuditTrail.js';
 import { chainEntry, type ChainedEntry, type Checkpoint } from '../../audit/chain.js';
 import { describeValue, GuardrailError, GuardrailValidationError } from '../../errors.js';
 import { AutonomyGuardrails } from '../../guardrails/AutonomyGuardrails.js';
-import { isGuardrailEventType } from '../../guardrails/events.js';
 import { intField, objectWithKeys } from '../../guardrails/validate.js';
-import { copyJsonObject } from '../../json.js';
 import type {
   Approval,
   ApprovalStatus,
@@ -33,6 +31,7 @@ import {
   type CheckpointOptions,
   type CheckpointPolicy,
 } from '../checkpoints.js';
+import { chainedFromRow, entryFromRow, type LogRow } from '../auditRows.js';
 import { applyMutation, writesState } from '../mutation.js';
 import {
   checkDocument,
@@ -1041,44 +1040,23 @@ function readGuardrails(planId: string, json: string): AutonomyGuardrails {
   }
 }
 
-/**
- * A stored audit entry, validated as it is read. The size limit of details is not applied again: it is
- * the writer's rule, and metadata limits may have let larger details in.
- */
 function readEntry(planId: string, row: AuditRow): AuditEntry {
-  try {
-    const eventType = row.event_type;
-    if (!isGuardrailEventType(eventType)) {
-      throw new GuardrailValidationError(
-        'event_type',
-        `event_type must be a GuardrailEventType, got ${describeValue(eventType)}`,
-      );
-    }
-    if (!isSerializableTimestamp(row.timestamp) || !Number.isInteger(row.timestamp)) {
-      throw new GuardrailValidationError(
-        'timestamp',
-        `timestamp must be whole epoch milliseconds within the years 0000-9999, got ${describeValue(row.timestamp)}`,
-      );
-    }
-    const details = copyJsonObject(JSON.parse(row.details), 'details').value;
-    return AuditEntry.trusted(eventType, row.timestamp, details);
-  } catch (error) {
-    throw new GuardrailError(
-      'STORE_CORRUPT',
-      `stored audit entry ${row.seq} of plan "${planId}" cannot be read: ${messageOf(error)}`,
-      { cause: error },
-    );
-  }
+  return entryFromRow(planId, logRowOf(row), 'SqliteStore');
 }
 
 /** A stored entry of the log as it is: a tampered prev or hash is for the verifier to find. */
 function chainedOf(planId: string, row: ChainedRow): ChainedEntry {
+  return chainedFromRow(planId, logRowOf(row), 'SqliteStore');
+}
+
+function logRowOf(row: AuditRow & Partial<ChainedRow>): LogRow {
   return {
-    planId,
     seq: row.seq,
-    prev: row.prev ?? '',
-    hash: row.hash ?? '',
-    entry: readEntry(planId, row).toJSON(),
+    eventType: row.event_type,
+    timestamp: row.timestamp,
+    details: row.details,
+    prev: row.prev ?? null,
+    hash: row.hash ?? null,
   };
 }
 
