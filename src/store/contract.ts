@@ -23,6 +23,18 @@ export interface StoreContractOptions {
    * Called once per test; the suite closes it afterwards.
    */
   newStore: (options?: { checkpoints?: CheckpointOptions }) => GuardrailStore | Promise<GuardrailStore>;
+  /**
+   * Writes `text` into column `column` of the stored audit entry `seq` of plan `planId`, past the store, as
+   * damage to a database would. Given by the stores that keep rows; the cases about rows that cannot be
+   * read back run only with it.
+   */
+  setEntryColumn?: (
+    store: GuardrailStore,
+    planId: string,
+    seq: number,
+    column: 'event_type' | 'details',
+    text: string,
+  ) => Promise<void>;
 }
 
 const T0 = Date.parse('2026-11-30T10:00:00.000Z');
@@ -921,6 +933,38 @@ export function runStoreContract(name: string, options: StoreContractOptions): v
         await recordLarge();
         expect((await verifyAuditLog(store, 'p')).ok).toBe(true);
       });
+
+      const setEntryColumn = options.setEntryColumn;
+      if (setEntryColumn !== undefined) {
+        /** A plan of three entries whose second was overwritten with `text` in `column`. */
+        async function damaged(column: 'event_type' | 'details', text: string): Promise<void> {
+          await store.put('p', guardrails());
+          for (let i = 1; i <= 3; i++) {
+            await store.update('p', () => ({ result: null, audit: entry('step_allowed', i) }));
+          }
+          await setEntryColumn?.(store, 'p', 2, column, text);
+        }
+
+        it('refuses, with STORE_CORRUPT, a plan whose stored details are not JSON', async () => {
+          await damaged('details', '{"i": 2');
+          await expect(store.get('p')).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
+        });
+
+        it('refuses, with STORE_CORRUPT, a plan whose stored entry has an unknown event type', async () => {
+          await damaged('event_type', 'step_maybe');
+          await expect(store.get('p')).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
+        });
+
+        it('refuses, with STORE_CORRUPT, to read a log holding details that are not a JSON object', async () => {
+          await damaged('details', '[2]');
+          await expect(store.readAuditLog('p')).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
+        });
+
+        it('names the plan and the seq of an entry it cannot read back', async () => {
+          await damaged('details', '{"i": 2');
+          await expect(store.readAuditLog('p')).rejects.toThrow(/audit entry 2 of plan "p"/);
+        });
+      }
     });
 
     describe('updates made at once', () => {

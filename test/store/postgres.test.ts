@@ -166,7 +166,16 @@ describe.skipIf(skip)('PostgresStore', () => {
     await pool.end();
   });
 
-  runStoreContract('PostgresStore', { newStore: (o) => migrated({ auditCapacity: 5000, ...o }) });
+  runStoreContract('PostgresStore', {
+    newStore: (o) => migrated({ auditCapacity: 5000, ...o }),
+    setEntryColumn: async (store, planId, seq, column, text) => {
+      const { schema: s, tablePrefix } = store as PostgresStore;
+      await pool.query(
+        `UPDATE "${s}"."${tablePrefix}audit_entries" SET ${column} = $1 WHERE plan_id = $2 AND seq = $3`,
+        [text, planId, seq],
+      );
+    },
+  });
 
   describe('migrate', () => {
     it('can run again without changing what is stored', async () => {
@@ -453,14 +462,6 @@ describe.skipIf(skip)('PostgresStore', () => {
       );
       const check = store.update('p', (g) => ({ result: g?.checkToolBudgetMicros(1).allowed }));
       await expect(check).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
-    });
-
-    it('rejects, with STORE_CORRUPT, a read of audit entries that cannot be read', async () => {
-      const store = await migrated();
-      await store.put('p', AutonomyGuardrails.create());
-      await store.update('p', () => ({ result: null, audit: stepEntry(1) }));
-      await pool.query(`UPDATE "${schema}"."${store.tablePrefix}audit_entries" SET event_type = 'bogus'`);
-      await expect(store.get('p')).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
     });
 
     it('rejects with STORE_UNAVAILABLE when the plan stays locked past the lock timeout', async () => {
