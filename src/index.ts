@@ -96,6 +96,7 @@ export {
   verifyCheckpoint,
   type ChainedEntry,
   type Checkpoint,
+  type MalformedEntry,
 } from './audit/chain.js';
 export {
   DEFAULT_MAX_FINDINGS,
@@ -103,6 +104,7 @@ export {
   type AuditLogSource,
   type Finding,
   type FindingCode,
+  type LogEntry,
   type VerifyOptions,
   type VerifyReport,
 } from './audit/verify.js';

@@ -23,6 +23,19 @@ export interface ChainedEntry {
   readonly entry: AuditEntryJson;
 }
 
+/**
+ * A stored row of a plan's log that cannot be decoded into an entry (damaged text, an unknown event type):
+ * its chain fields as stored and why it cannot be read. A verifier reports it as `MALFORMED_ENTRY`, and the
+ * rows around it still link to its stored hash.
+ */
+export interface MalformedEntry {
+  readonly planId: string;
+  readonly seq: number;
+  readonly prev: string;
+  readonly hash: string;
+  readonly malformed: string;
+}
+
 /** The `prev` of a plan's first entry, and the head of an empty log. */
 export const GENESIS = '0'.repeat(64);
 

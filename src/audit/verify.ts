@@ -10,6 +10,7 @@ import {
   validateCheckpoint,
   type ChainedEntry,
   type Checkpoint,
+  type MalformedEntry,
 } from './chain.js';
 
 /**
@@ -19,11 +20,20 @@ import {
 export interface AuditLogSource {
   /** The plan's entries in seq order: all at once, or streamed. */
   readAuditLog(planId: string): Promise<readonly ChainedEntry[]> | AsyncIterable<ChainedEntry>;
+  /**
+   * The same entries with a row that cannot be decoded given as a {@link MalformedEntry} rather than
+   * failing the read; a verifier reads this instead of `readAuditLog` when the source has it.
+   */
+  readAuditRows?(planId: string): Promise<readonly LogEntry[]> | AsyncIterable<LogEntry>;
   /** The checkpoints the store kept for the plan, if it keeps any. */
   readCheckpoints?(planId: string): Promise<readonly Checkpoint[]>;
 }
 
-export type FindingCode = 'HASH_MISMATCH' | 'LINK_BROKEN' | 'SEQ_GAP' | 'TRUNCATED' | 'BAD_SIGNATURE';
+/** An entry of a log as a verifier reads it. */
+export type LogEntry = ChainedEntry | MalformedEntry;
+
+export type FindingCode =
+  'HASH_MISMATCH' | 'LINK_BROKEN' | 'SEQ_GAP' | 'TRUNCATED' | 'BAD_SIGNATURE' | 'MALFORMED_ENTRY';
 
 /** One problem found in a log. `seq` is the position it concerns, when there is one. */
 export interface Finding {
@@ -74,6 +84,8 @@ interface Range {
 /**
  * Verifies a plan's audit log as it streams by, holding one entry, the checkpoints and the list of missing
  * seqs at a time:
+ * - every entry must be one (MALFORMED_ENTRY for a row the store could not decode, or an entry that is not
+ *   plain JSON and so has no hash to recompute; its stored hash still links it to its neighbours);
  * - every hash is recomputed (HASH_MISMATCH when the stored one differs);
  * - every `prev` must be the stored hash of the entry read before it, GENESIS for the first (LINK_BROKEN);
  * - seqs must run 1..n with no gap, repeat or reordering (SEQ_GAP, once per problem);
@@ -87,7 +99,8 @@ interface Range {
  * chain. Truncation is caught only against a checkpoint taken before it and kept where the truncating
  * party could not reach, so export checkpoints (`exportCheckpoints`) and pass them back in.
  *
- * Malformed checkpoints or options throw a GuardrailValidationError; a malformed entry is a finding.
+ * Malformed checkpoints or options throw a GuardrailValidationError; a malformed entry is a finding, and
+ * the entries after it are still verified.
  * @example
  * const report = await verifyAuditLog(store, 'plan-1', { publicKey, checkpoints: parseCheckpoints(text) });
  * if (!report.ok) console.error(report.findings);
@@ -160,14 +173,17 @@ export async function verifyAuditLog(
   /** The last seq pruned from the log's start, vouched for by a checkpoint; 0 when nothing was. */
   let prunedThrough = 0;
 
-  const visit = (ce: ChainedEntry): void => {
+  const visit = (ce: LogEntry): void => {
     count++;
     const {
       seq,
       prev,
       hash: storedHash,
       entry,
-    } = typeof ce === 'object' && ce !== null ? ce : ({} as Partial<ChainedEntry>);
+      malformed,
+    } = typeof ce === 'object' && ce !== null
+      ? (ce as Partial<ChainedEntry> & Partial<MalformedEntry>)
+      : ({} as Partial<ChainedEntry> & Partial<MalformedEntry>);
     // Built only for a finding: formatting it for every entry would cost more than hashing.
     const where = (): string => `entry #${count} (seq ${describeValue(seq)})`;
 
@@ -195,12 +211,16 @@ export async function verifyAuditLog(
       report('SEQ_GAP', seq, `seq ${seq} appears more than once`);
     }
 
-    let computed: string | null;
-    try {
-      computed = hash(seq, prev, entry);
-    } catch (e) {
-      computed = null;
-      report('HASH_MISMATCH', seq, `${where()} cannot be hashed: ${(e as Error).message}`);
+    // Without an entry there is no hash to recompute: the stored one still links it to its neighbours.
+    let computed: string | null = null;
+    if (typeof malformed === 'string') {
+      report('MALFORMED_ENTRY', seq, `${where()} cannot be read: ${malformed}`);
+    } else {
+      try {
+        computed = hash(seq, prev, entry);
+      } catch (e) {
+        report('MALFORMED_ENTRY', seq, `${where()} cannot be hashed: ${(e as Error).message}`);
+      }
     }
     if (computed !== null && computed !== storedHash) {
       const moved =
@@ -226,13 +246,14 @@ export async function verifyAuditLog(
 
     if (typeof seq === 'number') {
       const cps = bySize.get(seq);
-      if (cps !== undefined) {
+      // A malformed entry is already a finding at this seq.
+      if (cps !== undefined && computed !== null) {
         for (const cp of cps) {
           if (computed !== cp.head) {
             report(
               'HASH_MISMATCH',
               seq,
-              `${where()} hashes to ${computed ?? 'nothing'}, but the checkpoint taken at ${cp.ts} says ${cp.head}`,
+              `${where()} hashes to ${computed}, but the checkpoint taken at ${cp.ts} says ${cp.head}`,
             );
           }
         }
@@ -243,13 +264,17 @@ export async function verifyAuditLog(
     prevHash = storedHash;
   };
 
-  const entries = source.readAuditLog(planId);
+  const rows = source.readAuditRows !== undefined;
+  const entries =
+    source.readAuditRows !== undefined ? source.readAuditRows(planId) : source.readAuditLog(planId);
   if (isAsyncIterable(entries)) {
     for await (const ce of entries) visit(ce);
   } else {
     const list: unknown = await entries;
-    if (!Array.isArray(list)) invalid('readAuditLog()', 'an array or an async iterable of entries', list);
-    for (let i = 0; i < list.length; i++) visit(list[i] as ChainedEntry);
+    if (!Array.isArray(list)) {
+      invalid(rows ? 'readAuditRows()' : 'readAuditLog()', 'an array or an async iterable of entries', list);
+    }
+    for (let i = 0; i < list.length; i++) visit(list[i] as LogEntry);
   }
 
   for (const { from, to } of missing) {
@@ -280,7 +305,7 @@ export async function verifyAuditLog(
   });
 }
 
-function isAsyncIterable(value: unknown): value is AsyncIterable<ChainedEntry> {
+function isAsyncIterable(value: unknown): value is AsyncIterable<LogEntry> {
   return (
     typeof value === 'object' &&
     value !== null &&

@@ -1,6 +1,6 @@
 import type { AuditEntry } from '../audit/AuditEntry.js';
 import type { AuditTrail } from '../audit/AuditTrail.js';
-import type { ChainedEntry, Checkpoint } from '../audit/chain.js';
+import type { ChainedEntry, Checkpoint, MalformedEntry } from '../audit/chain.js';
 import type { AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
 import type { JsonObject } from '../json.js';
 
@@ -155,6 +155,13 @@ export interface GuardrailStore {
    * (see `chainEntry`). Empty for a plan that is not configured. Every store is an `AuditLogSource`.
    */
   readAuditLog(planId: string): Promise<readonly ChainedEntry[]>;
+
+  /**
+   * The log as {@link readAuditLog} reads it, for a verifier: a stored row that cannot be decoded into an
+   * entry comes as a {@link MalformedEntry} instead of making the read fail with `STORE_CORRUPT`. Stores
+   * that keep rows have it; one that keeps entries as objects has nothing it could not decode.
+   */
+  readAuditRows?(planId: string): Promise<readonly (ChainedEntry | MalformedEntry)[]>;
 
   /**
    * Saves a plan's document. With `expectedRevision` the write is conditional: `null` only if none is

@@ -1,12 +1,12 @@
 import { AuditEntry, isSerializableTimestamp } from '../audit/AuditEntry.js';
-import type { ChainedEntry } from '../audit/chain.js';
+import type { ChainedEntry, MalformedEntry } from '../audit/chain.js';
 import { describeValue, GuardrailError } from '../errors.js';
 import { isGuardrailEventType } from '../guardrails/events.js';
 import { copyJsonObject } from '../json.js';
 
 /**
  * An audit entry as a store keeps it, one column a field. Every store reads its entries back through
- * {@link entryFromRow} and {@link chainedFromRow}, so each reads back what it wrote by the
+ * {@link entryFromRow}, {@link chainedFromRow} and {@link logEntryFromRow}, so each reads back what it wrote by the
  * same rule: a known event type, whole epoch milliseconds within the years 0000-9999, and details that are
  * JSON text of an object. Limits on what comes in (the 4 KiB of `AuditEntry.create`, the metadata limits)
  * are not applied again: an entry the store accepted reads back as it was written.
@@ -65,6 +65,26 @@ export function entryFromRow(planId: string, row: EntryRow, store: string): Audi
 /** A stored entry of the log as it is: a tampered prev or hash is for the verifier to find. */
 export function chainedFromRow(planId: string, row: LogRow, store: string): ChainedEntry {
   return chainedOf(planId, row, entryFromRow(planId, row, store));
+}
+
+/**
+ * A stored row of the log for a verifier: the entry it holds, or, for a row that cannot be decoded, a
+ * {@link MalformedEntry} saying why, with the chain fields as stored so that the rows around it still link.
+ */
+export function logEntryFromRow(planId: string, row: LogRow): ChainedEntry | MalformedEntry {
+  let entry: AuditEntry;
+  try {
+    entry = decode(row);
+  } catch (error) {
+    return Object.freeze({
+      planId,
+      seq: row.seq,
+      prev: row.prev ?? '',
+      hash: row.hash ?? '',
+      malformed: reasonOf(error),
+    });
+  }
+  return chainedOf(planId, row, entry);
 }
 
 function chainedOf(planId: string, row: LogRow, entry: AuditEntry): ChainedEntry {

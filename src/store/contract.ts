@@ -964,6 +964,18 @@ export function runStoreContract(name: string, options: StoreContractOptions): v
           await damaged('details', '{"i": 2');
           await expect(store.readAuditLog('p')).rejects.toThrow(/audit entry 2 of plan "p"/);
         });
+
+        it('hands a verifier a row whose details are not JSON as a MALFORMED_ENTRY at its seq', async () => {
+          await damaged('details', '{"i": 2');
+          const report = await verifyAuditLog(store, 'p');
+          expect(report.findings.map((f) => [f.code, f.seq])).toEqual([['MALFORMED_ENTRY', 2]]);
+        });
+
+        it('hands a verifier a row of an unknown event type as a MALFORMED_ENTRY at its seq', async () => {
+          await damaged('event_type', 'step_maybe');
+          const report = await verifyAuditLog(store, 'p');
+          expect(report.findings.map((f) => [f.code, f.seq])).toEqual([['MALFORMED_ENTRY', 2]]);
+        });
       }
     });
 

@@ -15,6 +15,7 @@ import {
   verifyAuditLog,
   type AuditLogSource,
   type FindingCode,
+  type LogEntry,
   type VerifyReport,
 } from '../../src/audit/verify.js';
 import { GuardrailValidationError } from '../../src/errors.js';
@@ -335,9 +336,55 @@ describe('verifyAuditLog', () => {
   });
 
   describe('malformed entries', () => {
-    it('make an entry that is not JSON a HASH_MISMATCH instead of an exception', async () => {
+    /** A store whose row `seq` of `entries` cannot be decoded, and whose readAuditLog therefore refuses. */
+    function withMalformedRow(entries: readonly ChainedEntry[], seq: number, hash?: string): AuditLogSource {
+      const rows: LogEntry[] = entries.map((e) =>
+        e.seq === seq
+          ? { planId: PLAN, seq, prev: e.prev, hash: hash ?? e.hash, malformed: 'details are not valid JSON' }
+          : e,
+      );
+      return {
+        readAuditLog: () => Promise.reject(new Error('the store cannot decode every row')),
+        readAuditRows: async () => rows,
+      };
+    }
+
+    it('make an entry that is not plain JSON a MALFORMED_ENTRY at its seq instead of an exception', async () => {
       const broken = tamper(log, 5, (e) => ({ ...e, entry: { ...e.entry, details: { n: Number.NaN } } }));
-      expect(codes(await verifyAuditLog(source(broken), PLAN))).toEqual([['HASH_MISMATCH', 5]]);
+      expect(codes(await verifyAuditLog(source(broken), PLAN))).toEqual([['MALFORMED_ENTRY', 5]]);
+    });
+
+    it('make a row the store could not decode a MALFORMED_ENTRY at its seq, its stored hash still linking', async () => {
+      const report = await verifyAuditLog(withMalformedRow(log, 5), PLAN);
+      expect([codes(report), report.size]).toEqual([[['MALFORMED_ENTRY', 5]], 50]);
+    });
+
+    it('say in the finding why the row cannot be read', async () => {
+      const report = await verifyAuditLog(withMalformedRow(log, 5), PLAN);
+      expect(report.findings[0]?.message).toContain('details are not valid JSON');
+    });
+
+    it('still verify the entries after a malformed row', async () => {
+      const changed = tamper(log, 10, (e) => ({ ...e, entry: { ...e.entry, details: { step: 0 } } }));
+      const report = await verifyAuditLog(withMalformedRow(changed, 5), PLAN);
+      expect(codes(report)).toEqual([
+        ['MALFORMED_ENTRY', 5],
+        ['HASH_MISMATCH', 10],
+      ]);
+    });
+
+    it('break the link after a malformed row whose stored hash was changed', async () => {
+      const report = await verifyAuditLog(withMalformedRow(log, 5, 'f'.repeat(64)), PLAN);
+      expect(codes(report)).toEqual([
+        ['MALFORMED_ENTRY', 5],
+        ['LINK_BROKEN', 6],
+      ]);
+    });
+
+    it('make a malformed row at the size of a checkpoint one finding', async () => {
+      const store = withMalformedRow(log, 10);
+      const report = await verifyAuditLog(store, PLAN, { checkpoints: [signedCheckpoint(log, 10)] });
+      expect(codes(report)).toEqual([['MALFORMED_ENTRY', 10]]);
     });
 
     it('make an entry holding a lone surrogate a HASH_MISMATCH, as RFC 8785 gives it no hash', async () => {

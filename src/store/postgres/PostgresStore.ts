@@ -3,7 +3,7 @@ import pg from 'pg';
 import type { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 import { AuditEntry } from '../../audit/AuditEntry.js';
 import { AuditTrail, DEFAULT_AUDIT_CAPACITY } from '../../audit/AuditTrail.js';
-import { chainEntry, type ChainedEntry, type Checkpoint } from '../../audit/chain.js';
+import { chainEntry, type ChainedEntry, type Checkpoint, type MalformedEntry } from '../../audit/chain.js';
 import {
   describeValue,
   errorText,
@@ -41,7 +41,7 @@ import {
   type CheckpointOptions,
   type CheckpointPolicy,
 } from '../checkpoints.js';
-import { chainedFromRow, entryFromRow, type LogRow as StoredLogRow } from '../auditRows.js';
+import { chainedFromRow, entryFromRow, logEntryFromRow, type LogRow as StoredLogRow } from '../auditRows.js';
 import { applyMutation, writesState } from '../mutation.js';
 import {
   checkDocument,
@@ -637,12 +637,19 @@ export class PostgresStore implements GuardrailStore {
   }
 
   async readAuditLog(planId: string): Promise<readonly ChainedEntry[]> {
+    return (await this.#readLog(planId)).map((row) => chainedOf(planId, row));
+  }
+
+  async readAuditRows(planId: string): Promise<readonly (ChainedEntry | MalformedEntry)[]> {
+    return (await this.#readLog(planId)).map((row) => logEntryFromRow(planId, storedRow(row)));
+  }
+
+  async #readLog(planId: string): Promise<LogRow[]> {
     this.#open();
     storable(planId, 'plan_id');
     await this.#whenReady();
     const doing = `read the audit log of plan ${describeValue(planId)}`;
-    const found = await query<LogRow>(this.#pool, doing, this.#sql.readLog, [planId]);
-    return found.rows.map((row) => chainedOf(planId, row));
+    return (await query<LogRow>(this.#pool, doing, this.#sql.readLog, [planId])).rows;
   }
 
   async delete(planId: string): Promise<boolean> {
@@ -1222,10 +1229,10 @@ function headOrUndefined(planId: string, row: LockedPlan): ChainHead | null | un
 
 /** A stored entry of the log as it is: a tampered prev or hash is for the verifier to find. */
 function chainedOf(planId: string, row: LogRow): ChainedEntry {
-  return chainedFromRow(planId, logRowOf(row), 'PostgresStore');
+  return chainedFromRow(planId, storedRow(row), 'PostgresStore');
 }
 
-function logRowOf(row: LogRow): StoredLogRow {
+function storedRow(row: LogRow): StoredLogRow {
   return {
     seq: Number(row.seq),
     eventType: row.event_type,
@@ -1251,7 +1258,7 @@ async function chainUnchainedRows(client: PoolClient, doing: string, t: Tables):
       plan = row.plan_id;
       head = null;
     }
-    head = chainEntry(row.plan_id, head, entryFromRow(row.plan_id, logRowOf(row), 'PostgresStore'));
+    head = chainEntry(row.plan_id, head, entryFromRow(row.plan_id, storedRow(row), 'PostgresStore'));
     await query(
       client,
       doing,

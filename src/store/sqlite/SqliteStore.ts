@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import type { AuditEntry } from '../../audit/AuditEntry.js';
 import { AuditTrail, DEFAULT_AUDIT_CAPACITY } from '../../audit/AuditTrail.js';
-import { chainEntry, type ChainedEntry, type Checkpoint } from '../../audit/chain.js';
+import { chainEntry, type ChainedEntry, type Checkpoint, type MalformedEntry } from '../../audit/chain.js';
 import { describeValue, GuardrailError, GuardrailValidationError } from '../../errors.js';
 import { AutonomyGuardrails } from '../../guardrails/AutonomyGuardrails.js';
 import { intField, objectWithKeys } from '../../guardrails/validate.js';
@@ -31,7 +31,7 @@ import {
   type CheckpointOptions,
   type CheckpointPolicy,
 } from '../checkpoints.js';
-import { chainedFromRow, entryFromRow, type LogRow } from '../auditRows.js';
+import { chainedFromRow, entryFromRow, logEntryFromRow, type LogRow } from '../auditRows.js';
 import { applyMutation, writesState } from '../mutation.js';
 import {
   checkDocument,
@@ -262,7 +262,7 @@ interface Transactions {
   update: (updates: readonly Pending[]) => Updated;
   put: (planId: string, guardrails: string, entries: readonly AuditEntry[] | undefined) => void;
   get: (planId: string) => PlanRecord | null;
-  readLog: (planId: string) => ChainedEntry[];
+  readLog: (planId: string) => ChainedRow[];
   delete: (planId: string) => boolean;
   saveDocument: (doc: CheckedDocument) => PlanDocument;
   prune: (planId: string, throughSeq: number) => number;
@@ -526,9 +526,17 @@ export class SqliteStore implements GuardrailStore {
   }
 
   async readAuditLog(planId: string): Promise<readonly ChainedEntry[]> {
+    return this.#readLog(planId, (row) => chainedOf(planId, row));
+  }
+
+  async readAuditRows(planId: string): Promise<readonly (ChainedEntry | MalformedEntry)[]> {
+    return this.#readLog(planId, (row) => logEntryFromRow(planId, storedRow(row)));
+  }
+
+  #readLog<T>(planId: string, decode: (row: ChainedRow) => T): T[] {
     const tx = this.#afterUpdates();
     try {
-      return tx.readLog(planId);
+      return tx.readLog(planId).map(decode);
     } catch (error) {
       throw this.#failure(error, `read the audit log of plan "${planId}"`);
     }
@@ -885,9 +893,7 @@ export class SqliteStore implements GuardrailStore {
       for (let i = rows.length - 1; i >= 0; i--) audit.add(readEntry(planId, rows[i] as AuditRow));
       return { guardrails, audit };
     });
-    const readLog = db.transaction((planId: string): ChainedEntry[] =>
-      s.selectLog.all(planId).map((row) => chainedOf(planId, row)),
-    );
+    const readLog = db.transaction((planId: string): ChainedRow[] => s.selectLog.all(planId));
     const remove = db.transaction((planId: string): boolean => {
       s.deleteEntries.run(planId);
       s.deleteCheckpoints.run(planId);
@@ -1041,15 +1047,15 @@ function readGuardrails(planId: string, json: string): AutonomyGuardrails {
 }
 
 function readEntry(planId: string, row: AuditRow): AuditEntry {
-  return entryFromRow(planId, logRowOf(row), 'SqliteStore');
+  return entryFromRow(planId, storedRow(row), 'SqliteStore');
 }
 
 /** A stored entry of the log as it is: a tampered prev or hash is for the verifier to find. */
 function chainedOf(planId: string, row: ChainedRow): ChainedEntry {
-  return chainedFromRow(planId, logRowOf(row), 'SqliteStore');
+  return chainedFromRow(planId, storedRow(row), 'SqliteStore');
 }
 
-function logRowOf(row: AuditRow & Partial<ChainedRow>): LogRow {
+function storedRow(row: AuditRow & Partial<ChainedRow>): LogRow {
   return {
     seq: row.seq,
     eventType: row.event_type,
