@@ -292,14 +292,20 @@ Examples:
             : parseCheckpoints(readFileText(resolve(io.cwd, o.checkpoints), 'checkpoints file'));
         await withRunner(o.db, async (_runner, store) => {
           const ids = await plansOf(store, planId);
-          const reports: VerifyReport[] = [];
+          const reports: PlanVerification[] = [];
           for (const id of ids) {
-            reports.push(
-              await verifyAuditLog(store, id, {
-                ...(publicKey === undefined ? {} : { publicKey }),
-                ...(checkpoints === undefined ? {} : { checkpoints }),
-              }),
-            );
+            // One plan that cannot be verified never keeps the others from being reported.
+            try {
+              reports.push(
+                await verifyAuditLog(store, id, {
+                  ...(publicKey === undefined ? {} : { publicKey }),
+                  ...(checkpoints === undefined ? {} : { checkpoints }),
+                }),
+              );
+            } catch (error) {
+              if (!(error instanceof GuardrailError) || error.code === 'STORE_UNAVAILABLE') throw error;
+              reports.push({ planId: id, ok: false, error: { code: error.code, message: error.message } });
+            }
           }
           if (json) printJson(reports);
           else if (reports.length === 0) print('no plans to verify');
@@ -590,9 +596,11 @@ Example:
 }
 
 /** The plans a command is about: the one named (which must exist), or every configured plan. */
+/** The configured plans, or the one named; read from the listing, so a plan whose state is damaged is found. */
 async function plansOf(store: GuardrailStore, planId: string | undefined): Promise<string[]> {
-  if (planId === undefined) return (await store.listPlans()).filter((l) => l.configured).map((l) => l.planId);
-  if ((await store.get(planId)) === null)
+  const configured = (await store.listPlans()).filter((l) => l.configured).map((l) => l.planId);
+  if (planId === undefined) return configured;
+  if (!configured.includes(planId))
     throw new GuardrailError('PLAN_NOT_FOUND', `no plan "${planId}" in this store`);
   return [planId];
 }
@@ -716,20 +724,32 @@ function auditTable(log: readonly ChainedEntry[], header: boolean): string {
   return header ? text : text.split('\n').slice(1).join('\n');
 }
 
-function verifyTable(reports: readonly VerifyReport[]): string {
-  const rows = reports.map((r) => [
-    safe(r.planId),
-    String(r.size),
-    r.head.slice(0, 16),
-    (r.ok
-      ? 'ok'
-      : `${r.findings.length + r.omittedFindings} problem(s): ${r.findings.map((f) => f.code).join(', ')}`) +
-      (r.prunedThrough > 0 ? ` (pruned through seq ${r.prunedThrough})` : ''),
-  ]);
+/** What `leash verify` says of one plan: its report, or why it could not be verified. */
+type PlanVerification =
+  | VerifyReport
+  | { readonly planId: string; readonly ok: false; readonly error: { code: string; message: string } };
+
+function verifyTable(reports: readonly PlanVerification[]): string {
+  const rows = reports.map((r) =>
+    'error' in r
+      ? [safe(r.planId), '-', '-', 'not verified']
+      : [
+          safe(r.planId),
+          String(r.size),
+          r.head.slice(0, 16),
+          (r.ok
+            ? 'ok'
+            : `${r.findings.length + r.omittedFindings} problem(s): ${r.findings.map((f) => f.code).join(', ')}`) +
+            (r.prunedThrough > 0 ? ` (pruned through seq ${r.prunedThrough})` : ''),
+        ],
+  );
   const findings = reports.flatMap((r) =>
-    r.findings.map(
-      (f) => `  ${safe(r.planId)}${f.seq === undefined ? '' : ` #${f.seq}`}: ${f.code} ${safe(f.message)}`,
-    ),
+    'error' in r
+      ? [`  ${safe(r.planId)}: ${r.error.code} ${safe(r.error.message)}`]
+      : r.findings.map(
+          (f) =>
+            `  ${safe(r.planId)}${f.seq === undefined ? '' : ` #${f.seq}`}: ${f.code} ${safe(f.message)}`,
+        ),
   );
   return [table(['PLAN', 'ENTRIES', 'HEAD', 'CHAIN'], rows), ...findings].join('\n');
 }

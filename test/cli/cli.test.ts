@@ -364,6 +364,78 @@ describe('status, audit and verify', () => {
     ]);
   });
 
+  describe('verify with a damaged database', () => {
+    interface Reported {
+      planId: string;
+      ok: boolean;
+      findings?: { code: string; seq?: number }[];
+      error?: { code: string };
+    }
+
+    /** Plans hello and world, run; `damage` then runs on the database past the store. */
+    function twoPlans(damage: string): void {
+      plan('hello.plan.yaml', TWO_ECHOES);
+      plan('world.plan.yaml', TWO_ECHOES);
+      leash(['run', 'hello.plan.yaml'], { LEASH_CHECKPOINT_EVERY: '1' });
+      leash(['run', 'world.plan.yaml'], { LEASH_CHECKPOINT_EVERY: '1' });
+      const db = new Database(join(dir, '.leash/leash.db'));
+      db.exec(damage);
+      db.close();
+    }
+
+    const MALFORMED_ROW =
+      "UPDATE leash_audit_entries SET details = '{not json' WHERE plan_id = 'hello' AND seq = 2";
+
+    it('reports every plan, and a row that cannot be read as MALFORMED_ENTRY at its seq, exiting 1', () => {
+      twoPlans(MALFORMED_ROW);
+      const r = leash(['verify', '--json']);
+      const reports = json<Reported[]>(r).map((p) => [
+        p.planId,
+        p.ok,
+        p.findings?.map((f) => [f.code, f.seq]),
+      ]);
+      expect([r.code, reports]).toEqual([
+        1,
+        [
+          ['hello', false, [['MALFORMED_ENTRY', 2]]],
+          ['world', true, []],
+        ],
+      ]);
+    });
+
+    it('names the MALFORMED_ENTRY finding and its seq in the table', () => {
+      twoPlans(MALFORMED_ROW);
+      expect(leash(['verify']).stdout).toContain('hello #2: MALFORMED_ENTRY');
+    });
+
+    it('verifies a plan named on the command line whose trail holds a row that cannot be read', () => {
+      twoPlans(MALFORMED_ROW);
+      const r = leash(['verify', 'hello', '--json']);
+      expect([r.code, json<Reported[]>(r)[0]?.findings?.map((f) => f.code)]).toEqual([
+        1,
+        ['MALFORMED_ENTRY'],
+      ]);
+    });
+
+    it('reports the other plans when one cannot be verified at all, exiting 1', () => {
+      twoPlans("UPDATE leash_checkpoints SET head = 'damaged' WHERE plan_id = 'hello'");
+      const r = leash(['verify', '--json']);
+      const reports = json<Reported[]>(r).map((p) => [p.planId, p.ok, p.error?.code]);
+      expect([r.code, reports]).toEqual([
+        1,
+        [
+          ['hello', false, 'GUARDRAIL_VALIDATION'],
+          ['world', true, undefined],
+        ],
+      ]);
+    });
+
+    it('says in the table why a plan could not be verified', () => {
+      twoPlans("UPDATE leash_checkpoints SET head = 'damaged' WHERE plan_id = 'hello'");
+      expect(leash(['verify']).stdout).toMatch(/hello: GUARDRAIL_VALIDATION .*head/);
+    });
+  });
+
   it('follows the audit log as entries are recorded, until stopped', async () => {
     const id = pausedRelease();
     const child = spawn(
