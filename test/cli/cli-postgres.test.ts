@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -58,4 +58,24 @@ describe.skipIf(skip)('leash with --db postgres://', () => {
       await pool.end();
     }
   });
+
+  it('verifies every plan and reports a row that cannot be read as MALFORMED_ENTRY at its seq', async () => {
+    writeFileSync(
+      join(dir, 'echo.plan.yaml'),
+      'version: 1\ndecisions:\n  - { id: one, tool: echo, input: { message: one } }\n',
+    );
+    leash('run', 'echo.plan.yaml');
+    const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
+    try {
+      await pool.query(
+        `UPDATE "${schema}".leash_audit_entries SET details = '{not json' WHERE plan_id = 'echo' AND seq = 1`,
+      );
+    } finally {
+      await pool.end();
+    }
+    const r = leash('verify', '--json');
+    const reports = JSON.parse(r.stdout) as { planId: string; findings: { code: string; seq?: number }[] }[];
+    const echo = reports.find((p) => p.planId === 'echo')?.findings.map((f) => [f.code, f.seq]);
+    expect([r.code, echo]).toEqual([1, [['MALFORMED_ENTRY', 1]]]);
+  }, 60_000);
 });
