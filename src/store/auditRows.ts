@@ -5,11 +5,12 @@ import { isGuardrailEventType } from '../guardrails/events.js';
 import { copyJsonObject } from '../json.js';
 
 /**
- * An audit entry as a store keeps it, one column a field. Every store reads its entries back through
- * {@link entryFromRow}, {@link chainedFromRow} and {@link logEntryFromRow}, so each reads back what it wrote by the
- * same rule: a known event type, whole epoch milliseconds within the years 0000-9999, and details that are
- * JSON text of an object. Limits on what comes in (the 4 KiB of `AuditEntry.create`, the metadata limits)
- * are not applied again: an entry the store accepted reads back as it was written.
+ * An audit entry as a store keeps it, one column a field. The stores that keep rows read their entries
+ * back through {@link entryFromRow}, {@link chainedFromRow} and {@link logEntryFromRow}, so each decodes
+ * what it wrote by the same rule: a known event type, whole epoch milliseconds within the years 0000-9999,
+ * and details that are JSON text of an object. Limits on what comes in (the 4 KiB of `AuditEntry.create`,
+ * the metadata limits) are not applied again: an entry the store accepted reads back as it was written,
+ * as it does from MemoryStore, which keeps the entries themselves.
  */
 export interface EntryRow {
   readonly seq: number;
