@@ -6,7 +6,7 @@ import { clockOf, type PlanListRow, type PlanStatus } from '../cli/runner.js';
 import { isGuardrailValidationError } from '../errors.js';
 import { stateFromMetadata } from '../executor/state.js';
 import type { AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
-import { GUARD_NAMES, type GuardName } from '../guardrails/events.js';
+import { GUARD_NAMES, GuardrailEventType, type GuardName } from '../guardrails/events.js';
 import { parseIsoMs } from '../iso.js';
 import type { JsonObject } from '../json.js';
 import type { Approval, ApprovalStatus } from '../store/GuardrailStore.js';
@@ -381,7 +381,7 @@ export function auditPage(
                     <td class="small nowrap">${time(parseIsoMs(ce.entry.timestamp))}</td>
                     <td><code>${ce.entry.event_type}</code></td>
                     <td><code>${ce.entry.guard_name}</code></td>
-                    <td>${badge(ce.entry.result)}</td>
+                    <td>${resultBadge(ce.entry.event_type, ce.entry.result)}</td>
                     <td class="details">${detailsOf(ce.entry.details)}</td>
                   </tr>`,
               )}
@@ -389,6 +389,14 @@ export function auditPage(
           </table>`
     }`;
   return layout({ title: `Audit · ${planId}`, body, pending: ctx.pending });
+}
+
+/**
+ * An entry's result. A `confirmation_required` check is recorded as denied (the step may not run yet), but
+ * it pauses the plan for a person rather than stopping it: it reads as waiting, not as a refusal.
+ */
+function resultBadge(eventType: string, result: string): Html {
+  return eventType === GuardrailEventType.CONFIRMATION_REQUIRED ? badge('waiting', 'waiting') : badge(result);
 }
 
 /** An entry's details as `key value` pairs: strings as they are, anything else as JSON. */

@@ -585,6 +585,16 @@ describe('pages', () => {
     expect(denied).toMatch(/<option value="denied"\s+selected>/);
   });
 
+  it('shows the confirmation that paused a plan as waiting (amber) on the audit page, not as denied', async () => {
+    const f = fixture();
+    await pausedPlan(f);
+    const { get } = dashboard(f);
+    const { text } = await get('/plans/release/audit');
+    const row = /<tr>(?:(?!<\/tr>)[\s\S])*confirmation_required[\s\S]*?<\/tr>/.exec(text)?.[0] ?? '';
+    expect(row).toMatch(/<span class="badge b-waiting">waiting<\/span>/);
+    expect(row).not.toMatch(/b-denied|>denied</);
+  });
+
   it('shows "chain verified" on the audit page', async () => {
     const f = fixture();
     await pausedPlan(f);
