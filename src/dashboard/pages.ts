@@ -155,13 +155,21 @@ export function timelineOf(s: PlanStatus, log: readonly ChainedEntry[]): Timelin
   const outcome = record.outcome;
   const done = outcome === null ? completedOf(record.metadata, decisions.length) : outcome.completed;
   // The executor takes one step per decision, in order: step n is decision n. The first entry for a step
-  // is when it was taken (or refused).
+  // is when it was taken (or refused). A decision that paused for a person took its step then, and ran
+  // when the approval was used: that is its time once it ran.
   const stepAt = new Map<number, number>();
+  const grantUsedAt = new Map<string, number>();
   for (const ce of log) {
     const e = ce.entry;
     const step = e.details['step'];
+    const decisionId = e.details['decision_id'];
     if ((e.event_type === 'step_allowed' || e.event_type === 'step_blocked') && typeof step === 'number') {
       if (!stepAt.has(step)) stepAt.set(step, parseIsoMs(e.timestamp));
+    } else if (
+      e.event_type === GuardrailEventType.CONFIRMATION_GRANT_USED &&
+      typeof decisionId === 'string'
+    ) {
+      if (!grantUsedAt.has(decisionId)) grantUsedAt.set(decisionId, parseIsoMs(e.timestamp));
     }
   }
   return decisions.map((d, i): TimelineItem => {
@@ -173,7 +181,7 @@ export function timelineOf(s: PlanStatus, log: readonly ChainedEntry[]): Timelin
       else if (outcome.status === 'awaiting_confirmation') state = 'waiting for confirmation';
       else if (outcome.status === 'failed') state = 'failed';
     }
-    const at = stepAt.get(i);
+    const at = (state === 'waiting for confirmation' ? undefined : grantUsedAt.get(d.id)) ?? stepAt.get(i);
     return {
       id: d.id,
       tool: d.tool,

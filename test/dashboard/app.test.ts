@@ -457,6 +457,17 @@ describe('pages', () => {
     expect(text).not.toMatch(/http-equiv="refresh"/);
   });
 
+  it('times a decision approved after a pause by when it ran, not by when it paused', async () => {
+    const f = fixture();
+    const approvalId = await pausedPlan(f);
+    f.clock.advance(5 * 60_000);
+    await f.runner.approve(approvalId, { by: 'alice' }, { resume: true });
+    const { get } = dashboard(f);
+    const words = textOf((await get('/plans/release')).text);
+    expect(words).toMatch(/build echo done 2026-11-30 10:00:00Z/);
+    expect(words).toMatch(/deploy echo done 2026-11-30 10:05:00Z/);
+  });
+
   it('marks a failed decision on the timeline and names the guard and the reason', async () => {
     const f = fixture();
     const approvalId = await pausedPlan(f);
