@@ -236,6 +236,8 @@ export function createDashboardApp(o: DashboardAppOptions): Hono {
       const by = typeof body['by'] === 'string' ? body['by'] : '';
       const reasonText = typeof body['reason'] === 'string' ? body['reason'].trim() : '';
       const typed = { approvalId, by, reason: reasonText };
+      const missing = missingInForm(action, by, reasonText);
+      if (missing !== null) return inbox(c, { ...typed, message: missing }, 400);
       const decision = { by, ...(reasonText === '' ? {} : { reason: reasonText }) };
       let planId: string;
       try {
@@ -289,6 +291,17 @@ async function known(runner: PlanRunner, planId: string): Promise<boolean> {
     return false;
   }
   return (await runner.store.get(planId)) !== null || (await runner.store.getPlanDocument(planId)) !== null;
+}
+
+/**
+ * What a person left out of the approve/deny form, in plain words; null when nothing. The service checks
+ * the rest (lengths, characters) and says so in its own words.
+ */
+function missingInForm(action: 'approve' | 'deny', by: string, reason: string): string | null {
+  if (by.trim() === '') return 'Give your name: a decision is recorded with who made it.';
+  if (action === 'deny' && reason === '')
+    return 'Give a reason to deny: the plan stops, and its log says why.';
+  return null;
 }
 
 function notFound(ctx: PageContext, planId: string): Html {

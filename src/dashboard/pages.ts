@@ -511,6 +511,10 @@ function decidedBy(a: Approval): Html {
   return html`${a.decidedBy === undefined ? html`<span class="muted">—</span>` : html`<strong>${a.decidedBy}</strong>`}${a.decidedAt === undefined ? '' : html` <span class="muted small">${time(parseIsoMs(a.decidedAt))}</span>`}${a.reason === undefined ? '' : html`<br /><span class="small">${a.reason}</span>`}`;
 }
 
+/**
+ * Name and reason, then Approve or Deny. The reason is required, so the browser stops a denial without
+ * one; Approve skips the browser's checks (a reason is optional there) and the server checks the name.
+ */
 function decideForm(ctx: PageContext, a: Approval, typed: Flash | null): Html {
   const id = encodeURIComponent(a.id);
   return html`<form class="decide" method="post" action="/approvals/${id}/approve">
@@ -529,12 +533,13 @@ function decideForm(ctx: PageContext, a: Approval, typed: Flash | null): Html {
       class="reason"
       type="text"
       name="reason"
+      required
       maxlength="2048"
       placeholder="why (needed to deny)"
       aria-label="reason"
       value="${typed?.reason ?? ''}"
     />
-    <button class="approve" type="submit">Approve</button>
+    <button class="approve" type="submit" formnovalidate>Approve</button>
     <button class="deny" type="submit" formaction="/approvals/${id}/deny">Deny</button>
   </form>`;
 }

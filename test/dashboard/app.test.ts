@@ -343,8 +343,31 @@ describe('state changes', () => {
     expect(res.status).toBe(400);
     const text = textOf(await res.text());
     expect(text).toMatch(/Approvals/);
-    expect(text).toMatch(/reason must be given/);
+    expect(text).toMatch(/Give a reason to deny: the plan stops, and its log says why\./);
     expect((await f.runner.service.getApproval(approvalId))?.status).toBe('pending');
+  });
+
+  it('answers a denial whose form has no reason field with the same plain message', async () => {
+    const f = fixture();
+    const approvalId = await pausedPlan(f);
+    const { post, csrf } = dashboard(f);
+    const res = await post(`/approvals/${approvalId}/deny`, { by: 'bob', csrf: await csrf() });
+    expect(res.status).toBe(400);
+    const text = textOf(await res.text());
+    expect(text).toMatch(/Give a reason to deny/);
+    expect(text).not.toMatch(/undefined/);
+  });
+
+  it('marks the reason required in the form, and lets Approve past the check', async () => {
+    const f = fixture();
+    const approvalId = await pausedPlan(f);
+    const { get } = dashboard(f);
+    const { text } = await get('/approvals');
+    const form = /<form\s+class="decide"[\s\S]*?<\/form>/.exec(text)?.[0] ?? '';
+    expect(form).toMatch(/<input[^>]*name="reason"[^>]*\srequired\s/);
+    expect(form).toMatch(/<button class="approve" type="submit" formnovalidate>Approve<\/button>/);
+    expect(form).toMatch(/<button class="deny" type="submit" formaction="\/approvals\/[^"]+\/deny">/);
+    expect(form).toContain(`/approvals/${approvalId}/deny`);
   });
 
   it('refuses an empty name with 400 and keeps the reason typed', async () => {
@@ -358,7 +381,7 @@ describe('state changes', () => {
     });
     expect(res.status).toBe(400);
     const page = await res.text();
-    expect(textOf(page)).toMatch(/by must name who decided/);
+    expect(textOf(page)).toMatch(/Give your name: a decision is recorded with who made it\./);
     expect(page).toContain('value="typed once"');
   });
 

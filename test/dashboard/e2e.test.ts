@@ -21,6 +21,7 @@ describe.skipIf(!available)('the dashboard in a real browser', { timeout: 60_000
   let cleanup: () => Promise<void>;
   let server: RunningDashboard;
   let browser: Browser;
+  let runner: PlanRunner;
   let approvalId: string;
   /** The session cookie a first visit with the token gets, made once for the tests that need one. */
   let session: { name: string; value: string };
@@ -31,7 +32,7 @@ describe.skipIf(!available)('the dashboard in a real browser', { timeout: 60_000
 
   beforeAll(async () => {
     ({ store, cleanup } = await sqliteStore());
-    const runner = new PlanRunner({ store });
+    runner = new PlanRunner({ store });
     const run = await runner.start({
       file: parsePlanFile(RELEASE_PLAN, { source: 'release.plan.yaml' }),
       source: '/work/plans/release.plan.yaml',
@@ -124,6 +125,45 @@ describe.skipIf(!available)('the dashboard in a real browser', { timeout: 60_000
     });
   });
 
+  /** The inbox row holding the form of the pending deploy. */
+  function pendingRow() {
+    return page.locator('tr', { has: page.locator(`form[action="/approvals/${approvalId}/approve"]`) });
+  }
+
+  it('stops a denial without a reason in the form, and the request stays pending', async () => {
+    await signIn();
+    await page.goto(`${server.url}/approvals`);
+    const row = pendingRow();
+    await row.getByLabel('your name').fill('bob');
+    const reason = row.getByLabel('reason');
+    // The browser fires `invalid` when it refuses to send a form for a field left empty; a form it sent
+    // leaves the inbox's address.
+    const refused = reason
+      .evaluate(
+        (input) =>
+          new Promise<string>((resolve) =>
+            input.addEventListener(
+              'invalid',
+              () => resolve((input as unknown as { validationMessage: string }).validationMessage),
+              {
+                once: true,
+              },
+            ),
+          ),
+      )
+      .catch(() => 'the form was sent');
+    const sent = page
+      .waitForURL((url) => url.pathname !== '/approvals')
+      .then(
+        () => 'the form was sent',
+        () => 'no navigation',
+      );
+    await row.getByRole('button', { name: 'Deny' }).click();
+    expect(await Promise.race([refused, sent])).toMatch(/fill out this field/i);
+    expect(page.url()).toBe(`${server.url}/approvals`);
+    expect((await runner.service.getApproval(approvalId))?.status).toBe('pending');
+  });
+
   it('approves the pending deploy from the inbox, and the plan completes', async () => {
     await signIn();
     const before = await auditRows();
@@ -132,7 +172,7 @@ describe.skipIf(!available)('the dashboard in a real browser', { timeout: 60_000
     await page.goto(`${server.url}/`);
     await page.getByRole('link', { name: /Approvals/ }).click();
     await page.waitForURL(`${server.url}/approvals`);
-    const row = page.locator('tr', { has: page.locator(`form[action="/approvals/${approvalId}/approve"]`) });
+    const row = pendingRow();
     expect(await row.locator('td').first().textContent()).toBe('release');
     expect(await row.textContent()).toContain('deploy');
 
