@@ -154,6 +154,23 @@ export async function sqliteStore(): Promise<{
   };
 }
 
+/** Where the browser tests find Chromium. */
+export const CHROMIUM = '/usr/bin/chromium';
+
+/**
+ * Why the browser tests are skipped, or null when they run. They always run on CI: there a missing browser
+ * is a broken machine, and the tests fail saying so rather than pass unseen. `CI` counts when set to
+ * anything but empty, `0` or `false` (CI services set `true` or `1`).
+ */
+export function browserSkipReason(
+  chromiumFound: boolean,
+  env: Readonly<Record<string, string | undefined>>,
+): string | null {
+  const ci = (env['CI'] ?? '').trim().toLowerCase();
+  if (chromiumFound || !['', '0', 'false'].includes(ci)) return null;
+  return `skipped: Chromium not found at ${CHROMIUM} (apt-get install -y chromium)`;
+}
+
 /** The page's text without tags, whitespace collapsed: what a person reads. */
 export function textOf(page: string): string {
   return page
