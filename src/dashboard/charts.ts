@@ -1,6 +1,6 @@
 import { html } from 'hono/html';
 import { money } from '../cli/format.js';
-import { clip, COLOR, time, type Html } from './views.js';
+import { COLOR, time, type Html } from './views.js';
 
 // Inline SVG, drawn on the server: numbers go into attributes as numbers and text goes through `html`,
 // so a chart needs no script and nothing from another origin.
@@ -23,14 +23,18 @@ export interface BurnDownInput {
   readonly points: readonly SpendPoint[];
 }
 
-const WIDTH = 1100;
+/** Units across of the drawn line, stretched to the chart's width. */
+const SPAN = 1000;
 
-/** Budget left over time, as a step line (money is spent at instants), with the zero line marked. */
+/**
+ * Budget left over time, as a step line (money is spent at instants), with the zero line marked. The chart
+ * takes the page's width at a fixed height: its line is drawn in a box stretched sideways, while its
+ * words and points keep their size in pixels, so they stay legible on a narrow screen.
+ */
 export function burnDownChart(input: BurnDownInput): Html {
   const { budget, points } = input;
   const height = 210;
-  const m = { left: 70, right: 24, top: 16, bottom: 32 };
-  const plotW = WIDTH - m.left - m.right;
+  const m = { top: 26, bottom: 28 };
   const plotH = height - m.top - m.bottom;
   const start = Math.min(input.start, ...points.map((p) => p.at));
   const end = Math.max(input.end, start + 1000, ...points.map((p) => p.at));
@@ -39,7 +43,10 @@ export function burnDownChart(input: BurnDownInput): Html {
   let yMax = Math.max(...values, budget ?? 0);
   const yMin = Math.min(0, ...values);
   if (yMax === yMin) yMax = yMin + 1;
-  const x = (t: number) => round(m.left + ((t - start) / (end - start)) * plotW);
+  /** Where `t` falls across the chart, from 0 to 1. */
+  const across = (t: number) => (t - start) / (end - start);
+  const x = (t: number) => round(across(t) * SPAN);
+  const pct = (t: number) => `${round(across(t) * 100)}%`;
   const y = (v: number) => round(m.top + ((yMax - v) / (yMax - yMin)) * plotH);
 
   let line = `M${x(start)} ${y(values[0] ?? 0)}`;
@@ -51,33 +58,42 @@ export function burnDownChart(input: BurnDownInput): Html {
   const ticks = [...new Set([yMax, yMax > 0 && yMin === 0 ? yMax / 2 : null, 0, yMin].filter(isNumber))];
   const caption = budget === null ? 'money spent (no budget limit)' : `budget left of ${money(budget)}`;
 
-  return html`<svg class="chart" viewBox="0 0 ${WIDTH} ${height}" role="img" aria-label="${caption}">
+  return html`<svg class="chart" height="${height}" role="img" aria-label="${caption}">
     <title>${caption}</title>
     ${ticks.map(
       (v) =>
         html`<line
-            x1="${m.left}"
-            x2="${WIDTH - m.right}"
-            y1="${y(v)}"
-            y2="${y(v)}"
-            stroke="${v === 0 ? COLOR.axis : COLOR.grid}"
-            stroke-width="1"
-          /><text x="${m.left - 8}" y="${y(v) + 4}" text-anchor="end">${money(v)}</text>`,
+          x1="0"
+          x2="100%"
+          y1="${y(v)}"
+          y2="${y(v)}"
+          stroke="${v === 0 ? COLOR.axis : COLOR.grid}"
+          stroke-width="1"
+        />`,
     )}
-    <line x1="${m.left}" x2="${m.left}" y1="${m.top}" y2="${height - m.bottom}" stroke="${COLOR.axis}" />
-    <path d="${area}" fill="${COLOR.area}" fill-opacity="0.6" />
-    <path d="${line}" fill="none" stroke="${COLOR.line}" stroke-width="2" />
+    <svg width="100%" height="${height}" viewBox="0 0 ${SPAN} ${height}" preserveAspectRatio="none">
+      <path d="${area}" fill="${COLOR.area}" fill-opacity="0.6" />
+      <path
+        d="${line}"
+        fill="none"
+        stroke="${COLOR.line}"
+        stroke-width="2"
+        vector-effect="non-scaling-stroke"
+      />
+    </svg>
+    ${ticks.map((v) => html`<text x="4" y="${y(v) - 4}">${money(v)}</text>`)}
+    <line x1="0" x2="0" y1="${m.top}" y2="${height - m.bottom}" stroke="${COLOR.axis}" />
     ${points.map((p, i) => {
       const v = values[i + 1] ?? 0;
-      return html`<circle cx="${x(p.at)}" cy="${y(v)}" r="3.5" fill="${v < 0 ? COLOR.over : COLOR.line}"
+      return html`<circle cx="${pct(p.at)}" cy="${y(v)}" r="3.5" fill="${v < 0 ? COLOR.over : COLOR.line}"
         ><title>
           ${time(p.at)} ${p.event}: spent ${money(p.spent)}${budget === null ? '' : `, left ${money(v)}`}
         </title></circle
       >`;
     })}
-    <text x="${m.left}" y="${height - 10}">${time(start)}</text>
-    <text x="${WIDTH - m.right}" y="${height - 10}" text-anchor="end">${time(end)}</text>
-    <text x="${round(m.left + plotW / 2)}" y="${height - 10}" text-anchor="middle">${caption}</text>
+    <text class="label" x="100%" y="12" text-anchor="end">${caption}</text>
+    <text x="0" y="${height - 8}">${time(start)}</text>
+    <text x="100%" y="${height - 8}" text-anchor="end">${time(end)}</text>
   </svg>`;
 }
 
@@ -96,54 +112,38 @@ export interface TimelineItem {
   readonly at: number | null;
 }
 
-const STATE_COLOR: Readonly<Record<DecisionState, string>> = {
-  done: COLOR.done,
-  'waiting for confirmation': COLOR.waiting,
-  failed: COLOR.failed,
-  running: COLOR.running,
-  'not reached': '#ffffff',
-  'unknown progress': '#ffffff',
+/** The class of a state's marker and words: a fixed list, never the text of an item. */
+const STATE_CLASS: Readonly<Record<DecisionState, string>> = {
+  done: 't-done',
+  'waiting for confirmation': 't-waiting',
+  failed: 't-failed',
+  running: 't-running',
+  'not reached': 't-idle',
+  'unknown progress': 't-idle',
 };
 
-/** States drawn as an empty marker with grey text: nothing is known to have happened. */
-const IDLE: ReadonlySet<DecisionState> = new Set(['not reached', 'unknown progress']);
-
-/** The plan's decisions top to bottom, each with a marker for where it stands. */
+/**
+ * The plan's decisions top to bottom, each with a marker for where it stands: a list rather than a
+ * drawing, so that its words keep their size and wrap on a narrow screen.
+ */
 export function timelineChart(items: readonly TimelineItem[]): Html {
   if (items.length === 0) return html`<p class="muted">The plan file has no decisions.</p>`;
-  const row = 34;
-  const top = 20;
-  const height = top + row * (items.length - 1) + 20;
-  const cx = 22;
-  const col = { id: 48, tool: 400, state: 530, at: 760 };
-  const last = top + row * (items.length - 1);
-  return html`<svg class="chart" viewBox="0 0 ${WIDTH} ${height}" role="img" aria-label="decision timeline">
-    <title>decisions in order</title>
-    ${items.length > 1 ? html`<line x1="${cx}" x2="${cx}" y1="${top}" y2="${last}" stroke="${COLOR.idle}" stroke-width="2" />` : ''}
-    ${items.map((it, i) => {
-      const cy = top + row * i;
-      const stroke = IDLE.has(it.state) ? COLOR.idle : STATE_COLOR[it.state];
-      return html`<g
-        ><title>${it.id} (${it.tool}): ${it.state}${it.at === null ? '' : ` · step at ${time(it.at)}`}</title>
-        <circle
-          cx="${cx}"
-          cy="${cy}"
-          r="8"
-          fill="${STATE_COLOR[it.state]}"
-          stroke="${stroke}"
-          stroke-width="2"
-        />
-        ${it.state === 'done' ? html`<path d="M${cx - 4} ${cy} l3 3 l5 -6" fill="none" stroke="#fff" stroke-width="2" />` : ''}
-        ${it.state === 'failed' ? html`<path d="M${cx - 3.5} ${cy - 3.5} l7 7 M${cx + 3.5} ${cy - 3.5} l-7 7" stroke="#fff" stroke-width="2" />` : ''}
-        <text class="label" x="${col.id}" y="${cy + 4}">${clip(it.id, 52)}</text>
-        <text x="${col.tool}" y="${cy + 4}">${clip(it.tool, 28)}</text>
-        <text x="${col.state}" y="${cy + 4}" fill="${IDLE.has(it.state) ? COLOR.axis : STATE_COLOR[it.state]}"
-          >${it.state}</text
+  return html`<ol class="timeline" aria-label="decision timeline">
+    ${items.map(
+      (it) =>
+        html`<li
+          class="${STATE_CLASS[it.state]}"
+          title="${it.id} (${it.tool}): ${it.state}${it.at === null ? '' : ` · ${time(it.at)}`}"
         >
-        <text x="${col.at}" y="${cy + 4}">${it.at === null ? '' : time(it.at)}</text>
-      </g>`;
-    })}
-  </svg>`;
+          <span class="dot" aria-hidden="true"></span>
+          <span class="id">${it.id}</span>
+          <span class="facts"
+            ><span class="tool">${it.tool}</span> <span class="state">${it.state}</span>
+            <span class="at">${it.at === null ? '' : time(it.at)}</span></span
+          >
+        </li>`,
+    )}
+  </ol>`;
 }
 
 function round(n: number): number {

@@ -85,10 +85,12 @@ function planRow(s: PlanStatus, now: number): Html {
       >${s.pending.length > 0 ? html` <span class="badge b-pending">needs approval</span>` : ''}
     </td>
     <td>${s.phase === null ? html`<span class="muted">—</span>` : badge(s.phase)}</td>
-    <td>${g === null ? '—' : stepsGauge(g)}</td>
-    <td>${g === null ? '—' : budgetGauge(g)}</td>
-    <td>${g === null ? '—' : wallGauge(g, clockOf(s, now))}</td>
-    <td class="small muted">${s.updatedAt === null ? '—' : time(parseIsoMs(s.updatedAt))}</td>
+    <td data-label="Steps">${g === null ? '—' : stepsGauge(g)}</td>
+    <td data-label="Budget">${g === null ? '—' : budgetGauge(g)}</td>
+    <td data-label="Wall clock">${g === null ? '—' : wallGauge(g, clockOf(s, now))}</td>
+    <td data-label="Updated" class="small muted">
+      ${s.updatedAt === null ? '—' : time(parseIsoMs(s.updatedAt))}
+    </td>
   </tr>`;
 }
 

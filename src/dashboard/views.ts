@@ -57,11 +57,47 @@ button.approve{background:#1f7a3d;color:#fff;border-color:#1a6834}
 button.deny{background:#fff;color:#a4221a;border-color:#e0a8a3}
 svg{display:block}
 svg.gauge{display:inline-block;vertical-align:middle;margin-right:8px}
-svg.chart{width:100%;height:auto;max-width:100%}
-svg.chart{fill:#57606a}
+svg.chart{width:100%;overflow:visible;fill:#57606a}
 svg text{font:11px system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
 svg text.label{fill:#1f2328;font-size:12px}
 .gauge-text{font-variant-numeric:tabular-nums;white-space:nowrap}
+ol.timeline{list-style:none;margin:0;padding:0}
+ol.timeline li{position:relative;display:grid;grid-template-columns:18px minmax(0,24rem) 8rem 12rem auto;justify-content:start;gap:2px 14px;align-items:center;padding:6px 0}
+ol.timeline li:not(:last-child)::before{content:"";position:absolute;left:8px;top:50%;height:100%;border-left:2px solid #afb8c1}
+ol.timeline .dot{position:relative;width:18px;height:18px;border-radius:50%;border:2px solid #afb8c1;background:#fff;color:#fff;font-size:11px;line-height:14px;text-align:center;font-weight:700}
+ol.timeline .id{color:#1f2328;overflow-wrap:anywhere}
+ol.timeline .facts{display:contents}
+ol.timeline .tool,ol.timeline .at{color:#57606a;font-size:12px}
+ol.timeline .state{font-size:12px;color:#6e7781}
+.timeline .t-done .dot{background:#2da44e;border-color:#2da44e}
+.timeline .t-done .dot::after{content:"✓"}
+.timeline .t-done .state{color:#1a6b34}
+.timeline .t-waiting .dot{background:#d4a72c;border-color:#d4a72c}
+.timeline .t-waiting .state{color:#7a5800}
+.timeline .t-failed .dot{background:#cf222e;border-color:#cf222e}
+.timeline .t-failed .dot::after{content:"✕"}
+.timeline .t-failed .state{color:#a4221a}
+.timeline .t-running .dot{background:#218bff;border-color:#218bff}
+.timeline .t-running .state{color:#0b4f9c}
+@media (max-width:640px){
+header{padding:10px 12px;gap:14px}
+header nav a{margin-right:12px}
+main{padding:14px 12px 40px}
+.card{padding:12px}
+.grid{grid-template-columns:minmax(0,1fr)}
+table,tbody{display:block;border:0;background:none}
+thead{display:none}
+tr{display:block;background:#fff;border:1px solid #d8dee4;border-radius:6px;margin-bottom:8px;padding:6px 10px}
+td,tr:last-child td{display:inline-block;border:0;padding:2px 10px 2px 0}
+td[data-label],td.action,td.details{display:block;width:auto;max-width:none}
+td[data-label]::before{content:attr(data-label);display:inline-block;min-width:86px;color:#57606a;font-size:12px}
+td.action{white-space:normal}
+form.decide,form.filters{flex-wrap:wrap}
+input[type=text],input[type=text].reason{width:100%}
+ol.timeline li{grid-template-columns:18px minmax(0,1fr);align-items:start}
+ol.timeline .facts{display:block;grid-column:2}
+ol.timeline .facts>span{margin-right:10px}
+}
 `.trim();
 
 /** Colours of the charts: neutral, with one accent per state. */
@@ -70,11 +106,6 @@ export const COLOR = {
   bar: '#57606a',
   warn: '#bf8700',
   over: '#cf222e',
-  done: '#2da44e',
-  waiting: '#d4a72c',
-  failed: '#cf222e',
-  running: '#218bff',
-  idle: '#afb8c1',
   grid: '#eaeef2',
   axis: '#8c959f',
   line: '#0b5cad',
@@ -164,11 +195,6 @@ export function time(ms: number): string {
     .toISOString()
     .replace('T', ' ')
     .replace(/\.\d{3}Z$/, 'Z');
-}
-
-/** Text cut to `max` characters for a chart label; the full text goes in a tooltip. */
-export function clip(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
 
 /**

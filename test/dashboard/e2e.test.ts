@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parsePlanFile } from '../../src/cli/planFile.js';
 import { PlanRunner } from '../../src/cli/runner.js';
@@ -162,6 +162,55 @@ describe.skipIf(skipped !== null)('the dashboard in a real browser', { timeout: 
     expect((await runner.service.getApproval(approvalId))?.status).toBe('pending');
   });
 
+  /** A phone's width: the dashboard must fit it without scrolling sideways. */
+  const NARROW = { width: 390, height: 844 };
+
+  it('fits every page in a 390 px wide window, nothing overflowing sideways', async () => {
+    await signIn();
+    await page.setViewportSize(NARROW);
+    const widths: Record<string, unknown> = {};
+    for (const path of ['/', '/plans/release', '/approvals', '/plans/release/audit']) {
+      await page.goto(`${server.url}${path}`);
+      widths[path] = await page.evaluate('document.documentElement.scrollWidth');
+    }
+    expect(widths).toEqual({
+      '/': NARROW.width,
+      '/plans/release': NARROW.width,
+      '/approvals': NARROW.width,
+      '/plans/release/audit': NARROW.width,
+    });
+  });
+
+  /** Checks that `word` is drawn at a readable size and within a 390 px window. */
+  async function expectReadableAtNarrowWidth(word: Locator): Promise<void> {
+    const box = await word.boundingBox();
+    // 11 px text is about 13 px high; a drawing scaled down to the window's width made it 4 px.
+    expect(box?.height).toBeGreaterThanOrEqual(11);
+    expect(box?.x).toBeGreaterThanOrEqual(0);
+    expect((box?.x ?? Infinity) + (box?.width ?? 0)).toBeLessThanOrEqual(NARROW.width);
+  }
+
+  it('keeps the decision timeline readable and in view at 390 px', async () => {
+    await signIn();
+    await page.setViewportSize(NARROW);
+    await page.goto(`${server.url}/plans/release`);
+    const waiting = page.locator('[aria-label="decision timeline"] li', {
+      hasText: 'waiting for confirmation',
+    });
+    for (const part of ['.id', '.tool', '.state', '.at'])
+      await expectReadableAtNarrowWidth(waiting.locator(part));
+  });
+
+  it('keeps the budget chart readable and in view at 390 px', async () => {
+    await signIn();
+    await page.setViewportSize(NARROW);
+    await page.goto(`${server.url}/plans/release`);
+    const chart = page.locator('svg[aria-label="budget left of 1.00"]');
+    await expectReadableAtNarrowWidth(chart.locator('text', { hasText: 'budget left of 1.00' }));
+    await expectReadableAtNarrowWidth(chart.locator('text', { hasText: /^0\.00$/ }));
+    await expectReadableAtNarrowWidth(chart.locator('text', { hasText: /^\d{4}-\d\d-\d\d / }).last());
+  });
+
   it('approves the pending deploy from the inbox, and the plan completes', async () => {
     await signIn();
     const before = await auditRows();
@@ -191,7 +240,7 @@ describe.skipIf(skipped !== null)('the dashboard in a real browser', { timeout: 
       )
       .toBe('completed');
     expect(
-      await page.locator('svg[aria-label="decision timeline"] text', { hasText: 'not reached' }).count(),
+      await page.locator('ol[aria-label="decision timeline"] li', { hasText: 'not reached' }).count(),
     ).toBe(0);
 
     const after = await auditRows();
