@@ -2,8 +2,8 @@ import { html } from 'hono/html';
 import { money } from '../cli/format.js';
 import { COLOR, time, type Html } from './views.js';
 
-// Inline SVG, drawn on the server: numbers go into attributes as numbers and text goes through `html`,
-// so a chart needs no script and nothing from another origin.
+// Drawn on the server, the budget as inline SVG and the decisions as a list: numbers go into attributes
+// as numbers and text goes through `html`, so a chart needs no script and nothing from another origin.
 
 /** One change of the money spent, from the audit log. */
 export interface SpendPoint {
@@ -108,7 +108,7 @@ export interface TimelineItem {
   readonly id: string;
   readonly tool: string;
   readonly state: DecisionState;
-  /** When its step was taken (epoch ms), if it was. */
+  /** When it ran (epoch ms), or for a decision waiting for a person when it paused; null if neither. */
   readonly at: number | null;
 }
 
