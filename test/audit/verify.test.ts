@@ -387,7 +387,7 @@ describe('verifyAuditLog', () => {
       expect(codes(report)).toEqual([['MALFORMED_ENTRY', 10]]);
     });
 
-    it('make an entry holding a lone surrogate a HASH_MISMATCH, as RFC 8785 gives it no hash', async () => {
+    it('make an entry holding a lone surrogate a MALFORMED_ENTRY, as RFC 8785 gives it no hash', async () => {
       const e = { ...entry(1).toJSON(), details: { note: 'dep\udc00loy' } };
       // The hash a writer that escaped the lone surrogate as \udc00 would have stored.
       const escaped = `{"entry":{"details":{"note":"dep\\udc00loy"},"event_type":"${e.event_type}","guard_name":"${e.guard_name}","result":"${e.result}","timestamp":"${e.timestamp}"},"plan":"${PLAN}","prev":"${GENESIS}","seq":1}`;
@@ -395,7 +395,7 @@ describe('verifyAuditLog', () => {
       const stored: ChainedEntry = { planId: PLAN, seq: 1, prev: GENESIS, hash, entry: e };
       const report = await verifyAuditLog(source([stored]), PLAN);
       expect(report.findings.map((f) => [f.code, f.seq, f.message.includes('cannot be hashed')])).toEqual([
-        ['HASH_MISMATCH', 1, true],
+        ['MALFORMED_ENTRY', 1, true],
       ]);
     });
 
