@@ -65,3 +65,52 @@ export async function skipWithoutServer(file: string): Promise<boolean> {
 export function freshSchemaName(): string {
   return `leash_test_${process.pid}_${randomBytes(4).toString('hex')}`;
 }
+
+/** An application name no other test run uses, by which a test finds the server processes of a store. */
+export function freshApplicationName(): string {
+  return `leash_app_${process.pid}_${randomBytes(4).toString('hex')}`;
+}
+
+/** `url` (default {@link DATABASE_URL}) whose connections carry `applicationName`. */
+export function urlWithApplicationName(applicationName: string, url = DATABASE_URL): string {
+  const named = new URL(url);
+  named.searchParams.set('application_name', applicationName);
+  return named.toString();
+}
+
+/**
+ * Resolves once a server process of `applicationName` waits for a lock; rejects after 30 s without one.
+ * Polls on the server, reading pg_stat_activity afresh each time (it is read once per transaction).
+ */
+export async function lockWaitOf(admin: pg.Pool, applicationName: string): Promise<void> {
+  // Written into the statement: a DO block takes no parameters.
+  if (!/^\w+$/.test(applicationName)) throw new Error(`not a plain application name: ${applicationName}`);
+  await admin.query(
+    `DO $$
+     DECLARE
+       give_up timestamptz := clock_timestamp() + interval '30 seconds';
+     BEGIN
+       LOOP
+         PERFORM pg_stat_clear_snapshot();
+         EXIT WHEN EXISTS (SELECT 1 FROM pg_stat_activity
+                            WHERE application_name = '${applicationName}' AND wait_event_type = 'Lock');
+         IF clock_timestamp() > give_up THEN
+           RAISE EXCEPTION 'no process of % waits for a lock', '${applicationName}';
+         END IF;
+         PERFORM pg_sleep(0.01);
+       END LOOP;
+     END $$`,
+  );
+}
+
+/**
+ * Ends every server process of `applicationName`, as a restart or a failover does
+ * (`pg_terminate_backend`); resolves with how many it ended.
+ */
+export async function terminateBackends(admin: pg.Pool, applicationName: string): Promise<number> {
+  const ended = await admin.query(
+    'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1',
+    [applicationName],
+  );
+  return ended.rowCount ?? 0;
+}

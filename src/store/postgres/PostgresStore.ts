@@ -54,7 +54,10 @@ import { MAX_UPDATES_PER_WRITE, PlanCache, type CachedPlan, type ChainHead } fro
 
 /** Options of a {@link PostgresStore}: exactly one of `pool` and `url`. */
 export interface PostgresStoreOptions {
-  /** A pool the caller owns: the store uses it and never ends it. */
+  /**
+   * A pool the caller owns: the store uses it and never ends it. Its owner listens for its 'error' event,
+   * which a connection idle in it emits when the server ends it; the store listens to those it holds.
+   */
   pool?: Pool;
   /** A connection string: the store creates a pool of its own and ends it on `close()`. */
   url?: string;
@@ -421,9 +424,9 @@ export class PostgresStore implements GuardrailStore {
       this.#cache.delete(planId);
       for (const pending of queue.splice(0, results.length)) pending.reject(error);
     };
-    let client: PoolClient;
+    let held: Held;
     try {
-      client = await this.#pool.connect();
+      held = await hold(this.#pool);
     } catch (error) {
       const lost = unavailable(doing, error); // nothing was sent
       refuse(lost);
@@ -432,7 +435,7 @@ export class PostgresStore implements GuardrailStore {
     let written: CachedPlan | null;
     let broken: Error | undefined;
     try {
-      written = await batch.write(client, doing, this.#sql.writeChanges);
+      written = await batch.write(held.client, doing, this.#sql.writeChanges);
     } catch (error) {
       if (answered(error)) {
         refuse(error);
@@ -445,7 +448,7 @@ export class PostgresStore implements GuardrailStore {
       return { settled: results.length, lost };
     } finally {
       // A connection whose state is unknown is closed rather than handed to the next caller.
-      client.release(broken);
+      held.release(broken);
     }
     if (written === null) {
       // Another writer changed the plan since: the cached guardrails were changed in place for nothing.
@@ -832,12 +835,13 @@ export class PostgresStore implements GuardrailStore {
    * throws. Errors of `body` come out unchanged; database errors come out as `STORE_UNAVAILABLE`.
    */
   async #transaction<T>(doing: string, body: (client: PoolClient) => Promise<T>): Promise<T> {
-    let client: PoolClient;
+    let held: Held;
     try {
-      client = await this.#pool.connect();
+      held = await hold(this.#pool);
     } catch (error) {
       throw unavailable(doing, error);
     }
+    const client = held.client;
     let broken: Error | undefined;
     try {
       try {
@@ -866,7 +870,7 @@ export class PostgresStore implements GuardrailStore {
       return result;
     } finally {
       // A connection whose state is unknown is closed rather than handed to the next caller.
-      client.release(broken);
+      held.release(broken);
     }
   }
 }
@@ -1111,6 +1115,34 @@ async function query<R extends QueryResultRow = QueryResultRow>(
   } catch (error) {
     throw unavailable(doing, error);
   }
+}
+
+/** A connection the store took from its pool, until it gives it back. */
+interface Held {
+  readonly client: PoolClient;
+  /** Gives the connection back: closed, not reused, when `broken` is given or it emitted 'error'. */
+  release(broken?: Error): void;
+}
+
+/**
+ * Takes a connection from `pool` with a listener for its 'error' event until it is given back. A
+ * connection the server ends while the store holds it (a restart, a failover, `pg_terminate_backend`)
+ * emits 'error', which would end the process when unheard; the statement in flight rejects anyway.
+ */
+async function hold(pool: Pool): Promise<Held> {
+  const client = await pool.connect();
+  let lost: Error | undefined;
+  const onError = (error: Error): void => {
+    lost ??= error;
+  };
+  client.on('error', onError);
+  return {
+    client,
+    release(broken) {
+      client.off('error', onError);
+      client.release(broken ?? lost);
+    },
+  };
 }
 
 /** The error for a failure of the database: the store fails closed, keeping the cause. */

@@ -1,0 +1,165 @@
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { AutonomyGuardrailService, verifyAuditLog, type ChainedEntry } from '../../src/index.js';
+import { PostgresStore } from '../../src/store/postgres/PostgresStore.js';
+import {
+  DATABASE_URL,
+  freshApplicationName,
+  freshSchemaName,
+  lockWaitOf,
+  skipWithoutServer,
+  terminateBackends,
+  urlWithApplicationName,
+} from './postgres-support.js';
+
+const skip = await skipWithoutServer('test/store/postgres-terminated.test.ts');
+
+/** The rejection of `promise`; fails the test when it resolves. */
+async function rejection(promise: Promise<unknown>): Promise<Record<string, unknown>> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as Record<string, unknown>;
+  }
+  throw new Error('expected a rejection');
+}
+
+/** How many budget checks the log records as allowed. */
+function allowedInLog(log: readonly ChainedEntry[]): number {
+  return log.filter((e) => e.entry.event_type === 'budget_allowed').length;
+}
+
+// A store's connections are ended by the server (`pg_terminate_backend`, as on a restart, a failover or
+// a proxy reset) while it holds them. Such a connection emits 'error', which ends the process unless
+// someone listens: these tests fail with that unhandled error when the store does not.
+describe.skipIf(skip)('a PostgresStore whose connections the server ends', () => {
+  const schema = freshSchemaName();
+  const admin = new pg.Pool({ connectionString: DATABASE_URL, max: 4 });
+  const holder = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
+  const opened: PostgresStore[] = [];
+  let tables = 0;
+
+  /**
+   * A store of its own on new tables, with plan "p" configured with a budget, under its own name. Its
+   * first check locks the plan's row in a transaction; later ones are written in one statement.
+   */
+  async function configured(options: { storeUnavailable?: 'deny' } = {}) {
+    const applicationName = freshApplicationName();
+    const store = new PostgresStore({
+      url: urlWithApplicationName(applicationName),
+      schema,
+      tablePrefix: `t${++tables}_`,
+    });
+    opened.push(store);
+    await store.migrate();
+    const service = new AutonomyGuardrailService({ store, ...options });
+    await service.configureGuardrails('p', { toolBudget: 1_000_000 });
+    return { store, service, applicationName };
+  }
+
+  /** Locks the plans of `store` until the transaction of {@link holder} ends. */
+  async function lockPlans(store: PostgresStore): Promise<pg.PoolClient> {
+    const client = await holder.connect();
+    await client.query('BEGIN');
+    await client.query(`SELECT 1 FROM "${schema}"."${store.tablePrefix}plans" FOR UPDATE`);
+    return client;
+  }
+
+  beforeAll(async () => {
+    await admin.query(`CREATE SCHEMA "${schema}"`);
+  });
+
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((s) => s.close()));
+  });
+
+  afterAll(async () => {
+    await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await Promise.all([admin.end(), holder.end()]);
+  });
+
+  it('rejects with STORE_UNAVAILABLE a check in flight written in one statement', async () => {
+    const { store, service, applicationName } = await configured();
+    await service.checkToolBudget('p', 1); // the store now decides the next check from this one
+    const lock = await lockPlans(store);
+    try {
+      const check = rejection(service.checkToolBudget('p', 1));
+      await lockWaitOf(admin, applicationName);
+      await terminateBackends(admin, applicationName);
+      expect(await check).toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    } finally {
+      await lock.query('ROLLBACK');
+      lock.release();
+    }
+  });
+
+  it('rejects with STORE_UNAVAILABLE a check in flight in a transaction that locks the plan', async () => {
+    const { store, service, applicationName } = await configured();
+    const lock = await lockPlans(store);
+    try {
+      const check = rejection(service.checkToolBudget('p', 1));
+      await lockWaitOf(admin, applicationName);
+      await terminateBackends(admin, applicationName);
+      expect(await check).toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    } finally {
+      await lock.query('ROLLBACK');
+      lock.release();
+    }
+  });
+
+  it('answers the check in flight denied with storeUnavailable "deny"', async () => {
+    const { store, service, applicationName } = await configured({ storeUnavailable: 'deny' });
+    const lock = await lockPlans(store);
+    try {
+      const check = service.checkToolBudget('p', 1);
+      await lockWaitOf(admin, applicationName);
+      await terminateBackends(admin, applicationName);
+      expect((await check).allowed).toBe(false);
+    } finally {
+      await lock.query('ROLLBACK');
+      lock.release();
+    }
+  });
+
+  describe('with its connections ended again and again while checks run', () => {
+    let store: PostgresStore;
+    let allowed = 0;
+
+    beforeAll(async () => {
+      const made = await configured();
+      store = made.store;
+      opened.splice(opened.indexOf(store), 1); // kept open until the checks below are done
+      let started = 0;
+      const terminations: Promise<number>[] = [];
+      // Eight lanes of checks; every 25 checks answered, the server ends all of the store's connections.
+      const lane = async () => {
+        while (started < 400) {
+          started++;
+          const check = await made.service.checkToolBudget('p', 1).catch(() => null);
+          if (check?.allowed) allowed++;
+          if (started % 25 === 0) terminations.push(terminateBackends(admin, made.applicationName));
+        }
+      };
+      await Promise.all(Array.from({ length: 8 }, lane));
+      await Promise.all(terminations);
+    }, 60_000);
+
+    afterAll(async () => {
+      await store.close();
+    });
+
+    it('keeps a log that verifies', async () => {
+      const report = await verifyAuditLog(store, 'p');
+      expect([report.ok, report.findings]).toEqual([true, []]);
+    });
+
+    it('records every check it allowed', async () => {
+      expect(allowedInLog(await store.readAuditLog('p'))).toBeGreaterThanOrEqual(allowed);
+    });
+
+    it('keeps the spending the log records', async () => {
+      const record = await store.get('p');
+      expect(record?.guardrails.budgetSpent).toBe(allowedInLog(await store.readAuditLog('p')));
+    });
+  });
+});
