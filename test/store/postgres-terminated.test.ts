@@ -121,6 +121,24 @@ describe.skipIf(skip)('a PostgresStore whose connections the server ends', () =>
     }
   });
 
+  it('answers the checks waiting behind the one in flight once the server answers again', async () => {
+    const { store, service, applicationName } = await configured();
+    await service.checkToolBudget('p', 1);
+    const lock = await lockPlans(store);
+    let waiting: Promise<boolean[]>;
+    try {
+      const first = rejection(service.checkToolBudget('p', 1));
+      await lockWaitOf(admin, applicationName);
+      waiting = Promise.all([2, 3].map(async (cost) => (await service.checkToolBudget('p', cost)).allowed));
+      await terminateBackends(admin, applicationName);
+      await first;
+    } finally {
+      await lock.query('ROLLBACK');
+      lock.release();
+    }
+    expect(await waiting).toEqual([true, true]);
+  });
+
   describe('with its connections ended again and again while checks run', () => {
     let store: PostgresStore;
     let allowed = 0;

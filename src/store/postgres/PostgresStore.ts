@@ -438,6 +438,7 @@ export class PostgresStore implements GuardrailStore {
       written = await batch.write(held.client, doing, this.#sql.writeChanges);
     } catch (error) {
       if (answered(error)) {
+        if (endsSession(error)) broken = asError(causeOf(error));
         refuse(error);
         return { settled: results.length };
       }
@@ -447,7 +448,7 @@ export class PostgresStore implements GuardrailStore {
       refuse(lost);
       return { settled: results.length, lost };
     } finally {
-      // A connection whose state is unknown is closed rather than handed to the next caller.
+      // A connection whose state is unknown, or that the server ended, is closed rather than handed on.
       held.release(broken);
     }
     if (written === null) {
@@ -1177,6 +1178,12 @@ function answered(error: unknown): boolean {
   // The server's errors (pg's DatabaseError) carry a severity; a lost connection's do not.
   const e = causeOf(error) as { severity?: unknown; code?: unknown } | null;
   return typeof e?.severity === 'string' && typeof e.code === 'string';
+}
+
+/** True for a server error that ends the session (FATAL, PANIC): its connection is closing. */
+function endsSession(error: unknown): boolean {
+  const severity = (causeOf(error) as { severity?: unknown } | null)?.severity;
+  return severity === 'FATAL' || severity === 'PANIC';
 }
 
 function asError(error: unknown): Error {
