@@ -1,11 +1,21 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
-import { DATABASE_URL, freshSchemaName, skipWithoutServer } from '../store/postgres-support.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  DATABASE_URL,
+  freshApplicationName,
+  freshSchemaName,
+  lockRows,
+  lockWaitOf,
+  skipWithoutServer,
+  terminateBackends,
+  urlWithApplicationName,
+} from '../store/postgres-support.js';
 
 const skip = await skipWithoutServer('test/cli/cli-postgres.test.ts');
 
@@ -21,13 +31,27 @@ describe.skipIf(skip)('leash with --db postgres://', () => {
   const dir = mkdtempSync(join(tmpdir(), 'leash-cli-pg-'));
   copyFileSync(join(ROOT, 'examples/release.plan.yaml'), join(dir, 'release.plan.yaml'));
 
+  /** The command line of `leash` with `args`, on the store of `db`. */
+  function argv(args: readonly string[], db = url.toString()): string[] {
+    return ['--import', TSX, BIN, ...args, '--db', db];
+  }
+
   function leash(...args: string[]) {
-    const r = spawnSync(process.execPath, ['--import', TSX, BIN, ...args, '--db', url.toString()], {
-      cwd: dir,
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
+    const r = spawnSync(process.execPath, argv(args), { cwd: dir, encoding: 'utf8', timeout: 60_000 });
     return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  }
+
+  /** `leash` with `args` started, its connections named `applicationName`; `exited` resolves at its end. */
+  function leashStarted(applicationName: string, ...args: string[]) {
+    const db = urlWithApplicationName(applicationName, url.toString());
+    const child = spawn(process.execPath, argv(args, db), { cwd: dir });
+    const out = { stdout: '', stderr: '' };
+    child.stdout.setEncoding('utf8').on('data', (text: string) => (out.stdout += text));
+    child.stderr.setEncoding('utf8').on('data', (text: string) => (out.stderr += text));
+    const exited = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+      child.once('close', (code) => resolve({ code, ...out })),
+    );
+    return { child, out, exited };
   }
 
   afterAll(async () => {
@@ -78,4 +102,68 @@ describe.skipIf(skip)('leash with --db postgres://', () => {
     const echo = reports.find((p) => p.planId === 'echo')?.findings.map((f) => [f.code, f.seq]);
     expect([r.code, echo]).toEqual([1, [['MALFORMED_ENTRY', 1]]]);
   }, 60_000);
+
+  describe('when the server ends its connections', () => {
+    const admin = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });
+
+    afterAll(async () => {
+      await admin.end();
+    });
+
+    describe('while `leash run` records a step', () => {
+      let ended: { code: number | null; stdout: string; stderr: string };
+
+      beforeAll(async () => {
+        // The first step waits until the test writes to a FIFO, so that it knows when the run is there.
+        spawnSync('mkfifo', [join(dir, 'go.fifo')]);
+        writeFileSync(
+          join(dir, 'waits.plan.yaml'),
+          [
+            'version: 1',
+            'id: waits',
+            'decisions:',
+            '  - id: wait',
+            '    tool: shell',
+            '    input:',
+            `      argv: [node, -e, "require('fs').readFileSync('go.fifo')"]`,
+            '  - id: done',
+            '    tool: echo',
+            '    input: { message: done }',
+            '',
+          ].join('\n'),
+        );
+        const applicationName = freshApplicationName();
+        const run = leashStarted(applicationName, 'run', 'waits.plan.yaml', '--json');
+        const fifo = await open(join(dir, 'go.fifo'), 'w'); // opens once the first step reads it
+        // Another writer changes the plan meanwhile: the run's next check locks its row in a transaction.
+        await admin.query(
+          `UPDATE "${schema}"."leash_plans" SET guardrails = guardrails WHERE plan_id = 'waits'`,
+        );
+        const lock = await lockRows(admin, `"${schema}"."leash_plans"`);
+        try {
+          await fifo.close(); // the step ends; the check recording it waits for the lock
+          await lockWaitOf(admin, applicationName);
+          await terminateBackends(admin, applicationName);
+        } finally {
+          await lock.unlock();
+        }
+        ended = await run.exited;
+      }, 60_000);
+
+      it('ends the run with exit code 1 and its report', () => {
+        const report = JSON.parse(ended.stdout) as { status: string };
+        expect([ended.code, report.status]).toEqual([1, 'failed']);
+      });
+
+      it('says in the report that the store could not record the step', () => {
+        const report = JSON.parse(ended.stdout) as { outcome: { reason: string } };
+        expect(report.outcome.reason).toMatch(/could not update plan "waits": terminating connection/);
+      });
+
+      it('leaves a log that verifies', () => {
+        const verified = leash('verify', 'waits', '--json');
+        expect([verified.code, (JSON.parse(verified.stdout) as { ok: boolean }[])[0]?.ok]).toEqual([0, true]);
+      });
+    });
+  });
 });

@@ -114,3 +114,16 @@ export async function terminateBackends(admin: pg.Pool, applicationName: string)
   );
   return ended.rowCount ?? 0;
 }
+
+/** Locks every row of `table` (schema-qualified and quoted) in a transaction of a client of `pool`. */
+export async function lockRows(pool: pg.Pool, table: string): Promise<{ unlock(): Promise<void> }> {
+  const client = await pool.connect();
+  await client.query('BEGIN');
+  await client.query(`SELECT 1 FROM ${table} FOR UPDATE`);
+  return {
+    async unlock() {
+      await client.query('ROLLBACK');
+      client.release();
+    },
+  };
+}

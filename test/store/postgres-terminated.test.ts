@@ -6,6 +6,7 @@ import {
   DATABASE_URL,
   freshApplicationName,
   freshSchemaName,
+  lockRows,
   lockWaitOf,
   skipWithoutServer,
   terminateBackends,
@@ -14,15 +15,7 @@ import {
 
 const skip = await skipWithoutServer('test/store/postgres-terminated.test.ts');
 
-/** The rejection of `promise`; fails the test when it resolves. */
-async function rejection(promise: Promise<unknown>): Promise<Record<string, unknown>> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Record<string, unknown>;
-  }
-  throw new Error('expected a rejection');
-}
+const unavailable = { code: 'STORE_UNAVAILABLE' };
 
 /** How many budget checks the log records as allowed. */
 function allowedInLog(log: readonly ChainedEntry[]): number {
@@ -57,12 +50,9 @@ describe.skipIf(skip)('a PostgresStore whose connections the server ends', () =>
     return { store, service, applicationName };
   }
 
-  /** Locks the plans of `store` until the transaction of {@link holder} ends. */
-  async function lockPlans(store: PostgresStore): Promise<pg.PoolClient> {
-    const client = await holder.connect();
-    await client.query('BEGIN');
-    await client.query(`SELECT 1 FROM "${schema}"."${store.tablePrefix}plans" FOR UPDATE`);
-    return client;
+  /** Locks the plans of `store` until `unlock()`. */
+  function lockPlans(store: PostgresStore) {
+    return lockRows(holder, `"${schema}"."${store.tablePrefix}plans"`);
   }
 
   beforeAll(async () => {
@@ -83,13 +73,12 @@ describe.skipIf(skip)('a PostgresStore whose connections the server ends', () =>
     await service.checkToolBudget('p', 1); // the store now decides the next check from this one
     const lock = await lockPlans(store);
     try {
-      const check = rejection(service.checkToolBudget('p', 1));
+      const check = expect(service.checkToolBudget('p', 1)).rejects.toMatchObject(unavailable);
       await lockWaitOf(admin, applicationName);
       await terminateBackends(admin, applicationName);
-      expect(await check).toMatchObject({ code: 'STORE_UNAVAILABLE' });
+      await check;
     } finally {
-      await lock.query('ROLLBACK');
-      lock.release();
+      await lock.unlock();
     }
   });
 
@@ -97,13 +86,12 @@ describe.skipIf(skip)('a PostgresStore whose connections the server ends', () =>
     const { store, service, applicationName } = await configured();
     const lock = await lockPlans(store);
     try {
-      const check = rejection(service.checkToolBudget('p', 1));
+      const check = expect(service.checkToolBudget('p', 1)).rejects.toMatchObject(unavailable);
       await lockWaitOf(admin, applicationName);
       await terminateBackends(admin, applicationName);
-      expect(await check).toMatchObject({ code: 'STORE_UNAVAILABLE' });
+      await check;
     } finally {
-      await lock.query('ROLLBACK');
-      lock.release();
+      await lock.unlock();
     }
   });
 
@@ -116,8 +104,7 @@ describe.skipIf(skip)('a PostgresStore whose connections the server ends', () =>
       await terminateBackends(admin, applicationName);
       expect((await check).allowed).toBe(false);
     } finally {
-      await lock.query('ROLLBACK');
-      lock.release();
+      await lock.unlock();
     }
   });
 
@@ -127,14 +114,13 @@ describe.skipIf(skip)('a PostgresStore whose connections the server ends', () =>
     const lock = await lockPlans(store);
     let waiting: Promise<boolean[]>;
     try {
-      const first = rejection(service.checkToolBudget('p', 1));
+      const first = expect(service.checkToolBudget('p', 1)).rejects.toMatchObject(unavailable);
       await lockWaitOf(admin, applicationName);
       waiting = Promise.all([2, 3].map(async (cost) => (await service.checkToolBudget('p', cost)).allowed));
       await terminateBackends(admin, applicationName);
       await first;
     } finally {
-      await lock.query('ROLLBACK');
-      lock.release();
+      await lock.unlock();
     }
     expect(await waiting).toEqual([true, true]);
   });
