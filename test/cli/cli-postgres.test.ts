@@ -51,7 +51,20 @@ describe.skipIf(skip)('leash with --db postgres://', () => {
     const exited = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
       child.once('close', (code) => resolve({ code, ...out })),
     );
-    return { child, out, exited };
+    /** Resolves with the match once stdout matches `pattern`; rejects when the command ends first. */
+    const printed = (pattern: RegExp) =>
+      new Promise<RegExpExecArray>((resolve, reject) => {
+        const look = () => {
+          const found = pattern.exec(out.stdout);
+          if (found === null) return;
+          child.stdout.off('data', look);
+          resolve(found);
+        };
+        child.stdout.on('data', look);
+        look();
+        void exited.then((end) => reject(new Error(`leash ended first: ${JSON.stringify(end)}`)));
+      });
+    return { child, exited, printed };
   }
 
   afterAll(async () => {
@@ -163,6 +176,53 @@ describe.skipIf(skip)('leash with --db postgres://', () => {
       it('leaves a log that verifies', () => {
         const verified = leash('verify', 'waits', '--json');
         expect([verified.code, (JSON.parse(verified.stdout) as { ok: boolean }[])[0]?.ok]).toEqual([0, true]);
+      });
+    });
+
+    describe('while `leash serve` records an approval', () => {
+      let answered: { status: number; text: string };
+      let after: number;
+      let ended: { code: number | null };
+
+      beforeAll(async () => {
+        const paused = leash('run', 'release.plan.yaml', '--id', 'served', '--json');
+        const approvalId = (JSON.parse(paused.stdout) as { approval: { id: string } }).approval.id;
+        const applicationName = freshApplicationName();
+        const serve = leashStarted(applicationName, 'serve', '--port', '0');
+        const [, address, token] = await serve.printed(/leash dashboard: (\S+)\/\?token=(\S+)/);
+        const headers = { authorization: `Bearer ${token}` };
+        const inbox = await (await fetch(`${address}/approvals`, { headers })).text();
+        const csrf = /name="csrf" value="([^"]+)"/.exec(inbox)?.[1] ?? '';
+        const lock = await lockRows(admin, `"${schema}"."leash_plans"`);
+        try {
+          const approving = fetch(`${address}/approvals/${approvalId}/approve`, {
+            method: 'POST',
+            headers,
+            body: new URLSearchParams({ csrf, by: 'alice' }),
+            redirect: 'manual',
+          });
+          await lockWaitOf(admin, applicationName);
+          await terminateBackends(admin, applicationName);
+          const response = await approving;
+          answered = { status: response.status, text: await response.text() };
+        } finally {
+          await lock.unlock();
+        }
+        after = (await fetch(`${address}/approvals`, { headers })).status;
+        serve.child.kill('SIGTERM');
+        ended = await serve.exited;
+      }, 60_000);
+
+      it('answers the request with the reason the approval was not recorded', () => {
+        expect(answered.text).toMatch(/could not update plan &quot;served&quot;: terminating connection/);
+      });
+
+      it('answers the next request', () => {
+        expect(after).toBe(200);
+      });
+
+      it('ends with exit code 0 when stopped', () => {
+        expect(ended.code).toBe(0);
       });
     });
   });
