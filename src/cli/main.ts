@@ -644,7 +644,8 @@ function describeRun(run: RunReport): string {
       '  or open the dashboard: leash serve',
     );
   } else if (o.status === 'failed') {
-    lines.push(`  ${o.guard === undefined ? 'failed' : `stopped by ${o.guard}`}: ${safe(o.reason ?? '')}`);
+    const failed = o.code === undefined ? 'failed' : `failed (${safe(o.code)})`;
+    lines.push(`  ${o.guard === undefined ? failed : `stopped by ${o.guard}`}: ${safe(o.reason ?? '')}`);
     if (o.completed > 0) lines.push('  the work done before the stop is kept: leash status ' + run.planId);
   }
   return lines.join('\n');

@@ -43,6 +43,8 @@ export interface RunOutcome {
   readonly guard?: string;
   /** Why it ended, when it did not complete. */
   readonly reason?: string;
+  /** The code of the leash error that ended it, such as `STORE_UNAVAILABLE` for a store it lost. */
+  readonly code?: string;
   /** The confirmation to give, when it waits for one. */
   readonly approvalId?: string;
   readonly completed: number;
@@ -426,7 +428,10 @@ function outcomeOf(result: ExecutionResult, decisions: number): RunOutcome {
   if (result.violation) {
     return { ...base, guard: result.violation.check.guardName, reason: result.violation.check.reason };
   }
-  if (result.status === 'failed') return { ...base, reason: errorText(result.error) };
+  if (result.status === 'failed') {
+    const code = isGuardrailError(result.error) ? { code: result.error.code } : {};
+    return { ...base, reason: errorText(result.error), ...code };
+  }
   return base;
 }
 

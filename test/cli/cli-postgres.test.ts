@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -123,49 +123,64 @@ describe.skipIf(skip)('leash with --db postgres://', () => {
       await admin.end();
     });
 
-    describe('while `leash run` records a step', () => {
+    /**
+     * Runs a plan whose first step waits until the test writes to a FIFO, so that the test knows when
+     * the run is there; meanwhile another writer changes the plan, so the check recording the step locks
+     * its row in a transaction, and waits, as the server ends the run's connections.
+     */
+    async function runCut(planId: string, ...flags: string[]) {
+      const fifo = join(dir, 'go.fifo');
+      if (!existsSync(fifo)) spawnSync('mkfifo', [fifo]);
+      const applicationName = freshApplicationName();
+      const run = leashStarted(applicationName, 'run', 'waits.plan.yaml', '--id', planId, ...flags);
+      const writer = await open(fifo, 'w'); // opens once the first step reads it
+      await admin.query(`UPDATE "${schema}"."leash_plans" SET guardrails = guardrails WHERE plan_id = $1`, [
+        planId,
+      ]);
+      const lock = await lockRows(admin, `"${schema}"."leash_plans"`);
+      try {
+        await writer.close(); // the step ends; the check recording it waits for the lock
+        await lockWaitOf(admin, applicationName);
+        await terminateBackends(admin, applicationName);
+      } finally {
+        await lock.unlock();
+      }
+      return run.exited;
+    }
+
+    beforeAll(() => {
+      writeFileSync(
+        join(dir, 'waits.plan.yaml'),
+        [
+          'version: 1',
+          'decisions:',
+          '  - id: wait',
+          '    tool: shell',
+          '    input:',
+          `      argv: [node, -e, "require('fs').readFileSync('go.fifo')"]`,
+          '  - id: done',
+          '    tool: echo',
+          '    input: { message: done }',
+          '',
+        ].join('\n'),
+      );
+    });
+
+    describe('while `leash run --json` records a step', () => {
       let ended: { code: number | null; stdout: string; stderr: string };
 
       beforeAll(async () => {
-        // The first step waits until the test writes to a FIFO, so that it knows when the run is there.
-        spawnSync('mkfifo', [join(dir, 'go.fifo')]);
-        writeFileSync(
-          join(dir, 'waits.plan.yaml'),
-          [
-            'version: 1',
-            'id: waits',
-            'decisions:',
-            '  - id: wait',
-            '    tool: shell',
-            '    input:',
-            `      argv: [node, -e, "require('fs').readFileSync('go.fifo')"]`,
-            '  - id: done',
-            '    tool: echo',
-            '    input: { message: done }',
-            '',
-          ].join('\n'),
-        );
-        const applicationName = freshApplicationName();
-        const run = leashStarted(applicationName, 'run', 'waits.plan.yaml', '--json');
-        const fifo = await open(join(dir, 'go.fifo'), 'w'); // opens once the first step reads it
-        // Another writer changes the plan meanwhile: the run's next check locks its row in a transaction.
-        await admin.query(
-          `UPDATE "${schema}"."leash_plans" SET guardrails = guardrails WHERE plan_id = 'waits'`,
-        );
-        const lock = await lockRows(admin, `"${schema}"."leash_plans"`);
-        try {
-          await fifo.close(); // the step ends; the check recording it waits for the lock
-          await lockWaitOf(admin, applicationName);
-          await terminateBackends(admin, applicationName);
-        } finally {
-          await lock.unlock();
-        }
-        ended = await run.exited;
+        ended = await runCut('waits', '--json');
       }, 60_000);
 
       it('ends the run with exit code 1 and its report', () => {
         const report = JSON.parse(ended.stdout) as { status: string };
         expect([ended.code, report.status]).toEqual([1, 'failed']);
+      });
+
+      it('names STORE_UNAVAILABLE in the report', () => {
+        const report = JSON.parse(ended.stdout) as { outcome: { code: string } };
+        expect(report.outcome.code).toBe('STORE_UNAVAILABLE');
       });
 
       it('says in the report that the store could not record the step', () => {
@@ -176,8 +191,13 @@ describe.skipIf(skip)('leash with --db postgres://', () => {
       it('leaves a log that verifies', () => {
         const verified = leash('verify', 'waits', '--json');
         expect([verified.code, (JSON.parse(verified.stdout) as { ok: boolean }[])[0]?.ok]).toEqual([0, true]);
-      });
+      }, 60_000);
     });
+
+    it('prints the code of the error that ended the run when `leash run` records a step', async () => {
+      const ended = await runCut('printed');
+      expect(ended.stdout).toMatch(/failed \(STORE_UNAVAILABLE\): PostgresStore could not update plan/);
+    }, 60_000);
 
     describe('while `leash serve` records an approval', () => {
       let answered: { status: number; text: string };
