@@ -211,7 +211,7 @@ export function createDashboardApp(o: DashboardAppOptions): Hono {
     return page(c, auditPage(ctx, planId, auditLog, filter, report));
   });
 
-  const inbox = async (c: Context, flash: Flash | null, statusCode: 200 | 400 | 404 | 409 = 200) => {
+  const inbox = async (c: Context, flash: Flash | null, statusCode: 200 | 400 | 404 | 409 | 503 = 200) => {
     const wanted = c.req.query('status');
     const status = APPROVAL_FILTERS.includes(wanted as ApprovalStatus) ? (wanted as ApprovalStatus) : null;
     const ctx = await context();
@@ -253,7 +253,9 @@ export function createDashboardApp(o: DashboardAppOptions): Hono {
             ? 404
             : error.code === 'APPROVAL_NOT_PENDING' || error.code === 'APPROVAL_EXPIRED'
               ? 409
-              : 400;
+              : error.code === 'STORE_UNAVAILABLE'
+                ? 503
+                : 400;
         return inbox(c, { ...typed, message: error.message }, statusCode);
       }
       // The plan continues without this request: a long step must not hold the browser.
@@ -279,7 +281,11 @@ export function createDashboardApp(o: DashboardAppOptions): Hono {
 }
 
 /** Renders a page; `html` output is a string unless a value was a promise. */
-async function page(c: Context, body: Html, status: 200 | 400 | 404 | 409 | 500 = 200): Promise<Response> {
+async function page(
+  c: Context,
+  body: Html,
+  status: 200 | 400 | 404 | 409 | 500 | 503 = 200,
+): Promise<Response> {
   return c.html(await body, status);
 }
 

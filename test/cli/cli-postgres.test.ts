@@ -233,6 +233,10 @@ describe.skipIf(skip)('leash with --db postgres://', () => {
         ended = await serve.exited;
       }, 60_000);
 
+      it('answers the request with 503 Service Unavailable', () => {
+        expect(answered.status).toBe(503);
+      });
+
       it('answers the request with the reason the approval was not recorded', () => {
         expect(answered.text).toMatch(/could not update plan &quot;served&quot;: terminating connection/);
       });
