@@ -126,3 +126,37 @@ export function describeValue(value: unknown): string {
 export function invalid(field: string, rule: string, value: unknown): never {
   throw new GuardrailValidationError(field, `${field} must be ${rule}, got ${describeValue(value)}`);
 }
+
+/** How much of a tool's error is kept: its last lines, where the exit code's cause usually is. */
+export const ERROR_TAIL_LINES = 20;
+export const ERROR_TAIL_BYTES = 4096;
+
+/**
+ * The end of a text, bounded: its last `maxLines` lines, and of those at most `maxBytes` bytes of UTF-8
+ * (whole characters). A text that was cut starts with `…`, which the bound includes.
+ */
+export function textTail(text: string, maxLines: number, maxBytes: number): string {
+  const lines = text.replace(/\s+$/, '').split(/\r?\n/);
+  let tail = lines.slice(-Math.max(1, maxLines)).join('\n');
+  let cut = lines.length > maxLines;
+  const room = Math.max(0, maxBytes - Buffer.byteLength('…', 'utf8'));
+  if (Buffer.byteLength(tail, 'utf8') > (cut ? room : maxBytes)) {
+    const chars = [...tail];
+    let bytes = 0;
+    let start = chars.length;
+    while (start > 0) {
+      const size = Buffer.byteLength(chars[start - 1] as string, 'utf8');
+      if (bytes + size > room) break;
+      bytes += size;
+      start -= 1;
+    }
+    tail = chars.slice(start).join('');
+    cut = true;
+  }
+  return cut ? `…${tail}` : tail;
+}
+
+/** The message of an error as {@link textTail} keeps it: its last 20 lines, at most 4 KiB. */
+export function errorTail(e: unknown): string {
+  return textTail(errorText(e), ERROR_TAIL_LINES, ERROR_TAIL_BYTES);
+}

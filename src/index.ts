@@ -57,6 +57,7 @@ export { MemoryStore } from './store/memory/MemoryStore.js';
 export { PLAN_PHASES, type Decision, type Plan, type PlanPhase } from './executor/Plan.js';
 export {
   PlanExecutor,
+  type DecisionFailure,
   type ExecutionResult,
   type ExecutionStatus,
   type ExecutorEvents,

@@ -8,6 +8,7 @@ import {
   isGuardrailError,
   isGuardrailValidationError,
   isGuardrailViolationError,
+  textTail,
 } from '../src/errors.js';
 import type { GuardCheck } from '../src/index.js';
 
@@ -325,5 +326,20 @@ describe('invalid', () => {
     expect(error).toBeInstanceOf(GuardrailValidationError);
     expect((error as GuardrailValidationError).field).toBe('max_steps');
     expect((error as GuardrailValidationError).message).toBe('max_steps must be an integer >= 1, got 0');
+  });
+});
+
+describe('textTail', () => {
+  it('keeps a short text as it is, without its trailing blank lines', () => {
+    expect(textTail('exit code 1\n\n', 20, 4096)).toBe('exit code 1');
+  });
+
+  it('keeps the last lines, marked as cut', () => {
+    expect(textTail('a\nb\nc', 2, 4096)).toBe('…b\nc');
+  });
+
+  it('keeps at most the bytes asked for, in whole characters, the mark included', () => {
+    const tail = textTail('ééééé', 20, 7);
+    expect([tail, Buffer.byteLength(tail, 'utf8')]).toEqual(['…éé', 7]);
   });
 });

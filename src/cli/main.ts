@@ -21,18 +21,28 @@ import { Progress } from './progress.js';
 import type { ExecutorEvents } from '../executor/PlanExecutor.js';
 import { openStore } from './openStore.js';
 import { parsePlanFile, planFileJsonSchema } from './planFile.js';
-import { clockOf, PlanRunner, type PlanListRow, type PlanStatus, type RunReport } from './runner.js';
+import {
+  clockOf,
+  PlanRunner,
+  type PlanListRow,
+  type PlanStatus,
+  type RunOutcome,
+  type RunReport,
+} from './runner.js';
 import type { BuiltinToolOptions } from './tools/index.js';
 
 /** The exit codes of `leash`, as the README documents them. */
 export const EXIT = Object.freeze({
   /** Done: the plan completed, or the command did what it was asked. */
   OK: 0,
-  /** The plan failed for another reason than a guardrail (a tool failed, the store was unreachable), or verification found problems. */
+  /**
+   * The plan failed for another reason than a guardrail (a tool failed for good, after its retries or at
+   * once; the store was unreachable), or verification found problems.
+   */
   FAILED: 1,
   /** Usage or validation error: bad arguments, an invalid plan or policy file, an unknown id. */
   USAGE: 2,
-  /** A guardrail stopped the plan. */
+  /** A guardrail stopped the plan: budget, steps, wall clock, a confirmation, a tool-call limit. */
   STOPPED: 3,
   /** The plan waits for a person's confirmation. */
   AWAITING: 4,
@@ -146,7 +156,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .addHelpText(
       'after',
       `
-Exit codes: 0 done · 1 failed (a tool failed, the store was unreachable, verification found problems)
+Exit codes: 0 done · 1 failed (a tool failed for good, retries included; the store was unreachable;
+            verification found problems)
             2 usage or validation error · 3 stopped by a guardrail · 4 awaiting confirmation
 
 State lives in a SQLite file at ./.leash/leash.db unless --db (or LEASH_DB) names another file or a
@@ -644,11 +655,32 @@ function describeRun(run: RunReport): string {
       '  or open the dashboard: leash serve',
     );
   } else if (o.status === 'failed') {
-    const failed = o.code === undefined ? 'failed' : `failed (${safe(o.code)})`;
-    lines.push(`  ${o.guard === undefined ? failed : `stopped by ${o.guard}`}: ${safe(o.reason ?? '')}`);
+    lines.push(...endLines({ ...o, reason: o.reason ?? '' }));
     if (o.completed > 0) lines.push('  the work done before the stop is kept: leash status ' + run.planId);
   }
   return lines.join('\n');
+}
+
+/**
+ * Why a run ended, and under it the last error of the tool that failed (its exit code, stderr, HTTP
+ * status …): what `run` and `status` print of a failed run.
+ */
+function endLines(o: RunOutcome): string[] {
+  if (o.reason === undefined) return [];
+  const failed = o.code === undefined ? 'failed' : `failed (${safe(o.code)})`;
+  const lines = [`  ${o.guard === undefined ? failed : `stopped by ${o.guard}`}: ${safe(o.reason)}`];
+  if (o.error === undefined) return lines;
+  // A tool's failure names its decision in the reason; a guard's stop does not.
+  const which =
+    o.guard === undefined || o.decisionId === undefined
+      ? ''
+      : `last error of decision "${o.decisionId}"${(o.attempts ?? 1) > 1 ? ` (try ${o.attempts})` : ''}: `;
+  return [...lines, ...indent(safe(which + o.error), '    ')];
+}
+
+/** The lines of `text`, each after `prefix`. */
+function indent(text: string, prefix: string): string[] {
+  return text.split(/\r?\n/).map((line) => `${prefix}${line}`.trimEnd());
 }
 
 function statusJson(s: PlanStatus, nowMs: number): Record<string, unknown> {
@@ -693,8 +725,7 @@ function describeStatus(s: PlanStatus, nowMs: number): string {
   const o = s.record?.outcome;
   if (o) {
     lines.push(`  ${o.completed}/${o.decisions} decisions done`);
-    if (o.reason)
-      lines.push(`  ${o.guard === undefined ? 'failed' : `stopped by ${o.guard}`}: ${safe(o.reason)}`);
+    lines.push(...endLines(o));
   }
   for (const a of s.pending) {
     lines.push(

@@ -1,5 +1,11 @@
 import { systemClock, type Clock } from '../clock.js';
-import { errorText, GuardrailError, GuardrailValidationError, isGuardrailError } from '../errors.js';
+import {
+  errorTail,
+  errorText,
+  GuardrailError,
+  GuardrailValidationError,
+  isGuardrailError,
+} from '../errors.js';
 import type { Plan } from '../executor/Plan.js';
 import { PlanExecutor, type ExecutionResult, type ExecutorEvents } from '../executor/PlanExecutor.js';
 import { stateFromMetadata, type CompletedDecision } from '../executor/state.js';
@@ -47,6 +53,12 @@ export interface RunOutcome {
   readonly code?: string;
   /** The confirmation to give, when it waits for one. */
   readonly approvalId?: string;
+  /** The decision whose tool failed last, when the run ended after a tool failed. */
+  readonly decisionId?: string;
+  /** Its tries, the failed ones included. */
+  readonly attempts?: number;
+  /** The tool's last error: its last 20 lines, at most 4 KiB (an exit code, stderr, an HTTP status). */
+  readonly error?: string;
   readonly completed: number;
   readonly decisions: number;
 }
@@ -425,14 +437,21 @@ function outcomeOf(result: ExecutionResult, decisions: number): RunOutcome {
   if (result.status === 'awaiting_confirmation') {
     return { ...base, ...(result.approval ? { approvalId: result.approval.id } : {}) };
   }
+  const f = result.failure;
+  const failure = f === undefined ? {} : { decisionId: f.decisionId, attempts: f.attempts, error: f.error };
   if (result.violation) {
-    return { ...base, guard: result.violation.check.guardName, reason: result.violation.check.reason };
+    const { guardName, reason } = result.violation.check;
+    return { ...base, guard: guardName, reason, ...failure };
   }
-  if (result.status === 'failed') {
-    const code = isGuardrailError(result.error) ? { code: result.error.code } : {};
-    return { ...base, reason: errorText(result.error), ...code };
+  if (result.status !== 'failed') return base;
+  // A tool that failed for good (leash's own errors are the store's, an interruption's): the reason
+  // names the decision, the error says what went wrong.
+  if (f !== undefined && !isGuardrailError(result.error)) {
+    const tries = f.attempts === 1 ? '' : ` after ${f.attempts} tries`;
+    return { ...base, reason: `decision "${f.decisionId}" failed${tries}`, ...failure };
   }
-  return base;
+  const code = isGuardrailError(result.error) ? { code: result.error.code } : {};
+  return { ...base, reason: errorTail(result.error), ...code, ...failure };
 }
 
 function recordToJson(r: RunRecord): JsonObject {

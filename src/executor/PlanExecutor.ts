@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import {
   describeValue,
+  errorTail,
   GuardrailError,
   GuardrailValidationError,
   GuardrailViolationError,
@@ -37,8 +38,22 @@ export interface ExecutionResult {
   readonly violation?: GuardrailViolationError;
   /** The confirmation a person must give before `resume`, when the run is waiting for one. */
   readonly approval?: Approval;
-  /** The error that ended the run, when a tool failed for good or the store could not be reached. */
+  /**
+   * The error that ended the run, when a tool failed for good (at once, or the same failure again once
+   * its retries were used up) or the store could not be reached.
+   */
   readonly error?: unknown;
+  /** The decision the run ended at after its tool failed, with the tool's last error. */
+  readonly failure?: DecisionFailure;
+}
+
+/** A decision whose tool failed, and how: what a person needs to see of why a run ended. */
+export interface DecisionFailure {
+  readonly decisionId: string;
+  /** Tries made, the failed ones included. */
+  readonly attempts: number;
+  /** The tool's last error, as text: its last 20 lines, at most 4 KiB (see `errorTail`). */
+  readonly error: string;
 }
 
 /** What the executor reports while it runs; see {@link PlanExecutor.on}. */
@@ -297,6 +312,8 @@ export class PlanExecutor {
   ): Promise<ExecutionResult> {
     const completed = [...start.completed];
     let paused = start.paused;
+    // The last failure of the decision running, kept to say why the run ended there.
+    const last: { failure?: DecisionFailure } = {};
     let result: ExecutionResult;
     try {
       if (this.#service) await this.#service.markStarted(plan.id);
@@ -311,7 +328,7 @@ export class PlanExecutor {
           paused = guarded.paused;
           throw new Paused_(guarded.approval);
         }
-        await this.#runDecision(plan, decision, completed, guarded.wall, signal);
+        await this.#runDecision(plan, decision, completed, guarded.wall, signal, last);
       }
       result = { status: 'completed', completed };
     } catch (thrown) {
@@ -320,6 +337,7 @@ export class PlanExecutor {
       else if (thrown instanceof ToolFailed) result = { status: 'failed', completed, error: thrown.error };
       else if (isGuardrailViolationError(thrown)) result = { status: 'failed', completed, violation: thrown };
       else result = { status: 'failed', completed, error: thrown }; // the store failed: fail closed
+      if (last.failure !== undefined) result = { ...result, failure: last.failure };
     }
     const state: ExecutionState = { next: completed.length, completed, paused };
     return this.#end(plan, freezeResult(result), state);
@@ -379,6 +397,7 @@ export class PlanExecutor {
     completed: CompletedDecision[],
     firstWall: GuardCheck | null,
     signal: AbortSignal | null,
+    last: { failure?: DecisionFailure },
   ): Promise<void> {
     const service = this.#service;
     const tool = this.#tools.get(decision.tool) as Tool;
@@ -399,14 +418,20 @@ export class PlanExecutor {
       try {
         outcome = await this.#invoke(plan.id, decision, tool, attempt, estimate, remainingMs(wall), signal);
       } catch (error) {
-        await call?.release();
+        // The tool's own failure, kept and audited; an interruption or a guard's error says it all itself.
+        const toolError = signal?.aborted || isGuardrailError(error) ? undefined : errorTail(error);
+        await call?.release(toolError === undefined ? {} : { error: toolError });
         if (signal?.aborted) throw new ToolFailed(interrupted(signal));
+        if (toolError !== undefined)
+          last.failure = { decisionId: decision.id, attempts: attempt, error: toolError };
         // Guard errors (a violation, a bad argument) and errors marked so are not worth another try.
         if (!service || isGuardrailError(error) || !isRetryable(error)) throw failure(error);
         const fingerprint = `${decision.id}:${errorName(error)}`;
         const retries = failures.get(fingerprint) ?? 0;
-        const check = await service.checkRetries(plan.id, retries);
-        if (!check.allowed) throw new GuardrailViolationError(check, { cause: error });
+        const check = await service.checkRetries(plan.id, retries, { error: toolError as string });
+        // Out of retries, the tool has failed for good: its error ends the run, not the retry guard, so
+        // that "the tool failed" and "a limit ran out" stay apart. The refusal is in the audit log.
+        if (!check.allowed) throw failure(error);
         // With no max_retries_per_failure the guardrails allow any number: the executor's cap stops it.
         if (check.limit === null && retries >= this.#retry.maxRetries) throw failure(error);
         failures.set(fingerprint, retries + 1);
@@ -421,6 +446,7 @@ export class PlanExecutor {
       });
       const settled = await call?.commit(outcome.actual);
       completed.push(done); // the work happened and was paid for: keep it, whatever comes next
+      delete last.failure;
       this.#emit('decision', { planId: plan.id, decision: done });
       if (settled?.eventType === 'budget_overrun') throw new GuardrailViolationError(settled);
       // A tool that misreported its cost was charged its estimate; it ran, but the run stops here.

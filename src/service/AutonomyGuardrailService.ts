@@ -4,11 +4,13 @@ import type { AuditTrail } from '../audit/AuditTrail.js';
 import { systemClock, type Clock } from '../clock.js';
 import {
   describeValue,
+  ERROR_TAIL_LINES,
   GuardrailError,
   GuardrailValidationError,
   invalid,
   isGuardrailError,
   isStoreOutcomeUnknownError,
+  textTail,
 } from '../errors.js';
 import {
   AutonomyGuardrails,
@@ -98,6 +100,13 @@ function expiredDetails(details: Record<string, JsonValue>, ids: readonly string
   }
   details[key] = listed;
   if (listed.length < ids.length) details[`${key}_more`] = ids.length - listed.length;
+}
+
+/** The `error` of an options object: a text, or undefined when not given. */
+function errorOption(options: { error?: string }): string | undefined {
+  const error = objectWithKeys(options, 'options', ['error'])['error'];
+  if (error !== undefined && typeof error !== 'string') invalid('options.error', 'a string', error);
+  return error;
 }
 
 /** `m` that also gives back the reservations lapsed at `now`, when there are any. */
@@ -437,15 +446,28 @@ export class AutonomyGuardrailService {
     });
   }
 
-  /** Checks `currentRetries` against `max_retries_per_failure` and records the check. */
-  checkRetries(planId: string, currentRetries: number): Promise<GuardCheck> {
+  /**
+   * Checks `currentRetries` against `max_retries_per_failure` and records the check, with `error` (the
+   * failure to retry, as text) when given: the entry keeps as much of its end as the details limit lets.
+   */
+  checkRetries(
+    planId: string,
+    currentRetries: number,
+    options: { error?: string } = {},
+  ): Promise<GuardCheck> {
     return this.#checking(E.RETRY_BLOCKED, checkItself, () => {
       validatePlanId(planId);
       intField(currentRetries, 'current_retries', 0, false);
+      const error = errorOption(options);
       return this.#store.update(planId, (g) => {
         if (!g) return this.#unconfigured(E.RETRY_ALLOWED, E.RETRY_BLOCKED, planId);
         const check = g.checkRetries(currentRetries);
-        return this.#audited(check, { current_retries: currentRetries, limit: check.limit ?? null });
+        const details: Record<string, JsonValue> = {
+          current_retries: currentRetries,
+          limit: check.limit ?? null,
+        };
+        if (error !== undefined) details['error'] = error;
+        return this.#audited(check, details);
       });
     });
   }
@@ -537,9 +559,15 @@ export class AutonomyGuardrailService {
    * spends its actual cost, since the work was done. One not open and not lapsed was settled already,
    * by this or another handle of the same id: nothing changes, and nothing is spent twice.
    */
-  settleReservation(planId: string, id: string, actual: number | null): Promise<GuardCheck> {
+  settleReservation(
+    planId: string,
+    id: string,
+    actual: number | null,
+    options: { error?: string } = {},
+  ): Promise<GuardCheck> {
     return rejecting(() => {
       const actualMicros = actual === null ? null : toMicros(actual, 'actual', 'up');
+      const error = actual === null ? errorOption(options) : undefined;
       const now = this.#now();
       return this.#store.update(planId, (stored) => {
         const open = stored?.reservationMicros(id);
@@ -554,7 +582,7 @@ export class AutonomyGuardrailService {
         // Lapsed reservations are given back in this same update, so the check must not count them.
         const expired = stored.expiredReservations(now);
         const g = expired.length === 0 ? stored : stored.withoutExpired(now);
-        if (lapsed) return this.#settleLapsed(g, id, open ?? 0, actualMicros, expired, now);
+        if (lapsed) return this.#settleLapsed(g, id, open ?? 0, actualMicros, expired, now, error);
         const held = open as number;
         if (actualMicros === null) {
           const check = makeCheck(
@@ -565,6 +593,7 @@ export class AutonomyGuardrailService {
           );
           const details: Record<string, JsonValue> = { reservation_id: id, amount: fromMicros(held) };
           expiredDetails(details, expired);
+          if (error !== undefined) details['error'] = error;
           return this.#audited(check, details, expiring({ release: id }, expired, now), now);
         }
         const budget = g.toolBudgetMicros;
@@ -600,6 +629,7 @@ export class AutonomyGuardrailService {
     actualMicros: number | null,
     expired: readonly string[],
     now: number,
+    error?: string,
   ): PlanChange<GuardCheck> {
     const others = expired.filter((x) => x !== id);
     if (actualMicros === null) {
@@ -615,6 +645,7 @@ export class AutonomyGuardrailService {
         expired: true,
       };
       expiredDetails(details, others, 'also_expired');
+      if (error !== undefined) details['error'] = error;
       return this.#audited(check, details, expiring({ settleLapsed: id }, expired, now), now);
     }
     const budget = g.toolBudgetMicros;
@@ -973,7 +1004,22 @@ export class AutonomyGuardrailService {
    */
   #entry(check: GuardCheck, details: Record<string, JsonValue>, at: number = this.#now()): AuditEntry {
     if (!check.allowed && details['reason'] === undefined) details['reason'] = check.reason;
+    const error = details['error'];
+    if (typeof error === 'string') details['error'] = this.#fitted(details, error);
     return AuditEntry.fromCheck(check, at, details);
+  }
+
+  /** The end of `error` that lets `details` (which holds it as `error`) fit the details limit. */
+  #fitted(details: Record<string, JsonValue>, error: string): string {
+    let text = error;
+    for (;;) {
+      const bytes = Buffer.byteLength(JSON.stringify({ ...details, error: text }), 'utf8');
+      const over = bytes - this.#limits.maxDetailsBytes;
+      if (over <= 0) return text;
+      const shorter = textTail(text, ERROR_TAIL_LINES, Buffer.byteLength(text, 'utf8') - over);
+      if (shorter === text) return '';
+      text = shorter;
+    }
   }
 
   /** Normalized operation names, without repeats, in a stable order; at least one unless `mayBeEmpty`. */

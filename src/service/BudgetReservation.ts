@@ -59,16 +59,19 @@ export class BudgetReservation {
     return this.#settled;
   }
 
-  /** Gives the reserved amount back unspent. */
-  release(): Promise<GuardCheck> {
-    this.#settled ??= this.#settle(null);
+  /**
+   * Gives the reserved amount back unspent. `error`, the failure of the call, as text, is recorded with
+   * the release (as much of its end as the audit entry's details limit lets).
+   */
+  release(options: { error?: string } = {}): Promise<GuardCheck> {
+    this.#settled ??= this.#settle(null, options);
     return this.#settled;
   }
 
-  #settle(actual: number | null): Promise<GuardCheck> {
+  #settle(actual: number | null, options: { error?: string } = {}): Promise<GuardCheck> {
     if (!this.open) return Promise.resolve(this.check);
     // A settle the store refused stays refused for this handle: settle again through a new reserveBudget
     // with the same id, which finds the reservation still open.
-    return this.#service.settleReservation(this.planId, this.id, actual);
+    return this.#service.settleReservation(this.planId, this.id, actual, options);
   }
 }

@@ -203,17 +203,53 @@ describe('leash run', () => {
     expect([r.code, r.stdout]).toEqual([1, expect.stringContaining('no-such-command-here')]);
   });
 
-  it('exits 3 when a failing tool runs out of retries', () => {
-    plan(
-      'flaky.plan.yaml',
-      `version: 1
-guardrails: { actor_limits: { max_retries_per_failure: 0 } }
+  const FAILING = `version: 1
+guardrails: { actor_limits: { max_retries_per_failure: 2 } }
 decisions:
-  - { id: fail, tool: shell, input: { argv: [node, -e, "process.exit(7)"] } }
-`,
+  - { id: tests, tool: shell, input: { argv: [node, -e, "console.error('expected 2, got 3'); process.exit(7)"] } }
+`;
+
+  it('exits 1, not 3, when a failing tool runs out of retries', () => {
+    plan('failing.plan.yaml', FAILING);
+    const r = leash(['run', 'failing.plan.yaml', '--json']);
+    expect([r.code, json<{ outcome: { guard?: string } }>(r).outcome.guard]).toEqual([1, undefined]);
+  });
+
+  it('prints the exit code and stderr of a tool that failed after its retries', () => {
+    plan('failing.plan.yaml', FAILING);
+    const r = leash(['run', 'failing.plan.yaml']);
+    expect(r.stdout).toContain('failed: decision "tests" failed after 3 tries');
+    expect(r.stdout).toContain('exited with code 7: expected 2, got 3');
+  });
+
+  it('keeps the last error of the failed decision in the outcome of --json', () => {
+    plan('failing.plan.yaml', FAILING);
+    const { outcome } = json<{ outcome: Record<string, unknown> }>(
+      leash(['run', 'failing.plan.yaml', '--json']),
     );
-    const r = leash(['run', 'flaky.plan.yaml', '--json']);
-    expect([r.code, json<{ outcome: { guard: string } }>(r).outcome.guard]).toEqual([3, 'retry_limit']);
+    expect(outcome).toMatchObject({
+      decisionId: 'tests',
+      attempts: 3,
+      error: expect.stringMatching(/exited with code 7: expected 2, got 3$/),
+    });
+  });
+
+  it('shows the last error of a failed run in status and its --json', () => {
+    plan('failing.plan.yaml', FAILING);
+    leash(['run', 'failing.plan.yaml']);
+    expect(leash(['status', 'failing']).stdout).toContain('exited with code 7: expected 2, got 3');
+    const status = json<{ outcome: { error: string } }>(leash(['status', 'failing', '--json']));
+    expect(status.outcome.error).toContain('exited with code 7: expected 2, got 3');
+  });
+
+  it('records the tool’s last error in the audit entry that refuses another retry', () => {
+    plan('failing.plan.yaml', FAILING);
+    leash(['run', 'failing.plan.yaml']);
+    const log = json<{ event_type: string; details: { error?: string } }[]>(
+      leash(['audit', 'failing', '--format', 'json']),
+    );
+    const blocked = log.find((e) => e.event_type === 'retry_blocked');
+    expect(blocked?.details.error).toContain('exited with code 7: expected 2, got 3');
   });
 
   it('exits 2 for an invalid plan file, naming the path of the problem', () => {

@@ -152,6 +152,7 @@ describe('a plan whose tool failed', () => {
       status: 'failed',
       completed: [{ decisionId: 'd1', output: 'kept', cost: 0, attempts: 1 }],
       error,
+      failure: { decisionId: 'd2', attempts: 1, error: 'disk full' },
     });
   });
 

@@ -87,17 +87,59 @@ describe('retrying a failed decision', () => {
     expect((await guardrailsOf(service)).stepCount).toBe(1);
   });
 
-  it('stops with retry_blocked once the failure used up max_retries_per_failure', async () => {
+  it('audits retry_blocked once the failure used up max_retries_per_failure', async () => {
     const { result, service } = await run(flaky([typeError, typeError, typeError]), 2);
     expect(result.status).toBe('failed');
-    expect(result.violation?.check.eventType).toBe('retry_blocked');
     expect((await eventsOf(service)).at(-1)).toBe('retry_blocked');
   });
 
-  it('carries the last error of a failure that ran out of retries as the violation’s cause', async () => {
+  it('ends a failure that ran out of retries as the tool’s failure, with its last error, not a violation', async () => {
     const last = new TypeError('the third time');
     const { result } = await run(flaky([typeError, () => last]), 1);
-    expect(result.violation?.cause).toBe(last);
+    expect([result.status, result.error, result.violation]).toEqual(['failed', last, undefined]);
+  });
+
+  it('reports the decision that failed, the tries it took and the tool’s last error', async () => {
+    const { result } = await run(flaky([typeError, typeError, () => new TypeError('exit code 7')]), 2);
+    expect(result.failure).toEqual({ decisionId: 'd1', attempts: 3, error: 'exit code 7' });
+  });
+
+  it('reports the last error of a tool that fails at once, not worth retrying', async () => {
+    const { result } = await run(flaky([() => new NonRetryableError('permission denied')]), 2);
+    expect(result.failure).toEqual({ decisionId: 'd1', attempts: 1, error: 'permission denied' });
+  });
+
+  it('keeps only the last 20 lines of a long error', async () => {
+    const lines = Array.from({ length: 30 }, (_, i) => `line ${i + 1}`);
+    const { result } = await run(flaky([() => new NonRetryableError(lines.join('\n'))]), 0);
+    expect(result.failure?.error).toBe(`…${lines.slice(10).join('\n')}`);
+  });
+
+  it('reports no failure for a decision that failed, then succeeded', async () => {
+    const { result } = await run(flaky([typeError]), 1);
+    expect(result.failure).toBeUndefined();
+  });
+
+  it('records the tool’s error in the audit entry that refuses another retry', async () => {
+    const { service } = await run(flaky([() => new TypeError('exit code 7')]), 0);
+    expect(await detailsOf(service, 'retry_blocked')).toEqual([
+      expect.objectContaining({ error: 'exit code 7' }),
+    ]);
+  });
+
+  it('records the tool’s error with the release of the failed try’s reservation', async () => {
+    const { service } = await run(flaky([() => new NonRetryableError('permission denied')]), 2);
+    expect(await detailsOf(service, 'budget_released')).toEqual([
+      expect.objectContaining({ error: 'permission denied' }),
+    ]);
+  });
+
+  it('keeps the end of an error too long for the audit entry, within its details limit', async () => {
+    const long = `${'a'.repeat(3000)}\n${'b'.repeat(3000)}`;
+    const { service } = await run(flaky([() => new TypeError(long)]), 0);
+    const [details] = await detailsOf(service, 'retry_blocked');
+    expect(Buffer.byteLength(JSON.stringify(details), 'utf8')).toBeLessThanOrEqual(4096);
+    expect(details?.['error']).toMatch(/^…a*\nb{3000}$/);
   });
 
   it('tries the tool once more than max_retries_per_failure', async () => {
@@ -111,7 +153,7 @@ describe('retrying a failed decision', () => {
     const { result, delays } = await run(t, 0);
     expect(t.calls).toHaveLength(1);
     expect(delays).toEqual([]);
-    expect(result.violation?.check.eventType).toBe('retry_blocked');
+    expect(result.status).toBe('failed');
   });
 
   it('counts retries per failure: a different error has retries of its own', async () => {
@@ -124,7 +166,7 @@ describe('retrying a failed decision', () => {
   it('stops when one of several failures used up its retries', async () => {
     const t = flaky([typeError, rangeError, typeError]);
     const { result, service } = await run(t, 1);
-    expect(result.violation?.check.eventType).toBe('retry_blocked');
+    expect(result.error).toBeInstanceOf(TypeError);
     expect((await detailsOf(service, 'retry_allowed')).map((d) => d['current_retries'])).toEqual([0, 0]);
   });
 

@@ -725,6 +725,12 @@ describe('actor limits', () => {
     expect(await rejectedField(service.checkActorToolCalls('plan', -1))).toBe('current_calls');
   });
 
+  it('refuses a retry check whose error is not a text', async () => {
+    const { service } = await configured({ actorLimits });
+    const bad = { error: 7 } as unknown as { error: string };
+    expect(await rejectedField(service.checkRetries('plan', 0, bad))).toBe('options.error');
+  });
+
   it('refuses a fractional retry count', async () => {
     const { service } = await configured({ actorLimits });
     expect(await rejectedField(service.checkRetries('plan', 0.5))).toBe('current_retries');
