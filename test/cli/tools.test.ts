@@ -235,6 +235,13 @@ describe('shell tool', () => {
     expect(e.message).toMatch(/: …\ufffd😀😀/u);
   });
 
+  it('quotes the last lines of stdout when the command wrote nothing to stderr', async () => {
+    const e = await failure(shell(), {
+      argv: node('console.log("1 test failed"); process.exit(1)'),
+    });
+    expect(e.message).toBe(`command ${JSON.stringify(NODE)} exited with code 1: 1 test failed`);
+  });
+
   it('throws a NonRetryableError for a command that does not exist', async () => {
     const e = await failure(shell(), { argv: ['leash-no-such-command'] });
     expect(e).toBeInstanceOf(NonRetryableError);

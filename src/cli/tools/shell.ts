@@ -16,7 +16,7 @@ export const SHELL_KILL_GRACE_MS = 2_000;
  * hold the pipes open for ever; the step does not wait for it.
  */
 const DRAIN_MS = 1_000;
-/** Lines of stderr quoted in the error of a failed command. */
+/** Lines of stderr (of stdout, when stderr is empty) quoted in the error of a failed command. */
 const QUOTED_LINES = 10;
 const QUOTED_CHARS = 2_000;
 
@@ -226,7 +226,7 @@ function runCommand(argv: readonly string[], o: RunOptions): Promise<ShellOutput
       } else if (stopped === 'timeout') {
         const seconds = o.timeoutMs / 1000;
         const error = new ShellCommandTimedOut(
-          `command ${name} timed out after ${seconds} s and was stopped${quote(out.stderr)}`,
+          `command ${name} timed out after ${seconds} s and was stopped${quote(out)}`,
           signal,
         );
         settle({ error });
@@ -234,7 +234,7 @@ function runCommand(argv: readonly string[], o: RunOptions): Promise<ShellOutput
         settle({ value: Object.freeze({ exit_code: 0, ...out, duration_ms: durationMs }) });
       } else {
         const how = code === null ? `was killed by ${signal ?? 'a signal'}` : `exited with code ${code}`;
-        const message = `command ${name} ${how}${quote(out.stderr)}`;
+        const message = `command ${name} ${how}${quote(out)}`;
         settle({ error: new ShellCommandFailed(message, { exitCode: code, signal, ...out, durationMs }) });
       }
     };
@@ -272,9 +272,13 @@ function spawnError(name: string, e: NodeJS.ErrnoException): NonRetryableError {
   return new NonRetryableError(`command ${name} cannot be started: ${e.message}`, { cause: e });
 }
 
-/** `: <the last lines of stderr>`, or nothing when it is empty. */
-function quote(stderr: string): string {
-  const lines = stderr.split(/\r?\n/).filter((line) => line.trim() !== '');
+/**
+ * `: <the last lines of stderr>`, or of stdout when stderr is empty (test runners report failures
+ * there); nothing when both are.
+ */
+function quote(out: { stdout: string; stderr: string }): string {
+  const printed = out.stderr.trim() === '' ? out.stdout : out.stderr;
+  const lines = printed.split(/\r?\n/).filter((line) => line.trim() !== '');
   if (lines.length === 0) return '';
   let text = lines.slice(-QUOTED_LINES).join('\n');
   // The cut may fall inside a surrogate pair, whose lone half no store or audit log can keep.
