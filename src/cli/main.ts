@@ -19,7 +19,7 @@ import type { Approval, ApprovalStatus, GuardrailStore } from '../store/Guardrai
 import { budgetText, gauges, safe, stepsText, table, wallOf } from './format.js';
 import { Progress } from './progress.js';
 import type { ExecutorEvents } from '../executor/PlanExecutor.js';
-import { openStore } from './openStore.js';
+import { dbArgument, openStore, storeName, storeTarget } from './openStore.js';
 import { parsePlanFile, planFileJsonSchema } from './planFile.js';
 import {
   clockOf,
@@ -82,7 +82,11 @@ const USAGE_CODES = new Set([
   'APPROVAL_NOT_FOUND',
   'APPROVAL_NOT_PENDING',
   'APPROVAL_EXPIRED',
+  'STORE_NOT_FOUND',
 ]);
+
+/** Errors of something looked for in the store: their message names the database searched. */
+const NOT_FOUND_CODES = new Set(['PLAN_NOT_FOUND', 'APPROVAL_NOT_FOUND']);
 
 const STATUSES: readonly ApprovalStatus[] = ['pending', 'approved', 'denied', 'used'];
 
@@ -94,12 +98,22 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   const printJson = (value: unknown) => print(JSON.stringify(value, null, 2));
   const clock = io.clock ?? systemClock;
 
-  /** Opens the store, runs `body` with a runner on it, closes the store whatever happens. */
+  // The `--db` of the store in use, for the commands printed for a person to paste; empty for the default.
+  let dbArg = '';
+
+  /**
+   * Opens the store, runs `body` with a runner on it, closes the store whatever happens. Only `create`
+   * (for `run`) makes a SQLite database that does not exist: any other command refuses a path that names
+   * none, rather than answer from an empty one.
+   */
   async function withRunner<T>(
     db: string | undefined,
     body: (runner: PlanRunner, store: GuardrailStore) => Promise<T>,
+    options: { create?: boolean } = {},
   ) {
-    const store = await openStore(db, io.cwd, io.env);
+    const target = storeTarget(db, io.env);
+    const store = await openStore(db, io.cwd, io.env, { mustExist: options.create !== true });
+    dbArg = dbArgument(target, io.cwd);
     const progress = new Progress(io.stderr, clock, io.tickMs);
     // Progress reads the store: every update is written before it closes, in the order of the events.
     let printing: Promise<void> = Promise.resolve();
@@ -126,6 +140,12 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     });
     try {
       return await body(runner, store);
+    } catch (error) {
+      if (isGuardrailError(error) && NOT_FOUND_CODES.has(error.code)) {
+        const where = `${error.message} (searched ${storeName(target, io.cwd)})`;
+        throw new GuardrailError(error.code, where, { cause: error });
+      }
+      throw error;
     } finally {
       await printing;
       progress.close();
@@ -137,7 +157,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     if (json) {
       printJson({ plan_id: run.planId, ...runJson(run) });
     } else {
-      print(describeRun(run));
+      print(describeRun(run, dbArg));
     }
     return exitOf(run);
   }
@@ -200,17 +220,21 @@ Examples:
               format: formatOf(o.policy),
               source: o.policy,
             });
-      code = await withRunner(o.db, async (runner) => {
-        const run = await runner.start({
-          file: plan,
-          source: path,
-          baseDir: dirname(path),
-          name: planName(path),
-          ...(o.id === undefined ? {} : { id: o.id }),
-          policy,
-        });
-        return report(run);
-      });
+      code = await withRunner(
+        o.db,
+        async (runner) => {
+          const run = await runner.start({
+            file: plan,
+            source: path,
+            baseDir: dirname(path),
+            name: planName(path),
+            ...(o.id === undefined ? {} : { id: o.id }),
+            policy,
+          });
+          return report(run);
+        },
+        { create: true },
+      );
     });
 
   program
@@ -230,7 +254,8 @@ Examples:
                 'status' in r ? statusJson(r.status, clock.now()) : { plan_id: r.planId, error: r.error },
               ),
             );
-          } else if (rows.length === 0) print('no plans yet: start one with `leash run <plan-file>`');
+          } else if (rows.length === 0)
+            print(`no plans yet: start one with \`leash run <plan-file>${dbArg}\``);
           else print(statusTable(rows, clock.now()));
           return;
         }
@@ -488,8 +513,9 @@ Example:
       print(
         `${approval.status} ${safe(approval.id)} (plan ${safe(approval.planId)}, decision ${safe(approval.decisionId)}) by ${safe(approval.decidedBy ?? '')}`,
       );
-      if (run !== null) print(describeRun(run));
-      else if (approval.status === 'approved') print(`resume the plan with: leash resume ${approval.planId}`);
+      if (run !== null) print(describeRun(run, dbArg));
+      else if (approval.status === 'approved')
+        print(`resume the plan with: leash resume ${approval.planId}${dbArg}`);
     }
     return run === null ? EXIT.OK : exitOf(run);
   }
@@ -641,7 +667,8 @@ function runJson(run: RunReport): Record<string, unknown> {
   };
 }
 
-function describeRun(run: RunReport): string {
+/** What a run ended with, for a person; `dbArg` is the `--db` the commands it suggests need. */
+function describeRun(run: RunReport, dbArg: string): string {
   const o = run.outcome;
   const lines = [
     `plan ${safe(run.planId)}: ${o.status.replace('_', ' ')} (${o.completed}/${o.decisions} decisions done)`,
@@ -650,13 +677,14 @@ function describeRun(run: RunReport): string {
     const a = run.result.approval;
     lines.push(
       `  decision "${safe(a.decisionId)}" needs a person's confirmation (${safe(a.operation)}); approval ${safe(a.id)}`,
-      `  approve:  leash approve ${a.id} --by <your-name> --reason "<why>"`,
-      `  deny:     leash deny ${a.id} --by <your-name> --reason "<why>"`,
-      '  or open the dashboard: leash serve',
+      `  approve:  leash approve ${a.id} --by <your-name> --reason "<why>"${dbArg}`,
+      `  deny:     leash deny ${a.id} --by <your-name> --reason "<why>"${dbArg}`,
+      `  or open the dashboard: leash serve${dbArg}`,
     );
   } else if (o.status === 'failed') {
     lines.push(...endLines({ ...o, reason: o.reason ?? '' }));
-    if (o.completed > 0) lines.push('  the work done before the stop is kept: leash status ' + run.planId);
+    if (o.completed > 0)
+      lines.push(`  the work done before the stop is kept: leash status ${run.planId}${dbArg}`);
   }
   return lines.join('\n');
 }

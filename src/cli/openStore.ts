@@ -1,6 +1,6 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { GuardrailValidationError } from '../errors.js';
+import { GuardrailError, GuardrailValidationError } from '../errors.js';
 import type { CheckpointOptions } from '../store/checkpoints.js';
 import type { GuardrailStore } from '../store/GuardrailStore.js';
 import { PostgresStore } from '../store/postgres/PostgresStore.js';
@@ -47,17 +47,50 @@ export function isPostgresUrl(db: string): boolean {
   return /^postgres(ql)?:\/\//i.test(db);
 }
 
+/** The store a command uses: `--db`, else `LEASH_DB`, else {@link DEFAULT_DB}. */
+export function storeTarget(db: string | undefined, env: NodeJS.ProcessEnv): string {
+  // An empty LEASH_DB counts as unset, as shells leave it after `export LEASH_DB=`.
+  return db ?? (env['LEASH_DB'] || DEFAULT_DB);
+}
+
+/**
+ * Where a store is, for people: a SQLite file's absolute path, or a PostgreSQL URL without its password
+ * (the connection finds it where `pg` looks, PGPASSWORD or ~/.pgpass, as for a URL written without one).
+ */
+export function storeName(target: string, cwd: string): string {
+  if (!isPostgresUrl(target)) return resolve(cwd, target);
+  try {
+    const url = new URL(target);
+    url.password = '';
+    return url.toString();
+  } catch {
+    return 'the PostgreSQL database of --db';
+  }
+}
+
+/**
+ * The `--db` option that names the store, for commands printed for a person to paste (`leash approve …`);
+ * empty for the default store.
+ */
+export function dbArgument(target: string, cwd: string): string {
+  if (!isPostgresUrl(target) && resolve(cwd, target) === resolve(cwd, DEFAULT_DB)) return '';
+  const name = storeName(target, cwd);
+  return ` --db ${/^[\w/.:@%+=,-]+$/.test(name) ? name : `'${name.replace(/'/g, `'\\''`)}'`}`;
+}
+
 /**
  * Opens and migrates the store `--db` names: a `postgres://` URL (`?schema=name` for a schema other than
- * `public`), or a SQLite file (created, with its folder, when missing). `db` defaults to `LEASH_DB`, then to {@link DEFAULT_DB} under `cwd`.
+ * `public`), or a SQLite file (created, with its folder, when missing, unless `mustExist`: then a missing
+ * file is refused, `STORE_NOT_FOUND`, and nothing is created). `db` defaults to `LEASH_DB`, then to
+ * {@link DEFAULT_DB} under `cwd`.
  */
 export async function openStore(
   db: string | undefined,
   cwd: string,
   env: NodeJS.ProcessEnv,
+  options: { mustExist?: boolean } = {},
 ): Promise<GuardrailStore> {
-  // An empty LEASH_DB counts as unset, as shells leave it after `export LEASH_DB=`.
-  const target = db ?? (env['LEASH_DB'] || DEFAULT_DB);
+  const target = storeTarget(db, env);
   const checkpoints = checkpointOptions(env, cwd);
   if (target.trim() === '')
     throw new GuardrailValidationError('db', '--db must name a file or a postgres:// URL, got ""');
@@ -80,6 +113,12 @@ export async function openStore(
     return store;
   }
   const path = resolve(cwd, target);
+  if (options.mustExist && !existsSync(path)) {
+    throw new GuardrailError(
+      'STORE_NOT_FOUND',
+      `no leash database at ${path}: check --db (or LEASH_DB); \`leash run\` creates one`,
+    );
+  }
   mkdirSync(dirname(path), { recursive: true });
   const store = new SqliteStore({ path, ...(checkpoints === undefined ? {} : { checkpoints }) });
   try {

@@ -357,8 +357,11 @@ describe('status, audit and verify', () => {
     expect(leash(['status', 'release']).stdout).toContain(`waiting for a person: approval ${id}`);
   });
 
-  it('exits 2 for the status of an unknown plan', () => {
-    expect(leash(['status', 'nope']).code).toBe(2);
+  it('exits 2 for the status of an unknown plan, naming the database searched', () => {
+    plan('two.plan.yaml', TWO_ECHOES);
+    leash(['run', 'two.plan.yaml']);
+    const r = leash(['status', 'nope']);
+    expect([r.code, r.stderr]).toEqual([2, expect.stringContaining(join(dir, '.leash/leash.db'))]);
   });
 
   it('prints the audit log as a table, oldest first', () => {
@@ -492,6 +495,52 @@ describe('status, audit and verify', () => {
   });
 });
 
+describe('the store in use', () => {
+  const READ_ONLY: readonly (readonly string[])[] = [
+    ['status'],
+    ['approvals'],
+    ['audit', 'release'],
+    ['verify'],
+    ['checkpoints'],
+    ['serve', '--port', '0'],
+  ];
+
+  it.each(READ_ONLY)(
+    '%s exits 2 on a database that does not exist, naming it and creating nothing',
+    (...args) => {
+      const r = leash([...args, '--db', 'typo/leash.db']);
+      expect([r.code, r.stderr]).toEqual([2, expect.stringContaining(join(dir, 'typo/leash.db'))]);
+      expect(existsSync(join(dir, 'typo'))).toBe(false);
+    },
+  );
+
+  it('names the database searched when an approval is not found', () => {
+    plan('two.plan.yaml', TWO_ECHOES);
+    leash(['run', 'two.plan.yaml', '--db', 'ci.db']);
+    const r = leash(['approve', 'no-such-approval', '--by', 'alice', '--db', 'ci.db']);
+    expect([r.code, r.stderr]).toEqual([2, expect.stringContaining(join(dir, 'ci.db'))]);
+  });
+
+  it('prints approve and deny hints that carry the --db the run used', () => {
+    copyFileSync(RELEASE, join(dir, 'release.plan.yaml'));
+    const r = leash(['run', 'release.plan.yaml', '--db', 'ci.db']);
+    expect(r.stdout).toMatch(/leash approve \S+ --by <your-name> --reason "<why>" --db \S+ci\.db\n/);
+    expect(r.stdout).toMatch(/leash deny \S+ --by <your-name> --reason "<why>" --db \S+ci\.db\n/);
+  });
+
+  it('prints a hint that works when pasted, with the --db the run used', () => {
+    copyFileSync(RELEASE, join(dir, 'release.plan.yaml'));
+    const hint = /leash (approve .*)/.exec(leash(['run', 'release.plan.yaml', '--db', 'ci.db']).stdout)?.[1];
+    const args = (hint ?? '').replace('<your-name>', 'alice').replace('"<why>"', 'checked').split(' ');
+    expect(leash(args).code).toBe(0);
+  });
+
+  it('prints hints without --db for the default database', () => {
+    copyFileSync(RELEASE, join(dir, 'release.plan.yaml'));
+    expect(leash(['run', 'release.plan.yaml']).stdout).not.toContain('--db');
+  });
+});
+
 describe('interrupting and abandoning', () => {
   const SLOW = `version: 1
 decisions:
@@ -548,6 +597,12 @@ decisions:
 });
 
 describe('leash serve', () => {
+  // The dashboard shows a database that exists: a run makes one.
+  beforeEach(() => {
+    plan('two.plan.yaml', TWO_ECHOES);
+    leash(['run', 'two.plan.yaml']);
+  });
+
   it('serves the dashboard with the token it prints, refuses requests without it, and stops on SIGTERM', async () => {
     const token = 'a-token-of-at-least-thirty-two-characters';
     const child = spawn(process.execPath, ['--import', TSX, BIN, 'serve', '--port', '0'], {
