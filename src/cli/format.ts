@@ -59,3 +59,66 @@ export function wallOf(g: AutonomyGuardrails, atMs: number): string {
   const elapsed = g.elapsedSeconds(atMs);
   return usedOf(elapsed === null ? '—' : duration(elapsed), limit);
 }
+
+/** Lines of a step's output shown under it unless asked for all of it. */
+export const OUTPUT_TAIL_LINES = 3;
+/** Characters of one line shown unless asked for all of it. */
+export const OUTPUT_LINE_CHARS = 200;
+
+/**
+ * What a step produced, as lines for a person (not yet made {@link safe}): the last lines a command
+ * printed, stdout then stderr; an HTTP answer's status and size; anything else as JSON on one line. Cut
+ * to the last {@link OUTPUT_TAIL_LINES} lines of at most {@link OUTPUT_LINE_CHARS} characters, or whole
+ * with `verbose` (an HTTP answer with its body).
+ */
+export function outputLines(output: unknown, verbose = false): string[] {
+  let lines: string[];
+  if (isShellOutput(output)) {
+    lines = [...linesOf(output.stdout), ...linesOf(output.stderr)];
+  } else if (isHttpOutput(output)) {
+    const size = Buffer.byteLength(output.body, 'utf8');
+    const cut = output.body_truncated === true ? ', the rest not read' : '';
+    const head = `HTTP ${output.status}, ${size} byte${size === 1 ? '' : 's'}${cut}`;
+    lines = verbose ? [head, ...linesOf(output.body)] : [head];
+  } else if (output === undefined || output === null) {
+    lines = [];
+  } else {
+    lines = linesOf(JSON.stringify(output, null, verbose ? 2 : undefined) ?? String(output));
+  }
+  if (verbose) return lines;
+  return lines
+    .slice(-OUTPUT_TAIL_LINES)
+    .map((l) => (l.length > OUTPUT_LINE_CHARS ? `${l.slice(0, OUTPUT_LINE_CHARS - 1)}…` : l));
+}
+
+/** Lines of output as shown under a decision's line: indented, marked, made {@link safe}. */
+export function outputBlock(lines: readonly string[]): string[] {
+  return lines.map((line) => `    │ ${safe(line)}`);
+}
+
+function linesOf(text: string): string[] {
+  const trimmed = text.trimEnd();
+  return trimmed === '' ? [] : trimmed.split(/\r?\n/);
+}
+
+function isShellOutput(o: unknown): o is { exit_code: number; stdout: string; stderr: string } {
+  const r = o as Record<string, unknown> | null;
+  return (
+    typeof o === 'object' &&
+    r !== null &&
+    typeof r['exit_code'] === 'number' &&
+    typeof r['stdout'] === 'string' &&
+    typeof r['stderr'] === 'string'
+  );
+}
+
+function isHttpOutput(o: unknown): o is { status: number; body: string; body_truncated?: boolean } {
+  const r = o as Record<string, unknown> | null;
+  return (
+    typeof o === 'object' &&
+    r !== null &&
+    typeof r['status'] === 'number' &&
+    typeof r['body'] === 'string' &&
+    typeof r['headers'] === 'object'
+  );
+}

@@ -16,9 +16,10 @@ import { parseIsoMs } from '../iso.js';
 import { policyJsonSchema } from '../policy/jsonSchema.js';
 import { parsePolicy } from '../policy/policy.js';
 import type { Approval, ApprovalStatus, GuardrailStore } from '../store/GuardrailStore.js';
-import { budgetText, gauges, safe, stepsText, table, wallOf } from './format.js';
+import { budgetText, gauges, outputBlock, outputLines, safe, stepsText, table, wallOf } from './format.js';
 import { Progress } from './progress.js';
 import type { ExecutorEvents } from '../executor/PlanExecutor.js';
+import { stateFromMetadata, type CompletedDecision } from '../executor/state.js';
 import { dbArgument, openStore, storeName, storeTarget } from './openStore.js';
 import { parsePlanFile, planFileJsonSchema } from './planFile.js';
 import {
@@ -94,6 +95,7 @@ const STATUSES: readonly ApprovalStatus[] = ['pending', 'approved', 'denied', 'u
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
   let code: number = EXIT.OK;
   const json = argv.includes('--json');
+  const verbose = argv.includes('--verbose');
   const print = (text: string) => void io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
   const printJson = (value: unknown) => print(JSON.stringify(value, null, 2));
   const clock = io.clock ?? systemClock;
@@ -134,7 +136,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
           show(e.planId, (g) => progress.started(e.decisionId, e.attempt, g));
         } else if (event === 'decision') {
           const e = payload as ExecutorEvents['decision'];
-          show(e.planId, (g) => progress.done(e.decision.decisionId, g));
+          const output = outputLines(e.decision.output, verbose);
+          show(e.planId, (g) => progress.done(e.decision.decisionId, g, output));
         }
       },
     });
@@ -194,6 +197,8 @@ Examples:
   const dbOption = () =>
     new Option('--db <path|url>', 'SQLite file or postgres:// URL (default ./.leash/leash.db)');
   const jsonOption = () => new Option('--json', 'print JSON for scripts instead of tables');
+  const verboseOption = () =>
+    new Option('--verbose', 'print all each step printed (and an HTTP body), not only its last lines');
 
   program
     .command('run')
@@ -203,6 +208,7 @@ Examples:
     .option('--id <plan-id>', 'plan id to run under (default: the file’s id or name, numbered when taken)')
     .addOption(dbOption())
     .addOption(jsonOption())
+    .addOption(verboseOption())
     .addHelpText(
       'after',
       `
@@ -477,6 +483,7 @@ Example:
     .option('--no-resume', 'only record the approval; resume later with `leash resume <plan>`')
     .addOption(dbOption())
     .addOption(jsonOption())
+    .addOption(verboseOption())
     .addHelpText(
       'after',
       '\nExamples:\n  $ leash approve 0f3c… --by alice --reason "change window open"\n  $ leash approve 0f3c… --by alice --no-resume',
@@ -526,6 +533,7 @@ Example:
     .argument('<plan>', 'plan id')
     .addOption(dbOption())
     .addOption(jsonOption())
+    .addOption(verboseOption())
     .addHelpText('after', '\nExample:\n  $ leash resume release')
     .action(async (planId: string, o: { db?: string }) => {
       code = await withRunner(o.db, async (runner) => report(await runner.resume(planId)));
@@ -653,16 +661,31 @@ function exitOf(run: RunReport): number {
   }
 }
 
+/** The decisions done, as `--json` prints them: each with its whole output. */
+function completedJson(completed: readonly CompletedDecision[]): Record<string, unknown>[] {
+  return completed.map((c) => ({
+    decision_id: c.decisionId,
+    output: c.output,
+    cost: c.cost,
+    attempts: c.attempts,
+  }));
+}
+
+/** The decisions done of a plan's saved progress; none when it cannot be read. */
+function completedOf(s: PlanStatus): readonly CompletedDecision[] {
+  if (s.record === null) return [];
+  try {
+    return stateFromMetadata(s.record.metadata, s.record.file.decisions.length).completed;
+  } catch {
+    return [];
+  }
+}
+
 function runJson(run: RunReport): Record<string, unknown> {
   return {
     status: run.outcome.status,
     outcome: run.outcome,
-    completed: run.completed.map((c) => ({
-      decision_id: c.decisionId,
-      output: c.output,
-      cost: c.cost,
-      attempts: c.attempts,
-    })),
+    completed: completedJson(run.completed),
     ...(run.result.approval ? { approval: run.result.approval } : {}),
   };
 }
@@ -722,6 +745,7 @@ function statusJson(s: PlanStatus, nowMs: number): Record<string, unknown> {
         ? null
         : Math.max(0, (nowMs - parseIsoMs(s.guardrails.startTime)) / 1000),
     outcome: s.record?.outcome ?? null,
+    completed: completedJson(completedOf(s)),
     source: s.record?.source ?? null,
     pending_approvals: s.pending,
   };
@@ -751,10 +775,12 @@ function describeStatus(s: PlanStatus, nowMs: number): string {
   if (s.record) lines.push(`  from ${safe(s.record.source)}, started ${s.record.startedAt}`);
   if (s.guardrails) lines.push(`  ${gauges(s.guardrails, clockOf(s, nowMs))}`);
   const o = s.record?.outcome;
-  if (o) {
-    lines.push(`  ${o.completed}/${o.decisions} decisions done`);
-    lines.push(...endLines(o));
+  if (o) lines.push(`  ${o.completed}/${o.decisions} decisions done`);
+  for (const c of completedOf(s)) {
+    lines.push(`  ✓ ${safe(c.decisionId)}${c.attempts > 1 ? ` (${c.attempts} tries)` : ''}`);
+    lines.push(...outputBlock(outputLines(c.output)));
   }
+  if (o) lines.push(...endLines(o));
   for (const a of s.pending) {
     lines.push(
       `  waiting for a person: approval ${safe(a.id)} for decision "${safe(a.decisionId)}" (${safe(a.operation)})`,

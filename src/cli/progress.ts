@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
-import { gauges, safe } from './format.js';
+import { gauges, outputBlock, safe } from './format.js';
 
 /** Where progress goes: the terminal's stderr, or a test's. */
 export interface ProgressOut {
@@ -13,7 +13,7 @@ const REDRAW = '\r\x1b[2K';
 
 /**
  * A run's progress for a person: a line per decision done, with steps, budget and elapsed time against
- * their limits. On a terminal it also keeps a live line for the step running, redrawn every `tickMs` so
+ * their limits, and under it what it printed. On a terminal it also keeps a live line for the step running, redrawn every `tickMs` so
  * the elapsed time moves while a long step runs; elsewhere (a pipe, a log file) only the lines of
  * decisions done are written.
  */
@@ -42,13 +42,16 @@ export class Progress {
     this.#timer ??= setInterval(() => this.redraw(), this.#tickMs).unref();
   }
 
-  /** A decision ran to completion. */
-  done(decisionId: string, g: AutonomyGuardrails | null): void {
+  /** A decision ran to completion; `output` is what to show of its output, a line each, under it. */
+  done(decisionId: string, g: AutonomyGuardrails | null, output: readonly string[] = []): void {
     if (g !== null) this.#guardrails = g;
     this.#running = null;
     this.#erase();
     const state = this.#guardrails === null ? '' : `  ${gauges(this.#guardrails, this.#clock.now())}`;
-    this.#out.write(`  ✓ ${safe(decisionId)}${state}\n`);
+    const shown = outputBlock(output)
+      .map((line) => `${line}\n`)
+      .join('');
+    this.#out.write(`  ✓ ${safe(decisionId)}${state}\n${shown}`);
   }
 
   /** The run ended: the live line goes, so the summary starts on a clean line. */

@@ -149,6 +149,41 @@ describe('leash run', () => {
     );
   });
 
+  const PRINTING = `version: 1
+decisions:
+  - { id: build, tool: shell, input: { argv: [node, -e, "for (let i = 1; i <= 5; i++) console.log('line ' + i)"] } }
+`;
+
+  it('prints the last lines each step printed under its line', () => {
+    plan('printing.plan.yaml', PRINTING);
+    const r = leash(['run', 'printing.plan.yaml']);
+    expect(r.stderr).toContain('  ✓ build');
+    expect(r.stderr).toContain('    │ line 3\n    │ line 4\n    │ line 5\n');
+    expect(r.stderr).not.toContain('line 2');
+  });
+
+  it('prints all each step printed with --verbose', () => {
+    plan('printing.plan.yaml', PRINTING);
+    expect(leash(['run', 'printing.plan.yaml', '--verbose']).stderr).toContain(
+      '    │ line 1\n    │ line 2\n',
+    );
+  });
+
+  it('shows the last lines each decision done printed in status', () => {
+    plan('printing.plan.yaml', PRINTING);
+    leash(['run', 'printing.plan.yaml']);
+    expect(leash(['status', 'printing']).stdout).toContain('  ✓ build\n    │ line 3\n');
+  });
+
+  it('gives the outputs of the decisions done in status --json', () => {
+    plan('printing.plan.yaml', PRINTING);
+    leash(['run', 'printing.plan.yaml']);
+    const status = json<{ completed: { decision_id: string; output: { stdout: string } }[] }>(
+      leash(['status', 'printing', '--json']),
+    );
+    expect(status.completed[0]?.output.stdout).toBe('line 1\nline 2\nline 3\nline 4\nline 5\n');
+  });
+
   it('prints the outputs of the decisions with --json', () => {
     plan('hello.plan.yaml', TWO_ECHOES);
     const out = json<{ status: string; completed: { output: unknown }[] }>(

@@ -26,6 +26,12 @@ describe('Progress', () => {
     expect(written).toEqual(['  ✓ build  steps 2/10 · budget 0.00/5.00 · elapsed 0s/10m00s\n']);
   });
 
+  it('writes the lines of a decision’s output under its line, escaped', () => {
+    const { written, progress, g } = setup(false);
+    progress.done('build', g, ['built', '\x1b[2Jcleared']);
+    expect(written[0]?.split('\n').slice(1)).toEqual(['    │ built', '    │ \\u001b[2Jcleared', '']);
+  });
+
   it('writes no live line when not on a terminal', () => {
     const { written, progress, g } = setup(false);
     progress.started('deploy', 1, g);
