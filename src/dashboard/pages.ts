@@ -1,7 +1,7 @@
 import { html } from 'hono/html';
 import type { ChainedEntry } from '../audit/chain.js';
 import type { VerifyReport } from '../audit/verify.js';
-import { duration, money } from '../cli/format.js';
+import { duration, money, outputLines } from '../cli/format.js';
 import { clockOf, type PlanListRow, type PlanStatus } from '../cli/runner.js';
 import { isGuardrailValidationError } from '../errors.js';
 import { stateFromMetadata } from '../executor/state.js';
@@ -156,6 +156,7 @@ export function timelineOf(s: PlanStatus, log: readonly ChainedEntry[]): Timelin
   const decisions = record.file.decisions;
   const outcome = record.outcome;
   const done = outcome === null ? completedOf(record.metadata, decisions.length) : outcome.completed;
+  const outputs = outputsOf(record.metadata, decisions.length);
   // The executor takes one step per decision, in order: step n is decision n. The first entry for a step
   // is when it was taken (or refused). A decision that paused for a person took its step then, and ran
   // when the approval was used: that is its time once it ran.
@@ -184,13 +185,31 @@ export function timelineOf(s: PlanStatus, log: readonly ChainedEntry[]): Timelin
       else if (outcome.status === 'failed') state = 'failed';
     }
     const at = (state === 'waiting for confirmation' ? undefined : grantUsedAt.get(d.id)) ?? stepAt.get(i);
+    // What it printed once done; the tool's last error where it failed.
+    const detail =
+      state === 'done'
+        ? outputLines(outputs[i]).join('\n')
+        : state === 'failed' && outcome?.decisionId === d.id
+          ? (outcome.error ?? '')
+          : '';
     return {
       id: d.id,
       tool: d.tool,
       state,
       at: state === 'not reached' || at === undefined || Number.isNaN(at) ? null : at,
+      ...(detail === '' ? {} : { detail }),
     };
   });
+}
+
+/** The outputs of the decisions done, by position, from the executor's progress; none when unreadable. */
+function outputsOf(metadata: Record<string, unknown>, decisionCount: number): unknown[] {
+  try {
+    return stateFromMetadata(metadata, decisionCount).completed.map((c) => c.output);
+  } catch (error) {
+    if (isGuardrailValidationError(error)) return [];
+    throw error;
+  }
 }
 
 /**

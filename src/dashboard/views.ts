@@ -69,6 +69,7 @@ ol.timeline .id{color:#1f2328;overflow-wrap:anywhere}
 ol.timeline .facts{display:contents}
 ol.timeline .tool,ol.timeline .at{color:#57606a;font-size:12px}
 ol.timeline .state{font-size:12px;color:#6e7781}
+ol.timeline .detail{grid-column:2/-1;color:#57606a;font-size:11px;font-family:ui-monospace,SFMono-Regular,Menlo,monospace;overflow-wrap:anywhere}
 .timeline .t-done .dot{background:#2da44e;border-color:#2da44e}
 .timeline .t-done .dot::after{content:"✓"}
 .timeline .t-done .state{color:#1a6b34}

@@ -503,6 +503,28 @@ describe('pages', () => {
     expect(words).toMatch(/deploy echo failed/);
   });
 
+  const FAILING_PLAN = `
+version: 1
+decisions:
+  - { id: build, tool: echo, input: { message: "<b>built</b>" } }
+  - { id: tests, tool: shell, input: { argv: [node, -v] } }
+`;
+
+  it('shows on the row of a decision done what it produced, escaped', async () => {
+    const f = fixture();
+    await startPlan(f, 'failing', FAILING_PLAN);
+    const { text } = await dashboard(f).get('/plans/failing');
+    expect(text).toContain('&quot;&lt;b&gt;built&lt;/b&gt;&quot;');
+    expect(text).not.toContain('<b>built');
+  });
+
+  it('shows on the row of the decision that failed its tool’s last error', async () => {
+    const f = fixture();
+    await startPlan(f, 'failing', FAILING_PLAN);
+    const words = textOf((await dashboard(f).get('/plans/failing')).text);
+    expect(words).toMatch(/tests shell failed[\s\S]*cwd "\/work\/plans" does not exist/);
+  });
+
   it("shows a running plan's decisions from the executor's saved progress", async () => {
     const f = fixture();
     await pausedPlan(f);
