@@ -169,6 +169,20 @@ decisions:
     );
   });
 
+  it('prints all each step printed when approve --verbose runs the rest of the plan', () => {
+    plan(
+      'gated.plan.yaml',
+      `version: 1
+guardrails: { required_confirmations: [deploy] }
+decisions:
+  - { id: deploy, tool: shell, operation: deploy, input: { argv: [node, -e, "for (let i = 1; i <= 5; i++) console.log('line ' + i)"] } }
+`,
+    );
+    const id = json<{ approval: { id: string } }>(leash(['run', 'gated.plan.yaml', '--json'])).approval.id;
+    const r = leash(['approve', id, '--by', 'alice', '--verbose']);
+    expect(r.stderr).toContain('    │ line 1\n    │ line 2\n');
+  });
+
   it('shows the last lines each decision done printed in status', () => {
     plan('printing.plan.yaml', PRINTING);
     leash(['run', 'printing.plan.yaml']);
