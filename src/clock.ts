@@ -5,6 +5,17 @@ export interface Clock {
   now(): number;
 }
 
+/**
+ * The longest delay a timer takes: Node fires a timer armed for longer after 1 ms (2^31 - 1 ms, about
+ * 24.8 days). A longer wait is armed for this long, then again for the rest.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** `ms` as a delay a timer keeps: at most {@link MAX_TIMER_MS}. */
+export function timerDelay(ms: number): number {
+  return Math.min(ms, MAX_TIMER_MS);
+}
+
 /** The real clock: `Date.now()`. */
 export const systemClock: Clock = Object.freeze({ now: () => Date.now() });
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_TIMER_MS } from '../clock.js';
 import type { JsonValue } from '../json.js';
 import {
   amount,
@@ -29,8 +30,8 @@ export const DEFAULT_SHELL_ENV: readonly string[] = Object.freeze([
 export const DEFAULT_SHELL_TIMEOUT_SECONDS = 300;
 /** How long an HTTP request may take when the plan's settings do not say. */
 export const DEFAULT_HTTP_TIMEOUT_SECONDS = 30;
-/** The longest timeout accepted: Node's timers cannot wait longer (2^31 - 1 ms, about 24.8 days). */
-export const MAX_TIMEOUT_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
+/** The longest timeout accepted: what one timer can wait (2^31 - 1 ms, about 24.8 days). */
+export const MAX_TIMEOUT_SECONDS = Math.floor(MAX_TIMER_MS / 1000);
 /** The longest `sleep` accepted: a day. Longer waits are a plan to be resumed later, not a step. */
 export const MAX_SLEEP_SECONDS = 86_400;
 /** The HTTP methods the `http` tool sends. */

@@ -1,4 +1,4 @@
-import type { Clock } from '../clock.js';
+import { timerDelay, type Clock } from '../clock.js';
 import {
   describeValue,
   errorTail,
@@ -504,6 +504,7 @@ export class PlanExecutor {
       controller === null || limit === null
         ? null
         : new Promise<never>((_, reject) => {
+            // A limit past a timer's range is waited for in parts: the clock says when it ran out.
             const arm = (ms: number): void => {
               timer = this.#timers.setTimeout(() => {
                 void this.#service?.checkWallClock(planId).then((check) => {
@@ -513,7 +514,7 @@ export class PlanExecutor {
                   controller.abort(violation);
                   reject(violation);
                 }, reject);
-              }, ms);
+              }, timerDelay(ms));
             };
             arm(limit);
           });

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   AutonomyGuardrailService,
   GuardrailViolationError,
@@ -19,10 +19,12 @@ import {
   guardrailsOf,
   harness,
   numberIn,
+  PLAN_ID,
   planOf,
   T0,
   T0_ISO,
   tool,
+  type Harness,
   type HarnessOptions,
 } from '../support/executor.js';
 
@@ -258,6 +260,70 @@ describe('aborting a tool when the wall clock runs out', () => {
     await running;
     await expect((await late.promise).call).rejects.toBeInstanceOf(GuardrailViolationError);
     expect(spy.calls).toEqual([]);
+  });
+
+  describe('with a limit longer than a timer can wait (2^31 - 1 ms)', () => {
+    const MAX_TIMER_MS = 2 ** 31 - 1;
+    const LIMIT_MS = 3_000_000_000; // 35 days
+
+    async function hangingUnderLongLimit() {
+      const { tool: hang, started } = hanging(true);
+      const h = await harness([hang], { guardrails: { maxWallClockSeconds: LIMIT_MS / 1000 } });
+      const running = h.executor.execute(planOf([{ id: 'd1', tool: 'hang' }]));
+      const signal = await started;
+      return { ...h, running, signal };
+    }
+
+    /** Moves the clock to `ms` after the start, fires the pending timer and lets its clock check settle. */
+    async function fireAt(h: Harness, ms: number): Promise<void> {
+      h.clock.set(T0 + ms);
+      h.timers.fire();
+      await h.service.getGuardrails(PLAN_ID); // the store answers in order: the timer's check went first
+    }
+
+    it('arms the timer for the longest delay a timer keeps', async () => {
+      const h = await hangingUnderLongLimit();
+      expect(h.timers.armed.map((t) => t.ms)).toEqual([MAX_TIMER_MS]);
+    });
+
+    it('checks the wall clock no more often on real timers than their range needs', async () => {
+      vi.useFakeTimers(); // the runtime's timers, which fire a delay past their range after 1 ms
+      try {
+        const { tool: hang, started } = hanging(true);
+        const { service } = await harness([], { guardrails: { maxWallClockSeconds: LIMIT_MS / 1000 } });
+        const executor = new PlanExecutor({ service, tools: [hang] }); // its default timers
+        void executor.execute(planOf([{ id: 'd1', tool: 'hang' }]));
+        await started;
+        await vi.advanceTimersByTimeAsync(1000);
+        expect(await detailsOf(service, 'wall_clock_allowed')).toHaveLength(1); // the check before the step
+      } finally {
+        vi.useRealTimers();
+      }
+    });
+
+    it('re-arms the timer for the rest of the limit when it fires', async () => {
+      const h = await hangingUnderLongLimit();
+      await fireAt(h, MAX_TIMER_MS);
+      const [rest] = h.timers.pending.map((t) => t.ms);
+      expect(rest).toBeGreaterThanOrEqual(LIMIT_MS - MAX_TIMER_MS);
+      expect(rest).toBeLessThanOrEqual(LIMIT_MS - MAX_TIMER_MS + 1);
+    });
+
+    it('does not abort the tool a millisecond before the limit', async () => {
+      const h = await hangingUnderLongLimit();
+      await fireAt(h, MAX_TIMER_MS);
+      await fireAt(h, LIMIT_MS - 1);
+      expect(h.signal.aborted).toBe(false);
+    });
+
+    it('aborts the tool when the limit runs out after re-arming', async () => {
+      const h = await hangingUnderLongLimit();
+      await fireAt(h, MAX_TIMER_MS);
+      await fireAt(h, LIMIT_MS);
+      const result = await h.running;
+      expect(h.signal.reason).toBeInstanceOf(GuardrailViolationError);
+      expect(result.violation?.check.eventType).toBe('wall_clock_blocked');
+    });
   });
 
   it('does not retry a tool stopped by the wall clock', async () => {
