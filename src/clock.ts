@@ -16,6 +16,16 @@ export function timerDelay(ms: number): number {
   return Math.min(ms, MAX_TIMER_MS);
 }
 
+/** Waits `ms` on the runtime's timers, however long: past {@link MAX_TIMER_MS}, in parts. */
+export function wait(ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const arm = (left: number): void => {
+      setTimeout(() => (left > MAX_TIMER_MS ? arm(left - MAX_TIMER_MS) : resolve()), timerDelay(left));
+    };
+    arm(ms);
+  });
+}
+
 /** The real clock: `Date.now()`. */
 export const systemClock: Clock = Object.freeze({ now: () => Date.now() });
 

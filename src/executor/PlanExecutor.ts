@@ -1,4 +1,4 @@
-import { timerDelay, type Clock } from '../clock.js';
+import { timerDelay, wait, type Clock } from '../clock.js';
 import {
   describeValue,
   errorTail,
@@ -205,9 +205,7 @@ export class PlanExecutor {
     if (typeof ttl !== 'number' || !Number.isSafeInteger(ttl) || ttl < 1)
       invalid('approvalTtlMs', 'an integer >= 1', ttl);
     this.#approvalTtlMs = ttl;
-    this.#sleep =
-      (o['sleep'] as ((ms: number) => Promise<void>) | undefined) ??
-      ((ms) => new Promise((r) => setTimeout(r, ms)));
+    this.#sleep = (o['sleep'] as ((ms: number) => Promise<void>) | undefined) ?? wait;
     const retry = objectWithKeys(o['retry'], 'retry', ['baseMs', 'factor', 'maxMs', 'maxRetries']);
     const maxRetries = retry['maxRetries'] ?? 3;
     if (!Number.isSafeInteger(maxRetries) || (maxRetries as number) < 0) {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { NonRetryableError, PlanExecutor, type Tool } from '../../src/index.js';
 import {
   detailsOf,
@@ -218,6 +218,43 @@ describe('backoff between retries', () => {
     expect(result.violation?.check.eventType).toBe('wall_clock_blocked');
     expect((await eventsOf(service)).slice(-2)).toEqual(['retry_allowed', 'wall_clock_blocked']);
     expect(t.calls).toHaveLength(2);
+  });
+
+  describe('longer than a timer can wait (2^31 - 1 ms), on real timers', () => {
+    const BACKOFF_MS = 3_000_000_000;
+
+    /** A plan whose tool fails once, run with the executor's own sleep; the runtime's time is fake. */
+    async function failingOnceWithLongBackoff() {
+      const t = flaky([typeError]);
+      const { service } = await harness([], { guardrails: { actorLimits: { maxRetriesPerFailure: 1 } } });
+      const executor = new PlanExecutor({
+        service,
+        tools: [t],
+        retry: { baseMs: BACKOFF_MS, maxMs: BACKOFF_MS },
+      });
+      const running = executor.execute(planOf([{ id: 'd1', tool: 'flaky' }]));
+      return { t, running };
+    }
+
+    beforeEach(() => {
+      vi.useFakeTimers(); // they fire a delay past their range after 1 ms, as the runtime's do
+    });
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it('does not retry before the backoff is over', async () => {
+      const { t } = await failingOnceWithLongBackoff();
+      await vi.advanceTimersByTimeAsync(BACKOFF_MS - 1);
+      expect(t.calls).toHaveLength(1);
+    });
+
+    it('retries once the backoff is over', async () => {
+      const { t, running } = await failingOnceWithLongBackoff();
+      await vi.advanceTimersByTimeAsync(BACKOFF_MS);
+      expect((await running).status).toBe('completed');
+      expect(t.calls).toHaveLength(2);
+    });
   });
 
   it.each([
