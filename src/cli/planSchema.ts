@@ -173,7 +173,19 @@ export const shellInputSchema = strict({
   ),
 }).describe('Runs a program without a shell.');
 
-const URL_RULE = 'an http:// or https:// URL';
+const URL_RULE =
+  'an http:// or https:// URL written in ASCII (spaces and other characters percent-encoded, hostnames in punycode)';
+
+/**
+ * An http: or https: URL as RFC 3986 writes it: ASCII only, anything else percent-encoded. `new URL()`
+ * would take more (spaces, Unicode, hostnames that are not what is sent), and the URL a person approves
+ * is to be the URL requested; JSON Schema can state this rule, so editors check what the runner checks.
+ */
+const URL_PCHAR = "[A-Za-z0-9._~!$&'()*+,;=:@-]|%[0-9A-Fa-f]{2}";
+const HTTP_URL = new RegExp(
+  `^[Hh][Tt][Tt][Pp][Ss]?://(?:${URL_PCHAR}|[\\[\\]])+(?:/(?:${URL_PCHAR})*)*` +
+    `(?:[?](?:${URL_PCHAR}|[/?])*)?(?:#(?:${URL_PCHAR}|[/?])*)?$`,
+);
 const HEADER_NAME_RULE = 'an HTTP header name';
 const HEADER_VALUE_RULE = 'a string without CR, LF or NUL characters';
 
@@ -184,8 +196,13 @@ export const httpInputSchema = strict({
     .optional()
     .meta({ description: 'The request method. Default GET.', default: 'GET' }),
   url: z
-    .url({ protocol: /^https?$/, error: URL_RULE })
-    .describe('The URL to request (http: or https: only).'),
+    .string({ error: URL_RULE })
+    .regex(HTTP_URL, { error: URL_RULE, abort: true })
+    // What the pattern cannot say (a port past 65535, a malformed IPv4 host …), the URL parser does.
+    .refine((url) => URL.canParse(url), { error: 'a URL with a valid host and port' })
+    .describe(
+      'The URL to request: http: or https:, in ASCII as RFC 3986 writes it (spaces and other characters percent-encoded, international hostnames in punycode).',
+    ),
   headers: z
     .record(
       z.string({ error: HEADER_NAME_RULE }).regex(HEADER_NAME, { error: HEADER_NAME_RULE }),

@@ -342,7 +342,17 @@ describe('parsePlanFile', () => {
       [
         'http with an ftp URL',
         '{ id: a, tool: http, input: { url: "ftp://example.com/x" } }',
-        'decisions[0].input.url must be an http:// or https:// URL, got "ftp://example.com/x"',
+        'decisions[0].input.url must be an http:// or https:// URL written in ASCII (spaces and other characters percent-encoded, hostnames in punycode), got "ftp://example.com/x"',
+      ],
+      [
+        'http with a space in its URL',
+        '{ id: a, tool: http, input: { url: "http://127.0.0.1:9/a b" } }',
+        'decisions[0].input.url must be an http:// or https:// URL written in ASCII (spaces and other characters percent-encoded, hostnames in punycode), got "http://127.0.0.1:9/a b"',
+      ],
+      [
+        'http with a port past 65535',
+        '{ id: a, tool: http, input: { url: "http://127.0.0.1:65536/" } }',
+        'decisions[0].input.url must be a URL with a valid host and port, got "http://127.0.0.1:65536/"',
       ],
       [
         'http with a lower-case method',
