@@ -24,12 +24,21 @@ export function usedOf(used: string, limit: string | null): string {
   return limit === null ? `${used} (no limit)` : `${used}/${limit}`;
 }
 
-/** Seconds as people read them: 42s, 3m05s, 1h02m. */
+const DAY_SECONDS = 86_400;
+/** Past this many days (about 270 years) a duration is shown in seconds, as a power of ten. */
+const MAX_DAYS_SHOWN = 99_999;
+
+/** Seconds as people read them: 42s, 3m05s, 1h02m, 35d02h; past 99999 days, 1e300s. */
 export function duration(seconds: number): string {
   const s = Math.max(0, Math.floor(seconds));
+  const two = (n: number): string => String(n).padStart(2, '0');
   if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
-  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${two(s % 60)}s`;
+  if (s < DAY_SECONDS) return `${Math.floor(s / 3600)}h${two(Math.floor((s % 3600) / 60))}m`;
+  const days = Math.floor(s / DAY_SECONDS);
+  if (days <= MAX_DAYS_SHOWN) return `${days}d${two(Math.floor((s % DAY_SECONDS) / 3600))}h`;
+  const [mantissa = '', exponent = ''] = s.toExponential(2).split('e');
+  return `${mantissa.replace(/\.?0+$/, '')}e${exponent.replace('+', '')}s`;
 }
 
 // Control characters other than line breaks could rewrite a terminal: shown as escapes instead.

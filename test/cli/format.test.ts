@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { outputLines } from '../../src/cli/format.js';
+import { duration, outputLines } from '../../src/cli/format.js';
 
 const shell = (stdout: string, stderr = '') => ({ exit_code: 0, stdout, stderr, duration_ms: 5 });
 const http = (body: string, extra: Record<string, unknown> = {}) => ({
@@ -46,5 +46,33 @@ describe('outputLines', () => {
 
   it('shows nothing for a step without output', () => {
     expect(outputLines(undefined)).toEqual([]);
+  });
+});
+
+describe('duration', () => {
+  it.each([
+    [0, '0s'],
+    [42.9, '42s'],
+    [185, '3m05s'],
+    [3720, '1h02m'],
+    [86_399, '23h59m'],
+  ])('shows %s seconds under a day as %s', (seconds, text) => {
+    expect(duration(seconds)).toBe(text);
+  });
+
+  it.each([
+    [86_400, '1d00h'],
+    [3_000_000, '34d17h'],
+    [99_999 * 86_400 + 3_600, '99999d01h'],
+  ])('shows %s seconds as %s: days and hours', (seconds, text) => {
+    expect(duration(seconds)).toBe(text);
+  });
+
+  it.each([
+    [100_000 * 86_400, '8.64e9s'],
+    [1e300, '1e300s'],
+    [Number.MAX_VALUE, '1.8e308s'],
+  ])('shows %s seconds, past 99999 days, as %s: a power of ten', (seconds, text) => {
+    expect(duration(seconds)).toBe(text);
   });
 });
