@@ -204,7 +204,10 @@ Examples:
     .command('run')
     .description('run a plan file under its guardrails; pauses when a step needs a person')
     .argument('<plan-file>', 'plan file (YAML or JSON)')
-    .option('--policy <file>', 'policy file whose guardrails and tool rules replace the plan file’s')
+    .option(
+      '--policy <file>',
+      'policy file: each limit is the stricter of its own and the plan file’s, and its tool rules apply',
+    )
     .option('--id <plan-id>', 'plan id to run under (default: the file’s id or name, numbered when taken)')
     .addOption(dbOption())
     .addOption(jsonOption())

@@ -117,6 +117,11 @@ describe('leash --help', () => {
     expect(leash(['--help']).stdout).toMatch(/3 stopped by a guardrail · 4 awaiting confirmation/);
   });
 
+  it('says in the help of run that a policy keeps the stricter of each limit', () => {
+    const help = leash(['run', '--help']).stdout.replace(/\s+/g, ' ');
+    expect(help).toContain('each limit is the stricter of its own and the plan file’s');
+  });
+
   it('shows examples in the help of a command', () => {
     expect(leash(['run', '--help']).stdout).toContain('$ leash run examples/release.plan.yaml');
   });
