@@ -15,6 +15,13 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     controller.abort();
   });
 }
+// A reader that stops reading (`leash audit … | head -1`) closes the pipe: the command then stops as at a
+// first Ctrl-C, quietly, rather than dying of an EPIPE stack trace (a run is recorded as interrupted, not
+// left mid-step). What it still prints goes nowhere.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+  controller.abort();
+});
 process.exitCode = await main(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,

@@ -529,6 +529,19 @@ describe('status, audit and verify', () => {
     });
   });
 
+  it('ends quietly with exit 0 when the reader of its output stops reading', async () => {
+    plan('hello.plan.yaml', TWO_ECHOES);
+    leash(['run', 'hello.plan.yaml']);
+    const child = spawn(process.execPath, ['--import', TSX, BIN, 'audit', 'hello'], {
+      cwd: dir,
+      env: { ...process.env, LEASH_DB: '' },
+    });
+    child.stdout.destroy(); // as `leash audit hello | head -1` does once it has its line
+    const errors = collect(child, 'stderr');
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect([code, errors.text()]).toEqual([0, '']);
+  });
+
   it('follows the audit log as entries are recorded, until stopped', async () => {
     const id = pausedRelease();
     const child = spawn(
