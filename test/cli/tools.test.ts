@@ -449,10 +449,10 @@ describe('http tool', () => {
   });
 
   it('cuts a long answer’s excerpt without leaving half of a surrogate pair', async () => {
-    const body = `${'x'.repeat(499)}😀`; // the 500-character cut falls inside the pair
+    const body = `${'x'.repeat(199)}😀yy`; // a cut at 200 UTF-16 units would fall inside the pair
     const { fetch } = fakeFetch(() => new Response(body, { status: 503 }));
     const e = await failure(httpTool(undefined, { fetch }), { url: 'https://example.com/x' });
-    expect(e.message).toBe(`GET https://example.com/x answered 503: ${'x'.repeat(499)}\ufffd…`);
+    expect(e.message).toBe(`GET https://example.com/x answered 503: ${'x'.repeat(199)}😀…`);
   });
 
   it('throws a retryable HttpRequestFailed for 429 Too Many Requests', async () => {
@@ -468,6 +468,20 @@ describe('http tool', () => {
     const e = await failure(httpTool(undefined, { fetch }), { url: 'https://example.com/x' });
     expect(e).toBeInstanceOf(NonRetryableError);
     expect(e.message).toBe('GET https://example.com/x answered 404 Not Found: no such release');
+  });
+
+  it('quotes the start of an error page’s body on one line, at most 200 characters', async () => {
+    const page = `<!DOCTYPE html>\n<html>\n  <head>\n    <title>404</title>\n${'  <p>gone</p>\n'.repeat(500)}</html>`;
+    const { fetch } = fakeFetch(() => new Response(page, { status: 404, statusText: 'Not Found' }));
+    const e = await failure(httpTool(undefined, { fetch }), { url: 'https://example.com/x' });
+    const quoted = e.message.slice('GET https://example.com/x answered 404 Not Found: '.length);
+    expect(quoted).toBe(`${page.replace(/\s+/g, ' ').slice(0, 200)}…`);
+  });
+
+  it('quotes an error body without cutting a character in two', async () => {
+    const { fetch } = fakeFetch(() => new Response(`${'x'.repeat(199)}😀😀`, { status: 400 }));
+    const e = await failure(httpTool(undefined, { fetch }), { url: 'https://example.com/x' });
+    expect(e.message).toBe(`GET https://example.com/x answered 400: ${'x'.repeat(199)}😀…`);
   });
 
   it('asks fetch not to follow redirects', async () => {

@@ -1,6 +1,6 @@
 import { errorText } from '../../errors.js';
 import { NonRetryableError, type Tool, type ToolContext } from '../../executor/tools.js';
-import { toWellFormed, type JsonValue } from '../../json.js';
+import type { JsonValue } from '../../json.js';
 import { validateToolInput } from '../planFile.js';
 import { DEFAULT_HTTP_TIMEOUT_SECONDS, type HttpSettings } from '../planSchema.js';
 
@@ -180,12 +180,23 @@ function statusText(response: Response): string {
   return response.statusText === '' ? String(response.status) : `${response.status} ${response.statusText}`;
 }
 
-/** `: <the start of the body>`, or nothing when it is empty. */
+/** Characters of an answer's body an error message quotes. */
+const EXCERPT_CHARS = 200;
+
+/**
+ * `: <the start of the body>` on one line, at most {@link EXCERPT_CHARS} characters, or nothing when the
+ * body is empty: an error page's HTML is not for a terminal.
+ */
 function excerpt(body: string): string {
-  const text = body.trim();
-  if (text === '') return '';
-  // The cut may fall inside a surrogate pair, whose lone half no store or audit log can keep.
-  return `: ${text.length > 500 ? `${toWellFormed(text.slice(0, 500))}…` : text}`;
+  // The start is enough: collapsing a megabyte of whitespace to quote 200 characters is not.
+  const text = body
+    .trimStart()
+    .slice(0, EXCERPT_CHARS * 4)
+    .replace(/\s+/g, ' ')
+    .trimEnd();
+  const chars = Array.from(text); // code points: an emoji is not cut in half
+  if (chars.length === 0) return '';
+  return `: ${chars.length > EXCERPT_CHARS ? `${chars.slice(0, EXCERPT_CHARS).join('')}…` : text}`;
 }
 
 /** 3xx but 304 Not Modified: that one is the answer to a conditional request, and leads nowhere. */
