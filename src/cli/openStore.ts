@@ -1,9 +1,10 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { GuardrailError, GuardrailValidationError } from '../errors.js';
+import { describeValue, GuardrailError, GuardrailValidationError } from '../errors.js';
 import type { CheckpointOptions } from '../store/checkpoints.js';
 import type { GuardrailStore } from '../store/GuardrailStore.js';
 import { PostgresStore } from '../store/postgres/PostgresStore.js';
+import { mkdirProblem } from '../store/sqlite/fileProblems.js';
 import { SqliteStore } from '../store/sqlite/SqliteStore.js';
 
 /** Where `leash` keeps its state unless told otherwise: a SQLite file under the working folder. */
@@ -119,7 +120,16 @@ export async function openStore(
       `no leash database at ${path}: check --db (or LEASH_DB); \`leash run\` creates one`,
     );
   }
-  mkdirSync(dirname(path), { recursive: true });
+  const dir = dirname(path);
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (error) {
+    throw new GuardrailError(
+      'STORE_UNAVAILABLE',
+      `SQLite store unavailable: cannot create the directory ${describeValue(dir)} for ${describeValue(path)}: ${mkdirProblem(dir, error)}`,
+      { cause: error },
+    );
+  }
   const store = new SqliteStore({ path, ...(checkpoints === undefined ? {} : { checkpoints }) });
   try {
     await store.migrate();

@@ -165,6 +165,19 @@ describe('SqliteStore', () => {
       expect(code).toBe('STORE_UNAVAILABLE');
     });
 
+    it('says which directory is missing when the file’s directory does not exist', () => {
+      const path = join(dir, 'missing', 'x.db');
+      expect(() => new SqliteStore({ path })).toThrow(
+        `cannot open "${path}": its directory "${join(dir, 'missing')}" does not exist`,
+      );
+    });
+
+    it('says that a path naming a directory is not a file', () => {
+      expect(() => new SqliteStore({ path: dir })).toThrow(
+        `cannot open "${dir}": "${dir}" is a directory, not a file`,
+      );
+    });
+
     it('sets its busy timeout on a database it is given', () => {
       const db = connect(':memory:');
       new SqliteStore({ database: db, busyTimeoutMs: 1234 });

@@ -42,6 +42,7 @@ import {
   type DocumentRow,
 } from '../planDocuments.js';
 import { MAX_UPDATES_PER_WRITE, PlanCache, type CachedPlan, type ChainHead } from '../planCache.js';
+import { openProblem } from './fileProblems.js';
 
 /** What {@link SqliteStore} accepts. */
 export interface SqliteStoreOptions {
@@ -637,9 +638,12 @@ export class SqliteStore implements GuardrailStore {
       return db;
     } catch (error) {
       db?.close();
+      // SQLite's "unable to open database file" does not say why: the file system can.
+      const problem = path === ':memory:' ? null : openProblem(path);
+      const why = problem === null ? messageOf(error) : `${problem} (${messageOf(error)})`;
       throw new GuardrailError(
         'STORE_UNAVAILABLE',
-        `SQLite store unavailable: cannot open ${describeValue(path)}: ${messageOf(error)}`,
+        `SQLite store unavailable: cannot open ${describeValue(path)}: ${why}`,
         { cause: error },
       );
     }
