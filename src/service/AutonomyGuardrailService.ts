@@ -31,7 +31,7 @@ import type {
   PlanChange,
   PlanMutation,
 } from '../store/GuardrailStore.js';
-import { validDecision, type Decision } from './approvals.js';
+import { confirmationReason, operationsDetail, validDecision, type Decision } from './approvals.js';
 import { BudgetReservation } from './BudgetReservation.js';
 import { inputHash } from './hash.js';
 import { APPROVAL_STATUSES } from '../store/approvalRows.js';
@@ -139,9 +139,6 @@ const overrunReason: Reason = (c, after) =>
 
 /** The longest a confirmation request may stay open. */
 export const MAX_APPROVAL_TTL_MS = 10 * 365 * 24 * 60 * 60 * 1000;
-
-const confirmationRequired: Reason = (_c, op) => `operation "${op}" requires confirmation`;
-const confirmationNotRequired: Reason = (_c, op) => `operation "${op}" does not require confirmation`;
 
 /** The operations among `ops` that need a person: listed in the guardrails, or always. */
 function requiredOf(g: AutonomyGuardrails, ops: readonly string[], always: readonly string[]): string[] {
@@ -411,7 +408,7 @@ export class AutonomyGuardrailService {
       return this.#store.update(planId, (g) => {
         if (!g) return this.#unconfigured(E.CONFIRMATION_NOT_REQUIRED, E.CONFIRMATION_REQUIRED, planId);
         const check = always
-          ? makeCheck(E.CONFIRMATION_REQUIRED, confirmationRequired, null, undefined, op)
+          ? makeCheck(E.CONFIRMATION_REQUIRED, confirmationReason([op], true), null)
           : g.checkConfirmation(op);
         return this.#audited(check, { operation: op, limit: null });
       });
@@ -731,12 +728,15 @@ export class AutonomyGuardrailService {
         }
         const required = requiredOf(g, ops, always);
         if (required.length === 0) {
-          const all = ops.join(',');
-          const check = makeCheck(E.CONFIRMATION_NOT_REQUIRED, confirmationNotRequired, null, undefined, all);
-          return { result: { check }, audit: this.#entry(check, { operation: all, limit: null }, now) };
+          const check = makeCheck(E.CONFIRMATION_NOT_REQUIRED, confirmationReason(ops, false), null);
+          return {
+            result: { check },
+            audit: this.#entry(check, { ...operationsDetail(ops), limit: null }, now),
+          };
         }
+        // The approval keeps them as one comma-separated string, as stores hold it.
         const op = required.join(',');
-        const check = makeCheck(E.CONFIRMATION_REQUIRED, confirmationRequired, null, undefined, op);
+        const check = makeCheck(E.CONFIRMATION_REQUIRED, confirmationReason(required, true), null);
         // A new id only when a person is asked; the store refuses one already in use.
         const approval: Approval = Object.freeze({
           id: this.#newId(),
@@ -749,7 +749,7 @@ export class AutonomyGuardrailService {
           status: 'pending',
         });
         const details = {
-          operation: op,
+          ...operationsDetail(required),
           decision_id: decisionId,
           approval_id: approval.id,
           expires_at: approval.expiresAt,
@@ -860,7 +860,7 @@ export class AutonomyGuardrailService {
             );
             const result: GrantUse = { outcome: 'refused', check, approval: null };
             if (!g) return { result };
-            const details = { approval_id: id, decision_id: decisionId, operation: ops.join(',') };
+            const details = { approval_id: id, decision_id: decisionId, ...operationsDetail(ops) };
             return { result, audit: this.#entry(check, details, now) };
           }
           if (a.status === 'pending' && now <= parseIsoMs(a.expiresAt)) {
@@ -894,7 +894,7 @@ export class AutonomyGuardrailService {
                     : now > parseIsoMs(a.expiresAt)
                       ? `it expired at ${a.expiresAt}`
                       : null;
-          const details = { approval_id: id, decision_id: decisionId, operation: ops.join(',') };
+          const details = { approval_id: id, decision_id: decisionId, ...operationsDetail(ops) };
           if (problem !== null) {
             const check = makeCheck(
               E.CONFIRMATION_GRANT_REFUSED,

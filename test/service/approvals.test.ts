@@ -432,6 +432,31 @@ describe('useGrant', () => {
     expect(entry.details).toEqual({ approval_id: 'a1', decision_id: 'd1', operation: 'deploy', by: 'ann' });
   });
 
+  it('names each of several operations in the grant’s audit entry', async () => {
+    const both = { requiredConfirmations: ['deploy', 'notify'] };
+    const { service } = await configured(both);
+    const operation = ['deploy', 'notify'];
+    await service.requestConfirmation('plan', { ...REQUEST, operation });
+    await service.approve('a1', ANN);
+    await service.useGrant('plan', 'a1', { ...USE, operation });
+    const entry = await lastEntry(service);
+    expect(entry.details).toEqual({
+      approval_id: 'a1',
+      decision_id: 'd1',
+      operations: ['deploy', 'notify'],
+      by: 'ann',
+    });
+  });
+
+  it('names each of several operations in the reason a confirmation is required', async () => {
+    const { service } = await configured({ requiredConfirmations: ['deploy', 'notify'] });
+    const request = await service.requestConfirmation('plan', {
+      ...REQUEST,
+      operation: ['notify', 'deploy'],
+    });
+    expect(request.check.reason).toBe('operations "deploy" and "notify" require confirmation');
+  });
+
   it('refuses a grant that was used already', async () => {
     const { service } = await approved();
     await service.useGrant('plan', 'a1', USE);
