@@ -41,6 +41,21 @@ export function duration(seconds: number): string {
   return `${mantissa.replace(/\.?0+$/, '')}e${exponent.replace('+', '')}s`;
 }
 
+/**
+ * An audit entry's details for the `leash audit` table. A step check records `step`, the steps taken
+ * before it (0 for the first), which is what max_steps is checked against; the table numbers the step
+ * from 1, as a run's progress does (`step 3/10`). Other details, and every JSON format, stay as recorded.
+ */
+export function auditDetails(eventType: string, details: Readonly<Record<string, unknown>>): string {
+  const { step, limit, ...rest } = details;
+  const isStep = eventType === 'step_allowed' || eventType === 'step_blocked';
+  if (!isStep || !Number.isSafeInteger(step) || (limit !== null && !Number.isSafeInteger(limit))) {
+    return JSON.stringify(details);
+  }
+  const text = `step ${usedOf(String((step as number) + 1), limit === null ? null : String(limit))}`;
+  return Object.keys(rest).length === 0 ? text : `${text} ${JSON.stringify(rest)}`;
+}
+
 // Control characters other than line breaks could rewrite a terminal: shown as escapes instead.
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL = /[\x00-\x09\x0b-\x1f\x7f-\x9f]/g;

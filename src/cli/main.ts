@@ -16,7 +16,17 @@ import { parseIsoMs } from '../iso.js';
 import { policyJsonSchema } from '../policy/jsonSchema.js';
 import { parsePolicy } from '../policy/policy.js';
 import type { Approval, ApprovalStatus, GuardrailStore } from '../store/GuardrailStore.js';
-import { budgetText, gauges, outputBlock, outputLines, safe, stepsText, table, wallOf } from './format.js';
+import {
+  auditDetails,
+  budgetText,
+  gauges,
+  outputBlock,
+  outputLines,
+  safe,
+  stepsText,
+  table,
+  wallOf,
+} from './format.js';
 import { Progress } from './progress.js';
 import type { ExecutorEvents } from '../executor/PlanExecutor.js';
 import { stateFromMetadata, type CompletedDecision } from '../executor/state.js';
@@ -806,7 +816,7 @@ function auditTable(log: readonly ChainedEntry[], header: boolean): string {
       String(e.entry.event_type),
       String(e.entry.guard_name),
       String(e.entry.result),
-      JSON.stringify(e.entry.details),
+      auditDetails(e.entry.event_type, e.entry.details),
     ].map(safe),
   );
   const text = table(['SEQ', 'TIME', 'EVENT', 'GUARD', 'RESULT', 'DETAILS'], rows);

@@ -529,6 +529,13 @@ describe('status, audit and verify', () => {
     });
   });
 
+  it('numbers the steps in the audit table from 1, as the run’s progress does', () => {
+    plan('hello.plan.yaml', TWO_ECHOES.replace('decisions:', 'guardrails: { max_steps: 5 }\ndecisions:'));
+    leash(['run', 'hello.plan.yaml']);
+    const steps = leash(['audit', 'hello']).stdout.match(/step \d+\/\d+/g);
+    expect(steps).toEqual(['step 1/5', 'step 2/5']);
+  });
+
   it('ends quietly with exit 0 when the reader of its output stops reading', async () => {
     plan('hello.plan.yaml', TWO_ECHOES);
     leash(['run', 'hello.plan.yaml']);

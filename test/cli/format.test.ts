@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { duration, outputLines } from '../../src/cli/format.js';
+import { auditDetails, duration, outputLines } from '../../src/cli/format.js';
 
 const shell = (stdout: string, stderr = '') => ({ exit_code: 0, stdout, stderr, duration_ms: 5 });
 const http = (body: string, extra: Record<string, unknown> = {}) => ({
@@ -74,5 +74,27 @@ describe('duration', () => {
     [Number.MAX_VALUE, '1.8e308s'],
   ])('shows %s seconds, past 99999 days, as %s: a power of ten', (seconds, text) => {
     expect(duration(seconds)).toBe(text);
+  });
+});
+
+describe('auditDetails', () => {
+  it('numbers a step check’s step from 1, as progress does', () => {
+    expect(auditDetails('step_allowed', { step: 0, limit: 10 })).toBe('step 1/10');
+  });
+
+  it('shows the step a refused step check would have been', () => {
+    expect(auditDetails('step_blocked', { step: 10, limit: 10 })).toBe('step 11/10');
+  });
+
+  it('says when the step check had no limit', () => {
+    expect(auditDetails('step_allowed', { step: 2, limit: null })).toBe('step 3 (no limit)');
+  });
+
+  it('shows the details of other entries as recorded', () => {
+    expect(auditDetails('budget_reserved', { step: 0, limit: 5 })).toBe('{"step":0,"limit":5}');
+  });
+
+  it('shows a step check whose step is not a count as recorded', () => {
+    expect(auditDetails('step_allowed', { step: '0', limit: 10 })).toBe('{"step":"0","limit":10}');
   });
 });
