@@ -57,7 +57,7 @@ describe('the checks made for each decision', () => {
     const { executor, service } = await harness([reader]);
     await executor.execute(planOf([{ id: 'd1', tool: 'reader', operation: 'list' }]));
     expect(await detailsOf(service, 'confirmation_not_required')).toEqual([
-      { operation: 'list,read', limit: null },
+      { operations: ['list', 'read'], limit: null },
     ]);
   });
 
