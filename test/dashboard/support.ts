@@ -10,6 +10,7 @@ import { createDashboardApp } from '../../src/dashboard/app.js';
 import type { GuardrailStore } from '../../src/store/GuardrailStore.js';
 import { MemoryStore } from '../../src/store/memory/MemoryStore.js';
 import { SqliteStore } from '../../src/store/sqlite/SqliteStore.js';
+import { onCI } from '../support/ci.js';
 
 export const T0 = Date.parse('2026-11-30T10:00:00.000Z');
 /** At least 32 characters, as `startDashboard` requires of a given token. */
@@ -166,8 +167,7 @@ export function browserSkipReason(
   chromiumFound: boolean,
   env: Readonly<Record<string, string | undefined>>,
 ): string | null {
-  const ci = (env['CI'] ?? '').trim().toLowerCase();
-  if (chromiumFound || !['', '0', 'false'].includes(ci)) return null;
+  if (chromiumFound || onCI(env)) return null;
   return `skipped: Chromium not found at ${CHROMIUM} (apt-get install -y chromium)`;
 }
 

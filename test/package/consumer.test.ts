@@ -1,8 +1,8 @@
 // The package as a consumer installs it: the tarball `npm pack` makes, unpacked into a new project whose
 // node_modules holds only the package's declared dependencies (and @types/node 20), its types compiled by
 // a strict `tsc` that checks them too (no skipLibCheck), and the README's library example run from the
-// installed copy. It packs the built dist/ (`npm run build` first, as .ci/run does), so it runs under
-// CI=true (or LEASH_PACK_TEST=1) only.
+// installed copy. It packs the built dist/ (`npm run build` first, as .ci/run does), so it runs on CI
+// (or with LEASH_PACK_TEST=1) only.
 import { execFileSync, spawnSync } from 'node:child_process';
 import {
   mkdirSync,
@@ -17,10 +17,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { onCI } from '../support/ci.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
-const RUN = process.env['CI'] === 'true' || process.env['LEASH_PACK_TEST'] === '1';
+const RUN = onCI() || process.env['LEASH_PACK_TEST'] === '1';
 
 /** The first TypeScript block under the README's "## Example" heading. */
 function readmeExample(readme: string): string {
@@ -44,64 +45,67 @@ function installDependencies(into: string, names: readonly string[]): void {
   }
 }
 
-describe.runIf(RUN)('the package installed from its tarball', () => {
-  beforeAll(() => {
-    dir = mkdtempSync(join(tmpdir(), 'leash-consumer-'));
-    execFileSync('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', dir], {
-      cwd: ROOT,
-      stdio: 'pipe',
+describe.runIf(RUN)(
+  'the package installed from its tarball (packs: runs on CI or with LEASH_PACK_TEST=1)',
+  () => {
+    beforeAll(() => {
+      dir = mkdtempSync(join(tmpdir(), 'leash-consumer-'));
+      execFileSync('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', dir], {
+        cwd: ROOT,
+        stdio: 'pipe',
+      });
+      const tarball = readdirSync(dir).find((f) => f.endsWith('.tgz'));
+      if (tarball === undefined) throw new Error('npm pack wrote no tarball');
+      const leash = join(dir, 'node_modules/leash');
+      mkdirSync(leash, { recursive: true });
+      execFileSync('tar', ['-xzf', join(dir, tarball), '-C', leash, '--strip-components=1']);
+      const manifest = JSON.parse(readFileSync(join(leash, 'package.json'), 'utf8')) as {
+        dependencies: Record<string, string>;
+      };
+      installDependencies(dir, [...Object.keys(manifest.dependencies), '@types/node']);
+      writeFileSync(join(dir, 'package.json'), JSON.stringify({ private: true, type: 'module' }));
+      writeFileSync(
+        join(dir, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: {
+            strict: true,
+            skipLibCheck: false,
+            module: 'nodenext',
+            moduleResolution: 'nodenext',
+            target: 'es2022',
+            types: ['node'],
+            outDir: 'out',
+          },
+          files: ['example.ts'],
+        }),
+      );
+      writeFileSync(join(dir, 'example.ts'), readmeExample(readFileSync(join(ROOT, 'README.md'), 'utf8')));
+    }, 60_000);
+
+    afterAll(() => {
+      if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
     });
-    const tarball = readdirSync(dir).find((f) => f.endsWith('.tgz'));
-    if (tarball === undefined) throw new Error('npm pack wrote no tarball');
-    const leash = join(dir, 'node_modules/leash');
-    mkdirSync(leash, { recursive: true });
-    execFileSync('tar', ['-xzf', join(dir, tarball), '-C', leash, '--strip-components=1']);
-    const manifest = JSON.parse(readFileSync(join(leash, 'package.json'), 'utf8')) as {
-      dependencies: Record<string, string>;
-    };
-    installDependencies(dir, [...Object.keys(manifest.dependencies), '@types/node']);
-    writeFileSync(join(dir, 'package.json'), JSON.stringify({ private: true, type: 'module' }));
-    writeFileSync(
-      join(dir, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          strict: true,
-          skipLibCheck: false,
-          module: 'nodenext',
-          moduleResolution: 'nodenext',
-          target: 'es2022',
-          types: ['node'],
-          outDir: 'out',
-        },
-        files: ['example.ts'],
-      }),
-    );
-    writeFileSync(join(dir, 'example.ts'), readmeExample(readFileSync(join(ROOT, 'README.md'), 'utf8')));
-  }, 60_000);
 
-  afterAll(() => {
-    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
-  });
+    it('compiles against the published types with tsc --strict and no skipLibCheck', () => {
+      const tsc = run(process.execPath, [TSC, '-p', 'tsconfig.json'], dir);
+      expect(tsc.stdout + tsc.stderr).toBe('');
+      expect(tsc.status).toBe(0);
+    }, 120_000);
 
-  it('compiles against the published types with tsc --strict and no skipLibCheck', () => {
-    const tsc = run(process.execPath, [TSC, '-p', 'tsconfig.json'], dir);
-    expect(tsc.stdout + tsc.stderr).toBe('');
-    expect(tsc.status).toBe(0);
-  }, 120_000);
+    it("runs the README's library example from the installed package, printing what it decided", () => {
+      const node = run(process.execPath, ['out/example.js'], dir);
+      expect(node.stderr).toBe('');
+      expect(node.stdout).toMatch(/^budget check: allowed/m);
+      expect(node.stdout).toMatch(/^plan research-1: completed, 1 decision done \(s1\)/m);
+    }, 120_000);
 
-  it("runs the README's library example from the installed package, printing what it decided", () => {
-    const node = run(process.execPath, ['out/example.js'], dir);
-    expect(node.stderr).toBe('');
-    expect(node.stdout).toMatch(/^budget check: allowed/m);
-    expect(node.stdout).toMatch(/^plan research-1: completed, 1 decision done \(s1\)/m);
-  }, 120_000);
-
-  it('loads from CommonJS with await import', () => {
-    writeFileSync(
-      join(dir, 'load.cjs'),
-      "import('leash').then((m) => console.log(typeof m.AutonomyGuardrailService, typeof m.SqliteStore));",
-    );
-    const node = run(process.execPath, ['load.cjs'], dir);
-    expect(node.stdout.trim()).toBe('function function');
-  }, 60_000);
-});
+    it('loads from CommonJS with await import', () => {
+      writeFileSync(
+        join(dir, 'load.cjs'),
+        "import('leash').then((m) => console.log(typeof m.AutonomyGuardrailService, typeof m.SqliteStore));",
+      );
+      const node = run(process.execPath, ['load.cjs'], dir);
+      expect(node.stdout.trim()).toBe('function function');
+    }, 60_000);
+  },
+);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { userInfo } from 'node:os';
 import pg from 'pg';
+import { onCI } from '../support/ci.js';
 
 /**
  * The server the PostgreSQL tests use. Without a user in the URL, pg falls back to $PGUSER, then $USER,
@@ -50,11 +51,11 @@ async function serverAnswers(): Promise<boolean> {
 
 /**
  * True when the file's PostgreSQL tests should be skipped: no server answers and this is not CI. Under
- * CI=true the tests run, and fail, without a server.
+ * CI the tests run, and fail, without a server.
  */
 export async function skipWithoutServer(file: string): Promise<boolean> {
   if (await serverAnswers()) return false;
-  if (process.env['CI'] === 'true') return false;
+  if (onCI()) return false;
   console.warn(
     `${file}: skipped, no PostgreSQL server answers at ${where()} (set DATABASE_URL; with CI=true these tests fail instead)`,
   );
