@@ -498,6 +498,9 @@ export class PlanExecutor {
     };
     const running = Promise.resolve().then(() => tool.run(decision.input, this.#context(inv)));
     let timer: unknown;
+    // Set once the call is over: a clock check still out then neither re-arms the timer, which nothing
+    // would clear, nor aborts a signal whose call is done.
+    let over = false;
     const expired =
       controller === null || limit === null
         ? null
@@ -505,7 +508,9 @@ export class PlanExecutor {
             // A limit past a timer's range is waited for in parts: the clock says when it ran out.
             const arm = (ms: number): void => {
               timer = this.#timers.setTimeout(() => {
+                if (over) return;
                 void this.#service?.checkWallClock(planId).then((check) => {
+                  if (over) return;
                   // A timer may fire a little early: only the clock's own answer ends the call.
                   if (check.allowed) return arm(Math.max(1, remainingMs(check) ?? 1));
                   const violation = new GuardrailViolationError(check);
@@ -552,6 +557,7 @@ export class PlanExecutor {
         const settled = Promise.allSettled(inv.inFlight);
         await (expired ? Promise.race([settled, expired.catch(() => undefined)]) : settled);
       }
+      over = true;
       if (timer !== undefined) this.#timers.clearTimeout(timer);
     }
   }

@@ -326,6 +326,66 @@ describe('aborting a tool when the wall clock runs out', () => {
     });
   });
 
+  describe('when the tool finishes while the timer’s clock check is still out', () => {
+    /**
+     * A run whose tool finishes when told to, with the timer fired at `firedAt` ms after the start: its
+     * clock check is recorded, but its answer waits until `answer` is called.
+     */
+    async function checkOutWhenToolFinishes(firedAt: number) {
+      const started = deferred<AbortSignal>();
+      const finish = deferred<JsonValue>();
+      const slow = tool('slow', {
+        run: (_input, ctx) => {
+          started.resolve(ctx.signal);
+          return finish.promise;
+        },
+      });
+      const h = await harness([slow], { guardrails: { maxWallClockSeconds: 60 } });
+      const running = h.executor.execute(planOf([{ id: 'd1', tool: 'slow' }]));
+      const signal = await started.promise;
+      const gate = deferred();
+      const check = h.service.checkWallClock.bind(h.service);
+      const answered: Promise<unknown>[] = [];
+      vi.spyOn(h.service, 'checkWallClock').mockImplementation((planId) => {
+        const answer = check(planId).then(async (c) => (await gate.promise, c));
+        answered.push(answer);
+        return answer;
+      });
+      h.clock.set(T0 + firedAt);
+      h.timers.fire();
+      await h.service.getGuardrails(PLAN_ID); // the store answers in order: the timer's check went first
+      finish.resolve('done');
+      const result = await running;
+      /** Lets the clock check answer, and waits until the executor has seen its answer. */
+      const answer = async (): Promise<void> => {
+        gate.resolve();
+        await Promise.all(answered);
+      };
+      return { ...h, result, signal, answer };
+    }
+
+    it('leaves no timer armed once the clock answers', async () => {
+      const h = await checkOutWhenToolFinishes(59_000);
+      await h.answer();
+      expect(h.timers.pending).toEqual([]);
+    });
+
+    it('adds no audit entry after the run ended', async () => {
+      const h = await checkOutWhenToolFinishes(59_000);
+      const ended = await eventsOf(h.service);
+      await h.answer();
+      h.timers.fire();
+      await h.service.getGuardrails(PLAN_ID); // the store answers in order: a timer's check would be in
+      expect(await eventsOf(h.service)).toEqual(ended);
+    });
+
+    it('does not abort the signal of the call that finished', async () => {
+      const h = await checkOutWhenToolFinishes(60_000);
+      await h.answer();
+      expect([h.result.status, h.signal.aborted]).toEqual(['completed', false]);
+    });
+  });
+
   it('does not retry a tool stopped by the wall clock', async () => {
     const { tool: hang, started } = hanging(true);
     const { executor, clock, timers, delays } = await harness([hang], {
