@@ -16,11 +16,25 @@ export function timerDelay(ms: number): number {
   return Math.min(ms, MAX_TIMER_MS);
 }
 
-/** Waits `ms` on the runtime's timers, however long: past {@link MAX_TIMER_MS}, in parts. */
-export function wait(ms: number): Promise<void> {
+/**
+ * Waits `ms` on the runtime's timers, however long: past {@link MAX_TIMER_MS}, in parts. An abort of
+ * `signal` ends the wait at once and clears its timer, so nothing is left to keep the process alive.
+ */
+export function wait(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const stop = (): void => {
+      clearTimeout(timer);
+      resolve();
+    };
+    signal?.addEventListener('abort', stop, { once: true });
     const arm = (left: number): void => {
-      setTimeout(() => (left > MAX_TIMER_MS ? arm(left - MAX_TIMER_MS) : resolve()), timerDelay(left));
+      timer = setTimeout(() => {
+        if (left > MAX_TIMER_MS) return arm(left - MAX_TIMER_MS);
+        signal?.removeEventListener('abort', stop);
+        resolve();
+      }, timerDelay(left));
     };
     arm(ms);
   });

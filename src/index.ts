@@ -63,6 +63,7 @@ export {
   type ExecutorEvents,
   type PlanExecutorOptions,
   type RunOptions,
+  type Sleep,
   type Timers,
 } from './executor/PlanExecutor.js';
 export { EXECUTION_KEY, type CompletedDecision, type ExecutionState, type Paused } from './executor/state.js';

@@ -80,6 +80,9 @@ export interface Timers {
   clearTimeout(handle: unknown): void;
 }
 
+/** Waits `ms`; `signal`, when given, aborts to end the wait early. */
+export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
+
 /** Options of one run: {@link PlanExecutor.execute} and {@link PlanExecutor.resume}. */
 export interface RunOptions {
   /** Interrupts the run when it aborts (Ctrl-C, a shutdown): it ends as failed, its work kept. */
@@ -94,8 +97,11 @@ export interface PlanExecutorOptions {
   toolRules?: ReadonlyMap<string, ToolRule>;
   /** How long a confirmation request stays valid. Default 24 hours. */
   approvalTtlMs?: number;
-  /** Waits between retries; defaults to a real timer. Inject one in tests. */
-  sleep?: (ms: number) => Promise<void>;
+  /**
+   * Waits between retries; defaults to a real timer. Inject one in tests. `signal` aborts when the run
+   * is interrupted: the run stops waiting then, and a sleep should end and let go of its timer.
+   */
+  sleep?: Sleep;
   /**
    * Exponential backoff between retries of one failure: base * factor^n, at most maxMs. `maxRetries`
    * (default 3) caps retries per failure when the guardrails set no `max_retries_per_failure`.
@@ -121,6 +127,29 @@ function runSignal(options: RunOptions): AbortSignal | null {
 function interrupted(signal: AbortSignal): GuardrailError {
   const why = signal.reason instanceof Error ? `: ${signal.reason.message}` : '';
   return new GuardrailError('RUN_INTERRUPTED', `the run was interrupted${why}`, { cause: signal.reason });
+}
+
+/**
+ * Rejects with the run's interruption once `signal` aborts (at once when it has), after calling
+ * `onAbort`; `unlisten` stops listening once the wait it bounds is over.
+ */
+function untilInterrupted(
+  signal: AbortSignal,
+  onAbort: (why: GuardrailError) => void = () => undefined,
+): { stopped: Promise<never>; unlisten: () => void } {
+  let unlisten = (): void => {};
+  const stopped = new Promise<never>((_, reject) => {
+    const stop = (): void => {
+      const why = interrupted(signal);
+      onAbort(why);
+      reject(why);
+    };
+    if (signal.aborted) return stop();
+    signal.addEventListener('abort', stop, { once: true });
+    unlisten = () => signal.removeEventListener('abort', stop);
+  });
+  stopped.catch(() => undefined);
+  return { stopped, unlisten };
 }
 
 /** The signal of tools that cannot be aborted: no wall-clock limit is running. */
@@ -178,7 +207,7 @@ export class PlanExecutor {
   readonly #tools: ReadonlyMap<string, Tool>;
   readonly #rules: ReadonlyMap<string, ToolRule>;
   readonly #approvalTtlMs: number;
-  readonly #sleep: (ms: number) => Promise<void>;
+  readonly #sleep: Sleep;
   readonly #retry: { baseMs: number; factor: number; maxMs: number; maxRetries: number };
   readonly #timers: Timers;
   readonly #listeners = new Map<keyof ExecutorEvents, Set<(e: never) => void>>();
@@ -205,7 +234,7 @@ export class PlanExecutor {
     if (typeof ttl !== 'number' || !Number.isSafeInteger(ttl) || ttl < 1)
       invalid('approvalTtlMs', 'an integer >= 1', ttl);
     this.#approvalTtlMs = ttl;
-    this.#sleep = (o['sleep'] as ((ms: number) => Promise<void>) | undefined) ?? wait;
+    this.#sleep = (o['sleep'] as Sleep | undefined) ?? wait;
     const retry = objectWithKeys(o['retry'], 'retry', ['baseMs', 'factor', 'maxMs', 'maxRetries']);
     const maxRetries = retry['maxRetries'] ?? 3;
     if (!Number.isSafeInteger(maxRetries) || (maxRetries as number) < 0) {
@@ -236,8 +265,9 @@ export class PlanExecutor {
 
   /**
    * Runs a plan in phase `execute` from where its metadata says it got to (the start, for a new plan).
-   * `signal` interrupts the run: the tool running gets an aborted `ctx.signal`, and the run ends as
-   * failed (`RUN_INTERRUPTED`) with the work done so far, its reservation given back.
+   * `signal` interrupts the run: the tool running gets an aborted `ctx.signal` (a backoff before a retry
+   * ends at once, with no other try), and the run ends as failed (`RUN_INTERRUPTED`) with the work done
+   * so far, its reservation given back.
    */
   async execute(plan: Plan, options: RunOptions = {}): Promise<ExecutionResult> {
     this.#validate(plan);
@@ -433,7 +463,7 @@ export class PlanExecutor {
         // With no max_retries_per_failure the guardrails allow any number: the executor's cap stops it.
         if (check.limit === null && retries >= this.#retry.maxRetries) throw failure(error);
         failures.set(fingerprint, retries + 1);
-        await this.#sleep(this.#backoff(retries));
+        await this.#pause(this.#backoff(retries), signal);
         continue;
       }
       const done: CompletedDecision = Object.freeze({
@@ -523,21 +553,8 @@ export class PlanExecutor {
           });
     expired?.catch(() => undefined);
     // An interruption ends the wait for the tool at once: one that ignores its signal cannot hold the run.
-    let unlisten = (): void => {};
-    const stopped =
-      signal === null
-        ? null
-        : new Promise<never>((_, reject) => {
-            const stop = (): void => {
-              const why = interrupted(signal);
-              controller?.abort(why);
-              reject(why);
-            };
-            if (signal.aborted) return stop();
-            signal.addEventListener('abort', stop, { once: true });
-            unlisten = () => signal.removeEventListener('abort', stop);
-          });
-    stopped?.catch(() => undefined);
+    const interruption = signal === null ? null : untilInterrupted(signal, (why) => controller?.abort(why));
+    const stopped = interruption?.stopped ?? null;
     try {
       const outcome =
         expired === null && stopped === null
@@ -551,7 +568,7 @@ export class PlanExecutor {
             );
       return unwrap(outcome, estimate);
     } finally {
-      unlisten();
+      interruption?.unlisten();
       inv.open = false;
       if (inv.inFlight.size > 0) {
         const settled = Promise.allSettled(inv.inFlight);
@@ -639,6 +656,22 @@ export class PlanExecutor {
   #backoff(retries: number): number {
     const { baseMs, factor, maxMs } = this.#retry;
     return Math.min(maxMs, baseMs * factor ** retries);
+  }
+
+  /** Waits out a retry's backoff; an interruption ends the wait, and the run, at once: no other try. */
+  async #pause(ms: number, signal: AbortSignal | null): Promise<void> {
+    if (signal === null) return this.#sleep(ms);
+    if (!signal.aborted) {
+      const interruption = untilInterrupted(signal);
+      try {
+        await Promise.race([this.#sleep(ms, signal), interruption.stopped]);
+      } catch (error) {
+        if (!signal.aborted) throw error; // the sleep's own failure
+      } finally {
+        interruption.unlisten();
+      }
+    }
+    if (signal.aborted) throw new ToolFailed(interrupted(signal));
   }
 
   async #end(plan: Plan, result: ExecutionResult, state: ExecutionState): Promise<ExecutionResult> {

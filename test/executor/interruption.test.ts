@@ -1,5 +1,28 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { PlanExecutor, type Sleep } from '../../src/index.js';
 import { deferred, echo, guardrailsOf, harness, planOf, tool } from '../support/executor.js';
+
+/** A tool that always fails with an error worth another try. */
+function failingTool() {
+  return tool('failing', {
+    run: () => {
+      throw new TypeError('temporarily unavailable');
+    },
+  });
+}
+
+/** A plan of one decision of `failing`, run with retries allowed and `sleep` between them. */
+async function runFailing(controller: AbortController, sleep: Sleep) {
+  const failing = failingTool();
+  const { executor } = await harness([failing], {
+    guardrails: { actorLimits: { maxRetriesPerFailure: 5 } },
+    sleep,
+  });
+  const result = await executor.execute(planOf([{ id: 'a', tool: 'failing' }]), {
+    signal: controller.signal,
+  });
+  return { failing, result };
+}
 
 describe('a run interrupted through its signal', () => {
   it('ends failed with RUN_INTERRUPTED before the next decision, keeping the work done', async () => {
@@ -62,6 +85,42 @@ describe('a run interrupted through its signal', () => {
     });
     await executor.execute(planOf([{ id: 'a', tool: 'failing' }]), { signal: controller.signal });
     expect(failing.calls).toHaveLength(1);
+  });
+
+  describe('during the backoff before a retry', () => {
+    it('does not try the tool again', async () => {
+      const controller = new AbortController();
+      const { failing } = await runFailing(controller, async () => controller.abort());
+      expect(failing.calls).toHaveLength(1);
+    });
+
+    it('stops waiting for the backoff, and ends failed with RUN_INTERRUPTED', async () => {
+      const controller = new AbortController();
+      const endless = () => (controller.abort(), new Promise<void>(() => {}));
+      const { result } = await runFailing(controller, endless);
+      expect([result.status, (result.error as { code?: string }).code]).toEqual([
+        'failed',
+        'RUN_INTERRUPTED',
+      ]);
+    });
+
+    it('leaves no timer running with the default sleep', async () => {
+      vi.useFakeTimers(); // the runtime's timers, which the default sleep waits on
+      try {
+        const controller = new AbortController();
+        const { service } = await harness([], { guardrails: { actorLimits: { maxRetriesPerFailure: 5 } } });
+        const executor = new PlanExecutor({ service, tools: [failingTool()], retry: { baseMs: 60_000 } });
+        const running = executor.execute(planOf([{ id: 'a', tool: 'failing' }]), {
+          signal: controller.signal,
+        });
+        await vi.advanceTimersByTimeAsync(1000); // the first try failed: the backoff is running
+        controller.abort();
+        await running;
+        expect(vi.getTimerCount()).toBe(0);
+      } finally {
+        vi.useRealTimers();
+      }
+    });
   });
 
   it('refuses a signal that is not an AbortSignal, naming the field', async () => {
