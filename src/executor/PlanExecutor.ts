@@ -483,17 +483,22 @@ export class PlanExecutor {
     }
   }
 
-  /** Per-tool calls and the budget reservation for one call; null when unguarded. */
+  /**
+   * Per-tool calls and the budget reservation for one call; null when unguarded. `live` throws when the
+   * call may go no further: it is asked before the reservation.
+   */
   async #openCall(
     planId: string,
     tool: Tool,
     estimate: number,
     reservationId: string,
+    live: () => void = () => undefined,
   ): Promise<BudgetReservation | null> {
     const service = this.#service;
     if (!service) return null;
     const max = this.#rules.get(tool.name)?.maxCallsPerPlan ?? null;
     if (max !== null) deny(await service.checkToolCalls(planId, tool.name, max));
+    live();
     const reservation = await service.reserveBudget(planId, estimate, { reservationId });
     deny(reservation.check);
     return reservation;
@@ -620,19 +625,28 @@ export class PlanExecutor {
     const service = this.#service;
     const tool = this.#tools.get(name);
     if (!tool) invalid('tool', `a registered tool (${[...this.#tools.keys()].join(', ')})`, name);
-    if (inv.signal.aborted) throw inv.signal.reason;
+    // A call whose invocation was cut short (the wall clock ran out, the run was interrupted) goes no
+    // further, also when that happened while one of its checks was out: the run has ended without it.
+    const live = (): void => {
+      if (inv.signal.aborted) throw inv.signal.reason;
+    };
+    live();
     const rule = this.#rules.get(tool.name);
     if (service) {
       deny(await service.checkActorToolCalls(inv.planId, n));
       const always = rule?.requiresConfirmation ? normalizeOperation(tool.name) : null;
       for (const op of operationsOf({ id: inv.decisionId, tool: tool.name }, tool, rule)) {
+        live();
         deny(await service.checkConfirmation(inv.planId, op, { alwaysRequire: op === always }));
       }
     }
     const estimate = this.#estimate(tool, input);
-    const call = await this.#openCall(inv.planId, tool, estimate, `${inv.decisionId}#${inv.attempt}/${n}`);
+    live();
+    const reservationId = `${inv.decisionId}#${inv.attempt}/${n}`;
+    const call = await this.#openCall(inv.planId, tool, estimate, reservationId, live);
     let outcome: Outcome;
     try {
+      live(); // a reservation made as the call was cut short is given back
       outcome = unwrap(await tool.run(input, this.#context(inv)), estimate);
     } catch (error) {
       await call?.release();

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  type AutonomyGuardrailService,
   GuardrailValidationError,
   GuardrailViolationError,
   NonRetryableError,
@@ -9,6 +10,7 @@ import {
   type ToolRule,
 } from '../../src/index.js';
 import {
+  deferred,
   detailsOf,
   echo,
   eventsOf,
@@ -348,5 +350,78 @@ describe('calls made in parallel', () => {
     expect(result.status).toBe('failed');
     expect(result.violation).toBeInstanceOf(GuardrailViolationError);
     expect(result.violation?.check.eventType).toBe('actor_tool_calls_blocked');
+  });
+});
+
+describe('a call cut short by the wall clock while the service had not answered yet', () => {
+  /**
+   * Makes the service answer the calls of `method` that `when` picks only once `open` is called (what
+   * they change is done at once); `asked` resolves when the first of them is held.
+   */
+  function hold(
+    service: AutonomyGuardrailService,
+    method: 'checkActorToolCalls' | 'reserveBudget',
+    when: (args: unknown[]) => boolean = () => true,
+  ) {
+    const gate = deferred();
+    const asked = deferred();
+    const target = service as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+    const real = (target[method] as (...args: unknown[]) => Promise<unknown>).bind(service);
+    target[method] = async (...args) => {
+      const answer = await real(...args);
+      if (!when(args)) return answer;
+      asked.resolve();
+      await gate.promise;
+      return answer;
+    };
+    return { asked: asked.promise, open: () => gate.resolve() };
+  }
+
+  /**
+   * A run whose tool calls `echo` (cost 1) and waits for it, the service's `method` held for that call:
+   * the wall clock runs out meanwhile, which ends the run. `answer` lets the service answer and waits
+   * until the call settled.
+   */
+  async function cutShortWhileHeld(
+    method: 'checkActorToolCalls' | 'reserveBudget',
+    when?: (args: unknown[]) => boolean,
+  ) {
+    const called = tool('echo', { cost: 1 });
+    let call: Promise<unknown> = Promise.resolve();
+    const outer = caller('outer', (ctx) => (call = ctx.callTool('echo', 1)));
+    const h = await harness([outer, called], { guardrails: { maxWallClockSeconds: 60, toolBudget: 10 } });
+    const held = hold(h.service, method, when);
+    const running = h.executor.execute(planOf([{ id: 'd1', tool: 'outer' }]));
+    await held.asked;
+    h.clock.advance(60_000);
+    h.timers.fire();
+    const result = await running;
+    const answer = async (): Promise<void> => {
+      held.open();
+      await call.catch(() => undefined);
+    };
+    return { ...h, called, result, answer };
+  }
+
+  it('does not run the called tool', async () => {
+    const h = await cutShortWhileHeld('checkActorToolCalls');
+    await h.answer();
+    expect([h.result.violation?.check.eventType, h.called.calls]).toEqual(['wall_clock_blocked', []]);
+  });
+
+  it('adds no audit entry after the run ended', async () => {
+    const h = await cutShortWhileHeld('checkActorToolCalls');
+    const ended = await eventsOf(h.service);
+    await h.answer();
+    expect(await eventsOf(h.service)).toEqual(ended);
+  });
+
+  it('gives back the reservation it was making', async () => {
+    const nested = (args: unknown[]) =>
+      String((args[2] as { reservationId?: string }).reservationId).includes('/');
+    const h = await cutShortWhileHeld('reserveBudget', nested);
+    await h.answer();
+    const g = await guardrailsOf(h.service);
+    expect([g.budgetReserved, g.budgetSpent]).toEqual([0, 0]);
   });
 });
