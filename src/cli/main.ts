@@ -115,8 +115,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
 
   /**
    * Opens the store, runs `body` with a runner on it, closes the store whatever happens. Only `create`
-   * (for `run`) makes a SQLite database that does not exist: any other command refuses a path that names
-   * none, rather than answer from an empty one.
+   * (for `run`) makes a store that does not exist: any other command refuses a SQLite path that names
+   * none, or a PostgreSQL schema without leash's tables, rather than answer from an empty one.
    */
   async function withRunner<T>(
     db: string | undefined,

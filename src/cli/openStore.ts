@@ -79,11 +79,19 @@ export function dbArgument(target: string, cwd: string): string {
   return ` --db ${/^[\w/.:@%+=,-]+$/.test(name) ? name : `'${name.replace(/'/g, `'\\''`)}'`}`;
 }
 
+/** The refusal of a read-only command to use a store that is not there, naming it as {@link storeName}. */
+function storeNotFound(name: string): GuardrailError {
+  return new GuardrailError(
+    'STORE_NOT_FOUND',
+    `no leash database at ${name}: check --db (or LEASH_DB); \`leash run\` creates one`,
+  );
+}
+
 /**
  * Opens and migrates the store `--db` names: a `postgres://` URL (`?schema=name` for a schema other than
- * `public`), or a SQLite file (created, with its folder, when missing, unless `mustExist`: then a missing
- * file is refused, `STORE_NOT_FOUND`, and nothing is created). `db` defaults to `LEASH_DB`, then to
- * {@link DEFAULT_DB} under `cwd`.
+ * `public`), or a SQLite file (created, with its folder, when missing). With `mustExist`, a store that is
+ * not there (a missing file; a schema without leash's tables) is refused, `STORE_NOT_FOUND`, and nothing
+ * is created. `db` defaults to `LEASH_DB`, then to {@link DEFAULT_DB} under `cwd`.
  */
 export async function openStore(
   db: string | undefined,
@@ -106,6 +114,8 @@ export async function openStore(
       ...(checkpoints === undefined ? {} : { checkpoints }),
     });
     try {
+      // Checked before migrate(), which would create a mistyped schema.
+      if (options.mustExist && !(await store.exists())) throw storeNotFound(storeName(target, cwd));
       await store.migrate();
     } catch (error) {
       await store.close();
@@ -114,12 +124,7 @@ export async function openStore(
     return store;
   }
   const path = resolve(cwd, target);
-  if (options.mustExist && !existsSync(path)) {
-    throw new GuardrailError(
-      'STORE_NOT_FOUND',
-      `no leash database at ${path}: check --db (or LEASH_DB); \`leash run\` creates one`,
-    );
-  }
+  if (options.mustExist && !existsSync(path)) throw storeNotFound(path);
   const dir = dirname(path);
   try {
     mkdirSync(dir, { recursive: true });

@@ -96,6 +96,52 @@ describe.skipIf(skip)('leash with --db postgres://', () => {
     }
   });
 
+  describe('for a read-only command on a schema without leash tables', () => {
+    const typo = freshSchemaName();
+    const typoUrl = new URL(url);
+    typoUrl.searchParams.set('schema', typo);
+
+    function verifyTypo() {
+      const r = spawnSync(process.execPath, argv(['verify', '--json'], typoUrl.toString()), {
+        cwd: dir,
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      return { code: r.status, stderr: r.stderr };
+    }
+
+    afterAll(async () => {
+      const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
+      await pool.query(`DROP SCHEMA IF EXISTS "${typo}" CASCADE`);
+      await pool.end();
+    });
+
+    it('exits 2 with STORE_NOT_FOUND, naming the store as its URL without a password', () => {
+      const named = new URL(typoUrl);
+      named.password = '';
+      const r = verifyTypo();
+      const error = r.stderr === '' ? {} : (JSON.parse(r.stderr) as { error: object }).error;
+      expect([r.code, error]).toEqual([
+        2,
+        {
+          code: 'STORE_NOT_FOUND',
+          message: expect.stringContaining(`no leash database at ${named.toString()}:`),
+        },
+      ]);
+    }, 60_000);
+
+    it('creates no schema', async () => {
+      verifyTypo();
+      const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
+      try {
+        const found = await pool.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [typo]);
+        expect(found.rowCount).toBe(0);
+      } finally {
+        await pool.end();
+      }
+    }, 60_000);
+  });
+
   it('verifies every plan and reports a row that cannot be read as MALFORMED_ENTRY at its seq', async () => {
     writeFileSync(
       join(dir, 'echo.plan.yaml'),

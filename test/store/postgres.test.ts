@@ -235,6 +235,23 @@ describe.skipIf(skip)('PostgresStore', () => {
     });
   });
 
+  describe('exists', () => {
+    it('is true once the tables are migrated', async () => {
+      const store = await migrated();
+      expect(await store.exists()).toBe(true);
+    });
+
+    it('is false for tables never migrated', async () => {
+      const store = new PostgresStore({ pool, schema, tablePrefix: `t${++tables}_` });
+      expect(await store.exists()).toBe(false);
+    });
+
+    it('is false for a schema that does not exist', async () => {
+      const store = new PostgresStore({ pool, schema: `${schema}_y` });
+      expect(await store.exists()).toBe(false);
+    });
+  });
+
   describe('durable audit entries', () => {
     it('keeps every audit entry while get returns the newest auditCapacity of them', async () => {
       const store = await migrated({ auditCapacity: 3 });

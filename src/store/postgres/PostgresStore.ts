@@ -314,6 +314,21 @@ export class PostgresStore implements GuardrailStore {
     this.#ready = Promise.resolve();
   }
 
+  /**
+   * Whether the store's tables are in the database, that is whether {@link migrate} ran on this schema
+   * and prefix. Creates nothing, not even the schema, so that a caller can refuse a mistyped one.
+   */
+  async exists(): Promise<boolean> {
+    this.#open();
+    const found = await query<{ found: boolean }>(
+      this.#pool,
+      'look for its tables',
+      'SELECT to_regclass($1) IS NOT NULL AS found',
+      [this.#t.plans],
+    );
+    return found.rows[0]?.found === true;
+  }
+
   async update<T>(
     planId: string,
     change: PlanChangeFn<T>,
