@@ -280,7 +280,7 @@ Examples:
         }
         const s = await runner.status(planId);
         if (s === null) throw new GuardrailError('PLAN_NOT_FOUND', `no plan "${planId}" in this store`);
-        if (json) printJson(statusJson(s, clock.now()));
+        if (json) printJson(statusJson(s, clock.now(), { completed: true }));
         else print(describeStatus(s, clock.now()));
       });
     });
@@ -747,7 +747,15 @@ function indent(text: string, prefix: string): string[] {
   return text.split(/\r?\n/).map((line) => `${prefix}${line}`.trimEnd());
 }
 
-function statusJson(s: PlanStatus, nowMs: number): Record<string, unknown> {
+/**
+ * A plan's status as `--json` prints it. The decisions done, each with its whole output (an HTTP answer
+ * can be a mebibyte), only with `completed`: for `status <plan>`, not for every row of the list.
+ */
+function statusJson(
+  s: PlanStatus,
+  nowMs: number,
+  options: { completed?: boolean } = {},
+): Record<string, unknown> {
   return {
     plan_id: s.planId,
     phase: s.phase,
@@ -758,7 +766,7 @@ function statusJson(s: PlanStatus, nowMs: number): Record<string, unknown> {
         ? null
         : Math.max(0, (nowMs - parseIsoMs(s.guardrails.startTime)) / 1000),
     outcome: s.record?.outcome ?? null,
-    completed: completedJson(completedOf(s)),
+    ...(options.completed === true ? { completed: completedJson(completedOf(s)) } : {}),
     source: s.record?.source ?? null,
     pending_approvals: s.pending,
   };

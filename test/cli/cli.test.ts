@@ -203,6 +203,13 @@ decisions:
     expect(status.completed[0]?.output.stdout).toBe('line 1\nline 2\nline 3\nline 4\nline 5\n');
   });
 
+  it('leaves the outputs of the decisions done out of the rows of status --json for every plan', () => {
+    plan('printing.plan.yaml', PRINTING);
+    leash(['run', 'printing.plan.yaml']);
+    const rows = json<Record<string, unknown>[]>(leash(['status', '--json']));
+    expect(rows.map((r) => [r['plan_id'], 'completed' in r])).toEqual([['printing', false]]);
+  });
+
   it('prints the outputs of the decisions with --json', () => {
     plan('hello.plan.yaml', TWO_ECHOES);
     const out = json<{ status: string; completed: { output: unknown }[] }>(
