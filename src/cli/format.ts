@@ -28,8 +28,12 @@ const DAY_SECONDS = 86_400;
 /** Past this many days (about 270 years) a duration is shown in seconds, as a power of ten. */
 const MAX_DAYS_SHOWN = 99_999;
 
-/** Seconds as people read them: 42s, 3m05s, 1h02m, 35d02h; past 99999 days, 1e300s. */
+/**
+ * Seconds as people read them: 42s, 3m05s, 1h02m, 35d02h; past 99999 days, 1e300s; `—`, as for no
+ * value, for a number that is not finite (Infinity, NaN), which no amount of time is.
+ */
 export function duration(seconds: number): string {
+  if (!Number.isFinite(seconds)) return '—';
   const s = Math.max(0, Math.floor(seconds));
   const two = (n: number): string => String(n).padStart(2, '0');
   if (s < 60) return `${s}s`;

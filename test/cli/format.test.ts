@@ -75,6 +75,10 @@ describe('duration', () => {
   ])('shows %s seconds, past 99999 days, as %s: a power of ten', (seconds, text) => {
     expect(duration(seconds)).toBe(text);
   });
+
+  it.each([Infinity, -Infinity, NaN])('shows %s, which no amount of time is, as —', (seconds) => {
+    expect(duration(seconds)).toBe('—');
+  });
 });
 
 describe('auditDetails', () => {
