@@ -653,8 +653,10 @@ Example:
   }
 }
 
-/** The plans a command is about: the one named (which must exist), or every configured plan. */
-/** The configured plans, or the one named; read from the listing, so a plan whose state is damaged is found. */
+/**
+ * The configured plans, or the one named (PLAN_NOT_FOUND when it is not one of them); read from the
+ * listing, so a plan whose state is damaged is found.
+ */
 async function plansOf(store: GuardrailStore, planId: string | undefined): Promise<string[]> {
   const configured = (await store.listPlans()).filter((l) => l.configured).map((l) => l.planId);
   if (planId === undefined) return configured;
