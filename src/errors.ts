@@ -1,4 +1,5 @@
 import type { GuardCheck } from './guardrails/GuardCheck.js';
+import { toWellFormed } from './unicode.js';
 
 const BRAND = Symbol.for('leash.GuardrailError');
 
@@ -133,7 +134,8 @@ export const ERROR_TAIL_BYTES = 4096;
 
 /**
  * The end of a text, bounded: its last `maxLines` lines, and of those at most `maxBytes` bytes of UTF-8
- * (whole characters). A text that was cut starts with `…`, which the bound includes.
+ * (whole characters). A text that was cut starts with `…`, which the bound includes. The result is
+ * well-formed, as an audit entry must be: a lone surrogate (half of a UTF-16 pair) becomes U+FFFD.
  */
 export function textTail(text: string, maxLines: number, maxBytes: number): string {
   const lines = text.replace(/\s+$/, '').split(/\r?\n/);
@@ -153,10 +155,10 @@ export function textTail(text: string, maxLines: number, maxBytes: number): stri
     tail = chars.slice(start).join('');
     cut = true;
   }
-  return cut ? `…${tail}` : tail;
+  return toWellFormed(cut ? `…${tail}` : tail);
 }
 
-/** The message of an error as {@link textTail} keeps it: its last 20 lines, at most 4 KiB. */
+/** The message of an error as {@link textTail} keeps it: its last 20 lines, at most 4 KiB, well-formed. */
 export function errorTail(e: unknown): string {
   return textTail(errorText(e), ERROR_TAIL_LINES, ERROR_TAIL_BYTES);
 }

@@ -1,4 +1,7 @@
 import { describeValue, GuardrailValidationError } from './errors.js';
+import { isWellFormed } from './unicode.js';
+
+export { isWellFormed, toWellFormed } from './unicode.js';
 
 /** A value that survives `JSON.stringify` → `JSON.parse` unchanged. */
 export type JsonValue =
@@ -8,26 +11,7 @@ export type JsonObject = { readonly [key: string]: JsonValue };
 /** Nesting deeper than this is refused rather than walked, so hostile input cannot exhaust the stack. */
 export const MAX_JSON_DEPTH = 32;
 
-// String.prototype.isWellFormed and toWellFormed (Node >= 20) are native; TypeScript's ES2022 library
-// does not declare them.
-type MaybeWellFormed = string & { isWellFormed(): boolean; toWellFormed(): string };
 const LONE_SURROGATE = /\p{Cs}/u;
-
-/**
- * True when `text` holds no lone surrogate: every UTF-16 code unit in D800-DFFF is half of a pair. A lone
- * one has no UTF-8 form, RFC 8785 makes it an error, and a database stores it as U+FFFD.
- */
-export function isWellFormed(text: string): boolean {
-  return (text as MaybeWellFormed).isWellFormed();
-}
-
-/**
- * `text` with each lone surrogate replaced by U+FFFD, for text shown to people that may have been cut in
- * the middle of a pair (`text.slice(0, 500)`): stored or hashed, a lone surrogate is refused.
- */
-export function toWellFormed(text: string): string {
-  return (text as MaybeWellFormed).toWellFormed();
-}
 
 /**
  * Throws the error for a string that is not {@link isWellFormed}, naming `field` and showing the first

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   describeValue,
+  errorTail,
   GuardrailError,
   GuardrailValidationError,
   GuardrailViolationError,
@@ -341,5 +342,15 @@ describe('textTail', () => {
   it('keeps at most the bytes asked for, in whole characters, the mark included', () => {
     const tail = textTail('ééééé', 20, 7);
     expect([tail, Buffer.byteLength(tail, 'utf8')]).toEqual(['…éé', 7]);
+  });
+});
+
+describe('errorTail', () => {
+  it('replaces a lone surrogate in the message with U+FFFD', () => {
+    expect(errorTail(new Error('boom \ud800'))).toBe('boom \ufffd');
+  });
+
+  it('keeps a pair whole', () => {
+    expect(errorTail(new Error('boom 😀'))).toBe('boom 😀');
   });
 });

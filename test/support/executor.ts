@@ -7,6 +7,7 @@ import {
   type AutonomyGuardrails,
   type Decision,
   type GuardrailsInit,
+  type GuardrailStore,
   type JsonValue,
   type Plan,
   type PlanExecutorOptions,
@@ -65,7 +66,7 @@ export function recordingSleep(clock: ManualClock | null): {
 
 export interface Harness {
   clock: ManualClock;
-  store: MemoryStore;
+  store: GuardrailStore;
   service: AutonomyGuardrailService;
   executor: PlanExecutor;
   timers: FakeTimers;
@@ -75,6 +76,8 @@ export interface Harness {
 export interface HarnessOptions extends Omit<PlanExecutorOptions, 'service' | 'tools' | 'clock'> {
   /** The service's clock; a new one at T0 by default. */
   clock?: ManualClock;
+  /** The service's store; a new MemoryStore by default. */
+  store?: GuardrailStore;
   /** Guardrails for PLAN_ID; null leaves the plan unconfigured. */
   guardrails?: GuardrailsInit | null;
   unconfiguredPlans?: 'allow' | 'deny';
@@ -85,8 +88,13 @@ export interface HarnessOptions extends Omit<PlanExecutorOptions, 'service' | 't
  * fake timers and a sleep that records its delays and advances the clock.
  */
 export async function harness(tools: readonly Tool[], options: HarnessOptions = {}): Promise<Harness> {
-  const { guardrails = {}, unconfiguredPlans, clock = new ManualClock(T0), ...executorOptions } = options;
-  const store = new MemoryStore();
+  const {
+    guardrails = {},
+    unconfiguredPlans,
+    clock = new ManualClock(T0),
+    store = new MemoryStore(),
+    ...executorOptions
+  } = options;
   let next = 0;
   const service = new AutonomyGuardrailService({
     store,
