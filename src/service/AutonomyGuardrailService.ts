@@ -22,7 +22,7 @@ import { makeCheck, type GuardCheck, type Reason } from '../guardrails/GuardChec
 import { normalizeOperation } from '../guardrails/operation.js';
 import { intField, objectWithKeys } from '../guardrails/validate.js';
 import { formatIso, parseIsoMs } from '../iso.js';
-import { isPlainObject, type JsonValue } from '../json.js';
+import { isPlainObject, toWellFormed, type JsonValue } from '../json.js';
 import { fromMicros, toMicros } from '../money.js';
 import type {
   Approval,
@@ -102,11 +102,15 @@ function expiredDetails(details: Record<string, JsonValue>, ids: readonly string
   if (listed.length < ids.length) details[`${key}_more`] = ids.length - listed.length;
 }
 
-/** The `error` of an options object: a text, or undefined when not given. */
+/**
+ * The `error` of an options object, or undefined when not given. It is a tool's text, only recorded: a
+ * lone surrogate in it becomes U+FFFD rather than a refusal, so that a release always gives back.
+ */
 function errorOption(options: { error?: string }): string | undefined {
   const error = objectWithKeys(options, 'options', ['error'])['error'];
-  if (error !== undefined && typeof error !== 'string') invalid('options.error', 'a string', error);
-  return error;
+  if (error === undefined) return undefined;
+  if (typeof error !== 'string') invalid('options.error', 'a string', error);
+  return toWellFormed(error);
 }
 
 /** `m` that also gives back the reservations lapsed at `now`, when there are any. */

@@ -1,22 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MemoryStore, SqliteStore, verifyAuditLog, type GuardrailStore } from '../../src/index.js';
+import { verifyAuditLog, type GuardrailStore } from '../../src/index.js';
 import { detailsOf, guardrailsOf, harness, planOf, tool } from '../support/executor.js';
+import { LOCAL_STORES } from '../support/service.js';
 
 // A tool's error is foreign text: it may hold half of a UTF-16 pair, which has no UTF-8 form and which
 // an audit entry refuses. The run must still end with the tool's own error, and the log stay readable.
 const MESSAGE = 'boom \ud800';
 const KEPT = 'boom \ufffd';
 
-async function sqliteInMemory(): Promise<GuardrailStore> {
-  const store = new SqliteStore({ path: ':memory:' });
-  await store.migrate();
-  return store;
-}
-
-describe.each([
-  ['MemoryStore', async (): Promise<GuardrailStore> => new MemoryStore()],
-  ['SqliteStore', sqliteInMemory],
-])('a tool whose error holds a lone surrogate, on %s', (_name, newStore) => {
+describe.each(LOCAL_STORES)('a tool whose error holds a lone surrogate, on %s', (_name, newStore) => {
   let store: GuardrailStore;
   beforeEach(async () => {
     store = await newStore();

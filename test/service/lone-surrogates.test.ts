@@ -1,6 +1,11 @@
-import { describe, expect, it } from 'vitest';
-import { AutonomyGuardrailService, ManualClock, type GuardrailsInit } from '../../src/index.js';
-import { guardrailsOf, rejectedField, T0, trailOf } from '../support/service.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  AutonomyGuardrailService,
+  ManualClock,
+  type GuardrailsInit,
+  type GuardrailStore,
+} from '../../src/index.js';
+import { guardrailsOf, LOCAL_STORES, rejectedField, T0, trailOf } from '../support/service.js';
 
 // A lone surrogate (half of a UTF-16 pair) has no UTF-8 form, and RFC 8785 makes it an error: a log
 // holding one could be verified by no other implementation. Each edge refuses it before anything is kept.
@@ -112,5 +117,53 @@ describe('tool inputs holding a lone surrogate', () => {
     expect(await rejectedField(service.requestConfirmation('plan', { ...REQUEST, input }))).toBe(
       'input.nested',
     );
+  });
+});
+
+// A tool's error is foreign text the service only records: a lone half in it is kept as U+FFFD rather
+// than refused, so that a release always gives its reservation back.
+describe.each(LOCAL_STORES)('tool errors holding a lone surrogate, on %s', (_name, newStore) => {
+  const ERROR = { error: 'boom \ud800' };
+  const KEPT = 'boom \ufffd';
+  let store: GuardrailStore;
+  let service: AutonomyGuardrailService;
+  beforeEach(async () => {
+    store = await newStore();
+    service = new AutonomyGuardrailService({ store, clock: new ManualClock(T0) });
+    await service.configureGuardrails('plan', { toolBudget: 10, actorLimits: { maxRetriesPerFailure: 2 } });
+  });
+  afterEach(() => store.close());
+
+  /** The `error` of the plan's audit entries of one event type, oldest first. */
+  async function errorsOf(eventType: string): Promise<unknown[]> {
+    const entries = (await trailOf(service)).entries.filter((e) => e.eventType === eventType);
+    return entries.map((e) => e.details['error']);
+  }
+
+  it('checkRetries records the error with U+FFFD for the lone half', async () => {
+    await service.checkRetries('plan', 0, ERROR);
+    expect(await errorsOf('retry_allowed')).toEqual([KEPT]);
+  });
+
+  it('release records the error with U+FFFD for the lone half', async () => {
+    await (await service.reserveBudget('plan', 4, { reservationId: 'r1' })).release(ERROR);
+    expect(await errorsOf('budget_released')).toEqual([KEPT]);
+  });
+
+  it('release gives the reservation back', async () => {
+    await (await service.reserveBudget('plan', 4, { reservationId: 'r1' })).release(ERROR);
+    expect((await guardrailsOf(service)).budgetReserved).toBe(0);
+  });
+
+  it('settleReservation records the error with U+FFFD for the lone half', async () => {
+    await service.reserveBudget('plan', 4, { reservationId: 'r1' });
+    await service.settleReservation('plan', 'r1', null, ERROR);
+    expect(await errorsOf('budget_released')).toEqual([KEPT]);
+  });
+
+  it('settleReservation gives the reservation back', async () => {
+    await service.reserveBudget('plan', 4, { reservationId: 'r1' });
+    await service.settleReservation('plan', 'r1', null, ERROR);
+    expect((await guardrailsOf(service)).budgetReserved).toBe(0);
   });
 });

@@ -3,8 +3,11 @@ import {
   AutonomyGuardrailService,
   GuardrailValidationError,
   ManualClock,
+  MemoryStore,
+  SqliteStore,
   type AutonomyGuardrailServiceOptions,
   type GuardrailsInit,
+  type GuardrailStore,
 } from '../../src/index.js';
 
 export const T0 = Date.parse('2026-11-30T10:00:00.000Z');
@@ -42,3 +45,19 @@ export async function guardrailsOf(service: AutonomyGuardrailService, planId = '
   if (!g) throw new Error(`plan ${planId} should have guardrails`);
   return g;
 }
+
+/**
+ * A new store of each kind that needs no server, by name: a MemoryStore (which keeps its whole log) and
+ * a migrated SqliteStore on `:memory:` (which, like PostgreSQL, stores text as UTF-8).
+ */
+export const LOCAL_STORES: [string, () => Promise<GuardrailStore>][] = [
+  ['MemoryStore', async () => new MemoryStore()],
+  [
+    'SqliteStore',
+    async () => {
+      const store = new SqliteStore({ path: ':memory:' });
+      await store.migrate();
+      return store;
+    },
+  ],
+];
