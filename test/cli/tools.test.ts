@@ -20,6 +20,7 @@ import {
   type ShellOutput,
 } from '../../src/cli/tools/index.js';
 import { GuardrailValidationError } from '../../src/errors.js';
+import { isWellFormed } from '../../src/json.js';
 import {
   AutonomyGuardrailService,
   isRetryable,
@@ -482,6 +483,13 @@ describe('http tool', () => {
     const { fetch } = fakeFetch(() => new Response(`${'x'.repeat(199)}😀😀`, { status: 400 }));
     const e = await failure(httpTool(undefined, { fetch }), { url: 'https://example.com/x' });
     expect(e.message).toBe(`GET https://example.com/x answered 400: ${'x'.repeat(199)}😀…`);
+  });
+
+  it('quotes an error body cut inside a pair after its whitespace without a lone surrogate', async () => {
+    const body = `x${' '.repeat(798)}😀 more`; // the 800th UTF-16 unit is the pair's first half
+    const { fetch } = fakeFetch(() => new Response(body, { status: 404 }));
+    const e = await failure(httpTool(undefined, { fetch }), { url: 'https://example.com/x' });
+    expect(isWellFormed(e.message)).toBe(true);
   });
 
   it('asks fetch not to follow redirects', async () => {

@@ -1,6 +1,6 @@
 import { errorText } from '../../errors.js';
 import { NonRetryableError, type Tool, type ToolContext } from '../../executor/tools.js';
-import type { JsonValue } from '../../json.js';
+import { toWellFormed, type JsonValue } from '../../json.js';
 import { validateToolInput } from '../planFile.js';
 import { DEFAULT_HTTP_TIMEOUT_SECONDS, type HttpSettings } from '../planSchema.js';
 
@@ -188,10 +188,9 @@ const EXCERPT_CHARS = 200;
  * body is empty: an error page's HTML is not for a terminal.
  */
 function excerpt(body: string): string {
-  // The start is enough: collapsing a megabyte of whitespace to quote 200 characters is not.
-  const text = body
-    .trimStart()
-    .slice(0, EXCERPT_CHARS * 4)
+  // The start is enough: collapsing a megabyte of whitespace to quote 200 characters is not. The cut
+  // may fall inside a pair, whose first half survives when whitespace shrinks the rest below 200.
+  const text = toWellFormed(body.trimStart().slice(0, EXCERPT_CHARS * 4))
     .replace(/\s+/g, ' ')
     .trimEnd();
   const chars = Array.from(text); // code points: an emoji is not cut in half
