@@ -138,9 +138,12 @@ export const ERROR_TAIL_BYTES = 4096;
  * well-formed, as an audit entry must be: a lone surrogate (half of a UTF-16 pair) becomes U+FFFD.
  */
 export function textTail(text: string, maxLines: number, maxBytes: number): string {
-  const lines = text.replace(/\s+$/, '').split(/\r?\n/);
-  let tail = lines.slice(-Math.max(1, maxLines)).join('\n');
-  let cut = lines.length > maxLines;
+  // trimEnd and lastIndexOf take time in proportion to the text; a regex such as /\s+$/ would try each
+  // run of whitespace to its end, quadratic in a long one not at the end. Only the kept lines are split.
+  const trimmed = text.trimEnd();
+  const from = lastLinesStart(trimmed, Math.max(1, maxLines));
+  let tail = trimmed.slice(from).replace(/\r\n/g, '\n');
+  let cut = from > 0;
   const room = Math.max(0, maxBytes - Buffer.byteLength('…', 'utf8'));
   if (Buffer.byteLength(tail, 'utf8') > (cut ? room : maxBytes)) {
     const chars = [...tail];
@@ -156,6 +159,17 @@ export function textTail(text: string, maxLines: number, maxBytes: number): stri
     cut = true;
   }
   return toWellFormed(cut ? `…${tail}` : tail);
+}
+
+/** Where the last `count` lines of `text` start: 0 when it has no more lines than that. */
+function lastLinesStart(text: string, count: number): number {
+  let end = text.length;
+  for (let n = 0; n < count; n++) {
+    const newline = end === 0 ? -1 : text.lastIndexOf('\n', end - 1);
+    if (newline < 0) return 0;
+    end = newline;
+  }
+  return end + 1;
 }
 
 /** The message of an error as {@link textTail} keeps it: its last 20 lines, at most 4 KiB, well-formed. */

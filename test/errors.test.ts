@@ -339,6 +339,26 @@ describe('textTail', () => {
     expect(textTail('a\nb\nc', 2, 4096)).toBe('…b\nc');
   });
 
+  it('counts the last lines without the trailing spaces, tabs and blank lines', () => {
+    expect(textTail('a\nb\nc \t\n\n  \n', 2, 4096)).toBe('…b\nc');
+  });
+
+  it('ends CRLF lines with \\n, trailing ones dropped', () => {
+    expect(textTail('a\r\nb\r\nc\r\n\r\n', 2, 4096)).toBe('…b\nc');
+  });
+
+  it('keeps a text of fewer lines whole, its trailing newlines dropped', () => {
+    expect(textTail('\na\nb\n\n', 3, 4096)).toBe('\na\nb');
+  });
+
+  it('keeps whitespace that is not at the end', () => {
+    expect(textTail(`x${' '.repeat(10)}y\n\n`, 20, 4096)).toBe(`x${' '.repeat(10)}y`);
+  });
+
+  it('keeps the end of a long run of spaces before the last character, within the bytes', () => {
+    expect(textTail(`${' '.repeat(10_000)}x`, 20, 4096)).toBe(`…${' '.repeat(4092)}x`);
+  });
+
   it('keeps at most the bytes asked for, in whole characters, the mark included', () => {
     const tail = textTail('ééééé', 20, 7);
     expect([tail, Buffer.byteLength(tail, 'utf8')]).toEqual(['…éé', 7]);
