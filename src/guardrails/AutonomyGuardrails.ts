@@ -4,7 +4,7 @@ import { fromMicros, MAX_AMOUNT, MICROS_PER_UNIT, toMicros } from '../money.js';
 import { ActorLimits, type ActorLimitsInit, type ActorLimitsJson } from './ActorLimits.js';
 import { GuardrailEventType as E } from './events.js';
 import { makeCheck, type GuardCheck, type Reason } from './GuardCheck.js';
-import { normalizeOperation } from './operation.js';
+import { confirmationReason, normalizeOperation } from './operation.js';
 import { intField, isPlainText, missing, objectWithKeys } from './validate.js';
 
 /** What {@link AutonomyGuardrails.create} accepts. Every limit is optional; null or absent = unlimited. */
@@ -502,8 +502,8 @@ const budgetFits: Reason = (c, after) =>
   `cost ${c.observed} fits: ${fromMicros(after as number)} of tool_budget ${c.limit}`;
 const budgetOver: Reason = (c, after) =>
   `cost ${c.observed} would bring spending to ${fromMicros(after as number)}, over tool_budget ${c.limit}`;
-const confirmationRequired: Reason = (_c, op) => `operation "${op}" requires confirmation`;
-const confirmationNotRequired: Reason = (_c, op) => `operation "${op}" does not require confirmation`;
+const confirmationRequired: Reason = (_c, op) => confirmationReason([String(op)], true);
+const confirmationNotRequired: Reason = (_c, op) => confirmationReason([String(op)], false);
 const startUnreadable: Reason = (_c, start) => `start_time ${start} cannot be read`;
 const elapsedWithin: Reason = (c) => `${c.observed}s elapsed of max_wall_clock_seconds ${c.limit}`;
 const elapsedReaches: Reason = (c) => `${c.observed}s elapsed reaches max_wall_clock_seconds ${c.limit}`;

@@ -61,3 +61,18 @@ function foldToFixpoint(value: string): string {
   }
   return current;
 }
+
+/**
+ * The reason of a confirmation check, the one wording for a plan's checks and the service's requests:
+ * `operation "deploy" requires confirmation`, `operations "deploy" and "shell" require confirmation`, or
+ * with `required` false `… does not require` / `… do not require`.
+ */
+export function confirmationReason(ops: readonly string[], required: boolean): string {
+  const quoted = ops.map((op) => `"${op}"`);
+  const names =
+    quoted.length === 1
+      ? `operation ${quoted[0] as string}`
+      : `operations ${quoted.slice(0, -1).join(', ')} and ${quoted[quoted.length - 1] as string}`;
+  const verb = quoted.length === 1 ? 'requires' : 'require';
+  return `${names} ${required ? verb : `do${quoted.length === 1 ? 'es' : ''} not require`} confirmation`;
+}

@@ -19,7 +19,7 @@ import {
 } from '../guardrails/AutonomyGuardrails.js';
 import { GuardrailEventType as E, type GuardrailEventType } from '../guardrails/events.js';
 import { makeCheck, type GuardCheck, type Reason } from '../guardrails/GuardCheck.js';
-import { normalizeOperation } from '../guardrails/operation.js';
+import { confirmationReason, normalizeOperation } from '../guardrails/operation.js';
 import { intField, objectWithKeys } from '../guardrails/validate.js';
 import { formatIso, parseIsoMs } from '../iso.js';
 import { isPlainObject, toWellFormed, type JsonValue } from '../json.js';
@@ -31,7 +31,7 @@ import type {
   PlanChange,
   PlanMutation,
 } from '../store/GuardrailStore.js';
-import { confirmationReason, operationsDetail, validDecision, type Decision } from './approvals.js';
+import { operationsDetail, validDecision, type Decision } from './approvals.js';
 import { BudgetReservation } from './BudgetReservation.js';
 import { inputHash } from './hash.js';
 import { APPROVAL_STATUSES } from '../store/approvalRows.js';

@@ -54,14 +54,3 @@ export function validDecision(value: unknown, reasonRequired: boolean): { by: st
 export function operationsDetail(ops: readonly string[]): { operation: string } | { operations: string[] } {
   return ops.length === 1 ? { operation: ops[0] as string } : { operations: [...ops] };
 }
-
-/** `operation "deploy" requires confirmation`, or `operations "deploy" and "shell" require confirmation`. */
-export function confirmationReason(ops: readonly string[], required: boolean): string {
-  const quoted = ops.map((op) => `"${op}"`);
-  const names =
-    quoted.length === 1
-      ? `operation ${quoted[0] as string}`
-      : `operations ${quoted.slice(0, -1).join(', ')} and ${quoted[quoted.length - 1] as string}`;
-  const verb = quoted.length === 1 ? 'requires' : 'require';
-  return `${names} ${required ? verb : `do${quoted.length === 1 ? 'es' : ''} not require`} confirmation`;
-}

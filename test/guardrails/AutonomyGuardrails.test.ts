@@ -691,6 +691,10 @@ describe('checkConfirmation', () => {
   it('names the normalized operation in its reason', () => {
     expect(g.checkConfirmation('DEPLOY').reason).toBe('operation "deploy" requires confirmation');
   });
+
+  it('names an operation that does not require confirmation in its reason', () => {
+    expect(g.checkConfirmation('read').reason).toBe('operation "read" does not require confirmation');
+  });
 });
 
 describe('checkWallClock', () => {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { GuardrailValidationError } from '../../src/errors.js';
-import { normalizeOperation } from '../../src/guardrails/operation.js';
+import { confirmationReason, normalizeOperation } from '../../src/guardrails/operation.js';
 import { thrown } from '../support/thrown.js';
 
 describe('normalizeOperation', () => {
@@ -199,5 +199,25 @@ describe('normalizeOperation is stable', () => {
     expect(once).toBe('pusẖ');
     expect(normalizeOperation(once)).toBe(once);
     expect(normalizeOperation('pusẖ')).toBe(once);
+  });
+});
+
+describe('confirmationReason', () => {
+  it('says one operation requires confirmation', () => {
+    expect(confirmationReason(['deploy'], true)).toBe('operation "deploy" requires confirmation');
+  });
+
+  it('says one operation does not require confirmation', () => {
+    expect(confirmationReason(['read'], false)).toBe('operation "read" does not require confirmation');
+  });
+
+  it('lists several operations that require confirmation, the last after "and"', () => {
+    expect(confirmationReason(['a', 'b', 'c'], true)).toBe(
+      'operations "a", "b" and "c" require confirmation',
+    );
+  });
+
+  it('lists several operations that do not require confirmation', () => {
+    expect(confirmationReason(['a', 'b'], false)).toBe('operations "a" and "b" do not require confirmation');
   });
 });
