@@ -1,5 +1,9 @@
 // What the `leash` command prints for people: plain tables and short numbers. Scripts use --json.
 import type { AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
+import { usedOf } from '../runner/format.js';
+
+// Shared with the dashboard, which shows the same lines.
+export { auditDetails, outputLines } from '../runner/format.js';
 
 /** Lays out rows under a header, each column as wide as its widest cell. */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
@@ -17,11 +21,6 @@ export function money(n: number): string {
   const fixed = n.toFixed(6).replace(/0+$/, '');
   const [whole, frac = ''] = fixed.split('.');
   return `${whole}.${frac.padEnd(2, '0')}`;
-}
-
-/** `used/limit`, or `used` alone when there is no limit. */
-export function usedOf(used: string, limit: string | null): string {
-  return limit === null ? `${used} (no limit)` : `${used}/${limit}`;
 }
 
 const DAY_SECONDS = 86_400;
@@ -43,21 +42,6 @@ export function duration(seconds: number): string {
   if (days <= MAX_DAYS_SHOWN) return `${days}d${two(Math.floor((s % DAY_SECONDS) / 3600))}h`;
   const [mantissa = '', exponent = ''] = s.toExponential(2).split('e');
   return `${mantissa.replace(/\.?0+$/, '')}e${exponent.replace('+', '')}s`;
-}
-
-/**
- * An audit entry's details for the `leash audit` table. A step check records `step`, the steps taken
- * before it (0 for the first), which is what max_steps is checked against; the table numbers the step
- * from 1, as a run's progress does (`step 3/10`). Other details, and every JSON format, stay as recorded.
- */
-export function auditDetails(eventType: string, details: Readonly<Record<string, unknown>>): string {
-  const { step, limit, ...rest } = details;
-  const isStep = eventType === 'step_allowed' || eventType === 'step_blocked';
-  if (!isStep || !Number.isSafeInteger(step) || (limit !== null && !Number.isSafeInteger(limit))) {
-    return JSON.stringify(details);
-  }
-  const text = `step ${usedOf(String((step as number) + 1), limit === null ? null : String(limit))}`;
-  return Object.keys(rest).length === 0 ? text : `${text} ${JSON.stringify(rest)}`;
 }
 
 // Control characters other than line breaks could rewrite a terminal: shown as escapes instead.
@@ -88,65 +72,7 @@ export function wallOf(g: AutonomyGuardrails, atMs: number): string {
   return usedOf(elapsed === null ? '—' : duration(elapsed), limit);
 }
 
-/** Lines of a step's output shown under it unless asked for all of it. */
-export const OUTPUT_TAIL_LINES = 3;
-/** Characters of one line shown unless asked for all of it. */
-export const OUTPUT_LINE_CHARS = 200;
-
-/**
- * What a step produced, as lines for a person (not yet made {@link safe}): the last lines a command
- * printed, stdout then stderr; an HTTP answer's status and size; anything else as JSON on one line. Cut
- * to the last {@link OUTPUT_TAIL_LINES} lines of at most {@link OUTPUT_LINE_CHARS} characters, or whole
- * with `verbose` (an HTTP answer with its body).
- */
-export function outputLines(output: unknown, verbose = false): string[] {
-  let lines: string[];
-  if (isShellOutput(output)) {
-    lines = [...linesOf(output.stdout), ...linesOf(output.stderr)];
-  } else if (isHttpOutput(output)) {
-    const size = Buffer.byteLength(output.body, 'utf8');
-    const cut = output.body_truncated === true ? ', the rest not read' : '';
-    const head = `HTTP ${output.status}, ${size} byte${size === 1 ? '' : 's'}${cut}`;
-    lines = verbose ? [head, ...linesOf(output.body)] : [head];
-  } else if (output === undefined || output === null) {
-    lines = [];
-  } else {
-    lines = linesOf(JSON.stringify(output, null, verbose ? 2 : undefined) ?? String(output));
-  }
-  if (verbose) return lines;
-  return lines
-    .slice(-OUTPUT_TAIL_LINES)
-    .map((l) => (l.length > OUTPUT_LINE_CHARS ? `${l.slice(0, OUTPUT_LINE_CHARS - 1)}…` : l));
-}
-
 /** Lines of output as shown under a decision's line: indented, marked, made {@link safe}. */
 export function outputBlock(lines: readonly string[]): string[] {
   return lines.map((line) => `    │ ${safe(line)}`);
-}
-
-function linesOf(text: string): string[] {
-  const trimmed = text.trimEnd();
-  return trimmed === '' ? [] : trimmed.split(/\r?\n/);
-}
-
-function isShellOutput(o: unknown): o is { exit_code: number; stdout: string; stderr: string } {
-  const r = o as Record<string, unknown> | null;
-  return (
-    typeof o === 'object' &&
-    r !== null &&
-    typeof r['exit_code'] === 'number' &&
-    typeof r['stdout'] === 'string' &&
-    typeof r['stderr'] === 'string'
-  );
-}
-
-function isHttpOutput(o: unknown): o is { status: number; body: string; body_truncated?: boolean } {
-  const r = o as Record<string, unknown> | null;
-  return (
-    typeof o === 'object' &&
-    r !== null &&
-    typeof r['status'] === 'number' &&
-    typeof r['body'] === 'string' &&
-    typeof r['headers'] === 'object'
-  );
 }

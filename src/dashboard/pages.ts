@@ -1,7 +1,8 @@
 import { html } from 'hono/html';
 import type { ChainedEntry } from '../audit/chain.js';
 import type { VerifyReport } from '../audit/verify.js';
-import { duration, money, outputLines } from '../cli/format.js';
+import { duration, money } from '../cli/format.js';
+import { outputLines } from '../runner/format.js';
 import { clockOf, type PlanListRow, type PlanStatus } from '../cli/runner.js';
 import { isGuardrailValidationError } from '../errors.js';
 import { stateFromMetadata } from '../executor/state.js';

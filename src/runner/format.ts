@@ -1,0 +1,101 @@
+// What a run's steps and audit entries read as for people, shared by the `leash` command and the
+// dashboard so that both show the same lines: plain text, not yet escaped for a terminal or a page.
+
+/** `used/limit`, or `used` alone when there is no limit. */
+export function usedOf(used: string, limit: string | null): string {
+  return limit === null ? `${used} (no limit)` : `${used}/${limit}`;
+}
+
+/**
+ * A step check's step as people count it, with the entry's other details: null for any other entry, or
+ * one whose `step` or `limit` is not a count. A step check records `step`, the steps taken before it (0
+ * for the first), which is what max_steps is checked against; people number the step from 1, as a run's
+ * progress does (`3/10`).
+ */
+export function stepOfEntry(
+  eventType: string,
+  details: Readonly<Record<string, unknown>>,
+): { readonly step: string; readonly rest: Readonly<Record<string, unknown>> } | null {
+  const { step, limit, ...rest } = details;
+  const isStep = eventType === 'step_allowed' || eventType === 'step_blocked';
+  if (!isStep || !Number.isSafeInteger(step) || (limit !== null && !Number.isSafeInteger(limit))) {
+    return null;
+  }
+  return { step: usedOf(String((step as number) + 1), limit === null ? null : String(limit)), rest };
+}
+
+/**
+ * An audit entry's details on one line: a step check's step numbered from 1 (`step 3/10`, see
+ * {@link stepOfEntry}); other details, and every JSON format, stay as recorded.
+ */
+export function auditDetails(eventType: string, details: Readonly<Record<string, unknown>>): string {
+  const s = stepOfEntry(eventType, details);
+  if (s === null) return JSON.stringify(details);
+  const text = `step ${s.step}`;
+  return Object.keys(s.rest).length === 0 ? text : `${text} ${JSON.stringify(s.rest)}`;
+}
+
+/** Lines of a step's output shown under it unless asked for all of it. */
+export const OUTPUT_TAIL_LINES = 3;
+/** Characters of one line shown unless asked for all of it. */
+export const OUTPUT_LINE_CHARS = 200;
+
+/**
+ * What a step produced, as lines for a person: the last lines a command printed, stdout then stderr; an
+ * HTTP answer's status and size; anything else as JSON on one line. Cut as {@link tailLines} does, or
+ * whole with `verbose` (an HTTP answer with its body).
+ */
+export function outputLines(output: unknown, verbose = false): string[] {
+  let lines: string[];
+  if (isShellOutput(output)) {
+    lines = [...linesOf(output.stdout), ...linesOf(output.stderr)];
+  } else if (isHttpOutput(output)) {
+    const size = Buffer.byteLength(output.body, 'utf8');
+    const cut = output.body_truncated === true ? ', the rest not read' : '';
+    const head = `HTTP ${output.status}, ${size} byte${size === 1 ? '' : 's'}${cut}`;
+    lines = verbose ? [head, ...linesOf(output.body)] : [head];
+  } else if (output === undefined || output === null) {
+    lines = [];
+  } else {
+    lines = linesOf(JSON.stringify(output, null, verbose ? 2 : undefined) ?? String(output));
+  }
+  return verbose ? lines : tailLines(lines);
+}
+
+/**
+ * The last {@link OUTPUT_TAIL_LINES} lines, each cut to {@link OUTPUT_LINE_CHARS} characters: what is
+ * shown of a text unless all of it is asked for.
+ */
+export function tailLines(lines: readonly string[]): string[] {
+  return lines
+    .slice(-OUTPUT_TAIL_LINES)
+    .map((l) => (l.length > OUTPUT_LINE_CHARS ? `${l.slice(0, OUTPUT_LINE_CHARS - 1)}…` : l));
+}
+
+/** A text's lines, without the blank end; none for a blank text. */
+export function linesOf(text: string): string[] {
+  const trimmed = text.trimEnd();
+  return trimmed === '' ? [] : trimmed.split(/\r?\n/);
+}
+
+function isShellOutput(o: unknown): o is { exit_code: number; stdout: string; stderr: string } {
+  const r = o as Record<string, unknown> | null;
+  return (
+    typeof o === 'object' &&
+    r !== null &&
+    typeof r['exit_code'] === 'number' &&
+    typeof r['stdout'] === 'string' &&
+    typeof r['stderr'] === 'string'
+  );
+}
+
+function isHttpOutput(o: unknown): o is { status: number; body: string; body_truncated?: boolean } {
+  const r = o as Record<string, unknown> | null;
+  return (
+    typeof o === 'object' &&
+    r !== null &&
+    typeof r['status'] === 'number' &&
+    typeof r['body'] === 'string' &&
+    typeof r['headers'] === 'object'
+  );
+}
