@@ -110,8 +110,11 @@ export interface TimelineItem {
   readonly state: DecisionState;
   /** When it ran (epoch ms), or for a decision waiting for a person when it paused; null if neither. */
   readonly at: number | null;
-  /** What it printed (its last lines), or its tool's last error when it failed; bounded, not escaped. */
-  readonly detail?: string;
+  /**
+   * The last lines it printed, or of its tool's last error when it failed: as many as `leash status`
+   * shows, each bounded; not escaped.
+   */
+  readonly detail?: readonly string[];
 }
 
 /** The class of a state's marker and words: a fixed list, never the text of an item. */
@@ -135,7 +138,7 @@ export function timelineChart(items: readonly TimelineItem[]): Html {
       (it) =>
         html`<li
           class="${STATE_CLASS[it.state]}"
-          title="${it.id} (${it.tool}): ${it.state}${it.at === null ? '' : ` · ${time(it.at)}`}${it.detail === undefined ? '' : `\n${it.detail}`}"
+          title="${it.id} (${it.tool}): ${it.state}${it.at === null ? '' : ` · ${time(it.at)}`}"
         >
           <span class="dot" aria-hidden="true"></span>
           <span class="id">${it.id}</span>
@@ -143,15 +146,10 @@ export function timelineChart(items: readonly TimelineItem[]): Html {
             ><span class="tool">${it.tool}</span> <span class="state">${it.state}</span>
             <span class="at">${it.at === null ? '' : time(it.at)}</span></span
           >
-          ${it.detail === undefined ? '' : html`<span class="detail">${lastLine(it.detail)}</span>`}
+          ${it.detail === undefined ? '' : html`<span class="detail">${it.detail.join('\n')}</span>`}
         </li>`,
     )}
   </ol>`;
-}
-
-/** The last line of a text: where a command's summary, or its error's cause, usually is. */
-function lastLine(text: string): string {
-  return text.split('\n').at(-1) ?? '';
 }
 
 function round(n: number): number {

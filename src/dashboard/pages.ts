@@ -2,7 +2,6 @@ import { html } from 'hono/html';
 import type { ChainedEntry } from '../audit/chain.js';
 import type { VerifyReport } from '../audit/verify.js';
 import { duration, money } from '../cli/format.js';
-import { outputLines } from '../runner/format.js';
 import { clockOf, type PlanListRow, type PlanStatus } from '../cli/runner.js';
 import { isGuardrailValidationError } from '../errors.js';
 import { stateFromMetadata } from '../executor/state.js';
@@ -10,6 +9,7 @@ import type { AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
 import { GUARD_NAMES, GuardrailEventType, type GuardName } from '../guardrails/events.js';
 import { parseIsoMs } from '../iso.js';
 import type { JsonObject } from '../json.js';
+import { linesOf, outputLines, tailLines } from '../runner/format.js';
 import type { Approval, ApprovalStatus } from '../store/GuardrailStore.js';
 import {
   burnDownChart,
@@ -186,19 +186,19 @@ export function timelineOf(s: PlanStatus, log: readonly ChainedEntry[]): Timelin
       else if (outcome.status === 'failed') state = 'failed';
     }
     const at = (state === 'waiting for confirmation' ? undefined : grantUsedAt.get(d.id)) ?? stepAt.get(i);
-    // What it printed once done; the tool's last error where it failed.
+    // The end of what it printed once done, or of the tool's last error where it failed: as `leash status`.
     const detail =
       state === 'done'
-        ? outputLines(outputs[i]).join('\n')
+        ? outputLines(outputs[i])
         : state === 'failed' && outcome?.decisionId === d.id
-          ? (outcome.error ?? '')
-          : '';
+          ? tailLines(linesOf(outcome.error ?? ''))
+          : [];
     return {
       id: d.id,
       tool: d.tool,
       state,
       at: state === 'not reached' || at === undefined || Number.isNaN(at) ? null : at,
-      ...(detail === '' ? {} : { detail }),
+      ...(detail.length === 0 ? {} : { detail }),
     };
   });
 }
@@ -268,10 +268,18 @@ export function planPage(
                   <dd><code>${outcome.guard}</code></dd>`
           }
           ${
-            outcome?.reason === undefined
+            outcome?.reason === undefined && outcome?.code === undefined
               ? ''
               : html`<dt>Reason</dt>
-                  <dd>${outcome.reason}</dd>`
+                  <dd>
+                    ${outcome.reason ?? ''}${outcome.code === undefined ? '' : html` <code>${outcome.code}</code>`}
+                  </dd>`
+          }
+          ${
+            outcome?.error === undefined
+              ? ''
+              : html`<dt>Error</dt>
+                  <dd><pre class="error">${outcome.error}</pre></dd>`
           }
           <dt>Source</dt>
           <dd>

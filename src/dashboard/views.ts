@@ -39,6 +39,7 @@ dl.kv dd{margin:0;word-break:break-all}
 .small{font-size:12px}
 .mono,code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}
 .details{max-width:560px;font-size:12px}
+pre.error{margin:0;padding:6px 8px;background:#f6f8fa;border-radius:4px;font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere}
 .kvp{display:inline-block;margin:0 14px 2px 0;overflow-wrap:anywhere}
 .kvp .k{color:#6e7781}
 .nowrap,td.action{white-space:nowrap}
@@ -69,7 +70,7 @@ ol.timeline .id{color:#1f2328;overflow-wrap:anywhere}
 ol.timeline .facts{display:contents}
 ol.timeline .tool,ol.timeline .at{color:#57606a;font-size:12px}
 ol.timeline .state{font-size:12px;color:#6e7781}
-ol.timeline .detail{grid-column:2/-1;color:#57606a;font-size:11px;font-family:ui-monospace,SFMono-Regular,Menlo,monospace;overflow-wrap:anywhere}
+ol.timeline .detail{grid-column:2/-1;color:#57606a;font-size:11px;font-family:ui-monospace,SFMono-Regular,Menlo,monospace;white-space:pre-wrap;overflow-wrap:anywhere}
 .timeline .t-done .dot{background:#2da44e;border-color:#2da44e}
 .timeline .t-done .dot::after{content:"✓"}
 .timeline .t-done .state{color:#1a6b34}

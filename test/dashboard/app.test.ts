@@ -525,6 +525,69 @@ decisions:
     expect(words).toMatch(/tests shell failed[\s\S]*cwd "\/work\/plans" does not exist/);
   });
 
+  /** A step that prints four lines, then one whose command fails with four lines of stderr. */
+  const NOISY_PLAN = `
+version: 1
+decisions:
+  - id: report
+    tool: shell
+    input: { cwd: /tmp, argv: [node, -e, "for (const w of ['one', 'two', 'three', 'four']) console.log(w)"] }
+  - id: tests
+    tool: shell
+    input:
+      cwd: /tmp
+      argv: [node, -e, "for (const w of ['<b>e1</b>', 'e2', 'e3', 'e4']) console.error(w); process.exit(3)"]
+`;
+
+  /** The visible output text under decision `id` on the timeline, unescaped. */
+  const detailOf = (page: string, id: string) =>
+    textOf(
+      new RegExp(`<span class="id">${id}</span>[\\s\\S]*?<span class="detail">([^<]*)</span>`).exec(
+        page,
+      )?.[1] ?? '',
+    );
+
+  it('shows on the row of a decision done the last three lines it printed, not only the last', async () => {
+    const f = fixture();
+    await startPlan(f, 'noisy', NOISY_PLAN);
+    const { text } = await dashboard(f).get('/plans/noisy');
+    expect(detailOf(text, 'report')).toBe('two three four');
+  });
+
+  it('shows on the row of the decision that failed the last three lines of its tool’s error', async () => {
+    const f = fixture();
+    await startPlan(f, 'noisy', NOISY_PLAN);
+    const { text } = await dashboard(f).get('/plans/noisy');
+    expect(detailOf(text, 'tests')).toBe('e2 e3 e4');
+  });
+
+  it('shows the error that ended a run whole, escaped, in the outcome', async () => {
+    const f = fixture();
+    await startPlan(f, 'noisy', NOISY_PLAN);
+    const { text } = await dashboard(f).get('/plans/noisy');
+    const error = /<dt>Error<\/dt>\s*<dd><pre class="error">([^<]*)<\/pre>/.exec(text)?.[1] ?? '';
+    expect(error).toBe('command &quot;node&quot; exited with code 3: &lt;b&gt;e1&lt;/b&gt;\ne2\ne3\ne4');
+  });
+
+  it('shows the code of the error that ended a run beside the reason', async () => {
+    const f = fixture();
+    await pausedPlan(f);
+    await resave(f, 'release', {
+      phase: 'failed',
+      body: (b) => ({
+        ...b,
+        outcome: {
+          ...(b['outcome'] as JsonObject),
+          status: 'failed',
+          reason: 'the database is unreachable',
+          code: 'STORE_UNAVAILABLE',
+        },
+      }),
+    });
+    const words = textOf((await dashboard(f).get('/plans/release')).text);
+    expect(words).toMatch(/Reason the database is unreachable STORE_UNAVAILABLE/);
+  });
+
   it("shows a running plan's decisions from the executor's saved progress", async () => {
     const f = fixture();
     await pausedPlan(f);

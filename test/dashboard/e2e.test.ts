@@ -7,6 +7,15 @@ import { startDashboard, type RunningDashboard } from '../../src/dashboard/serve
 import type { SqliteStore } from '../../src/store/sqlite/SqliteStore.js';
 import { browserSkipReason, CHROMIUM, RELEASE_PLAN, sqliteStore } from './support.js';
 
+/** A plan whose command fails with a line of stderr far wider than a phone. */
+const LONG_ERROR_PLAN = `
+version: 1
+decisions:
+  - id: tests
+    tool: shell
+    input: { cwd: /tmp, argv: [node, -e, "console.error('x'.repeat(300)); process.exit(1)"] }
+`;
+
 const skipped = browserSkipReason(existsSync(CHROMIUM), process.env);
 // Named in the test summary, where a skip is seen, rather than printed among the logs.
 if (skipped !== null) it.skip(`the dashboard in a real browser: ${skipped}`, () => {});
@@ -40,6 +49,14 @@ describe.skipIf(skipped !== null)('the dashboard in a real browser', { timeout: 
     });
     expect(run.outcome.status).toBe('awaiting_confirmation');
     approvalId = run.outcome.approvalId as string;
+    const failed = await runner.start({
+      file: parsePlanFile(LONG_ERROR_PLAN, { source: 'broken.plan.yaml' }),
+      source: '/work/plans/broken.plan.yaml',
+      baseDir: '/work/plans',
+      name: 'broken',
+      id: 'broken',
+    });
+    expect(failed.outcome.error).toMatch(/x{300}/);
     server = await startDashboard({ runner, host: '127.0.0.1', port: 0, log: (line) => logged.push(line) });
     const res = await fetch(`${server.url}/?token=${server.token}`, { redirect: 'manual' });
     const [name, value] = (res.headers.get('set-cookie') ?? '').split(';')[0]?.split('=') ?? [];
@@ -169,13 +186,14 @@ describe.skipIf(skipped !== null)('the dashboard in a real browser', { timeout: 
     await signIn();
     await page.setViewportSize(NARROW);
     const widths: Record<string, unknown> = {};
-    for (const path of ['/', '/plans/release', '/approvals', '/plans/release/audit']) {
+    for (const path of ['/', '/plans/release', '/plans/broken', '/approvals', '/plans/release/audit']) {
       await page.goto(`${server.url}${path}`);
       widths[path] = await page.evaluate('document.documentElement.scrollWidth');
     }
     expect(widths).toEqual({
       '/': NARROW.width,
       '/plans/release': NARROW.width,
+      '/plans/broken': NARROW.width,
       '/approvals': NARROW.width,
       '/plans/release/audit': NARROW.width,
     });
