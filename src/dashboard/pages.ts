@@ -9,7 +9,7 @@ import type { AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
 import { GUARD_NAMES, GuardrailEventType, type GuardName } from '../guardrails/events.js';
 import { parseIsoMs } from '../iso.js';
 import type { JsonObject } from '../json.js';
-import { linesOf, outputLines, tailLines } from '../runner/format.js';
+import { linesOf, outputLines, stepOfEntry, tailLines } from '../runner/format.js';
 import type { Approval, ApprovalStatus } from '../store/GuardrailStore.js';
 import {
   burnDownChart,
@@ -420,7 +420,7 @@ export function auditPage(
                     <td><code>${ce.entry.event_type}</code></td>
                     <td><code>${ce.entry.guard_name}</code></td>
                     <td>${resultBadge(ce.entry.event_type, ce.entry.result)}</td>
-                    <td class="details">${detailsOf(ce.entry.details)}</td>
+                    <td class="details">${detailsOf(ce.entry.event_type, ce.entry.details)}</td>
                   </tr>`,
               )}
             </tbody>
@@ -437,12 +437,18 @@ function resultBadge(eventType: string, result: string): Html {
   return eventType === GuardrailEventType.CONFIRMATION_REQUIRED ? badge('waiting', 'waiting') : badge(result);
 }
 
-/** An entry's details as `key value` pairs: strings as they are, anything else as JSON. */
-function detailsOf(details: JsonObject): Html {
-  const keys = Object.keys(details);
+/**
+ * An entry's details as `key value` pairs: strings as they are, anything else as JSON; a step check's step
+ * numbered from 1 against its limit (`step 3/10`), as `leash audit` shows it.
+ */
+function detailsOf(eventType: string, details: JsonObject): Html {
+  const step = stepOfEntry(eventType, details);
+  const shown: Readonly<Record<string, unknown>> =
+    step === null ? details : { step: step.step, ...step.rest };
+  const keys = Object.keys(shown);
   if (keys.length === 0) return html`<span class="muted">—</span>`;
   return html`${keys.map((k) => {
-    const v = details[k];
+    const v = shown[k];
     return html`<span class="kvp"
       ><span class="k">${k}</span> ${typeof v === 'string' ? v : JSON.stringify(v)}</span
     >`;

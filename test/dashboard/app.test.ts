@@ -714,6 +714,14 @@ decisions:
     expect(row).not.toMatch(/b-denied|>denied</);
   });
 
+  it('numbers a step check’s step from 1 against its limit on the audit page, as leash audit does', async () => {
+    const f = fixture();
+    await pausedPlan(f);
+    const { text } = await dashboard(f).get('/plans/release/audit');
+    const row = /<tr>(?:(?!<\/tr>)[\s\S])*step_allowed[\s\S]*?<\/tr>/.exec(text)?.[0] ?? '';
+    expect(textOf(row)).toMatch(/step_allowed step_limit allowed step 1\/10$/);
+  });
+
   it('shows "chain verified" on the audit page', async () => {
     const f = fixture();
     await pausedPlan(f);
