@@ -13,6 +13,7 @@ import {
   APPROVAL_FILTERS,
   approvalsPage,
   auditPage,
+  isAuditResult,
   messagePage,
   planPage,
   plansPage,
@@ -202,7 +203,7 @@ export function createDashboardApp(o: DashboardAppOptions): Hono {
     const result = c.req.query('result');
     const filter: AuditFilter = {
       guard: isGuardName(guard) ? guard : null,
-      result: result === 'allowed' || result === 'denied' ? result : null,
+      result: isAuditResult(result) ? result : null,
     };
     const [auditLog, report] = await Promise.all([
       runner.store.readAuditLog(planId),

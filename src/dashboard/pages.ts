@@ -346,9 +346,25 @@ export function planPage(
 
 // ---------------------------------------------------------------------------------------------- audit
 
+/**
+ * An entry's result as the audit page shows and filters it. A `confirmation_required` check is recorded as
+ * denied (the step may not run yet), but it pauses the plan for a person rather than stopping it: it reads
+ * as waiting, and "denied" leaves it out.
+ */
+export const AUDIT_RESULTS = ['allowed', 'denied', 'waiting'] as const;
+export type AuditResult = (typeof AUDIT_RESULTS)[number];
+
+export function isAuditResult(value: unknown): value is AuditResult {
+  return AUDIT_RESULTS.includes(value as AuditResult);
+}
+
+function resultOf(entry: { readonly event_type: string; readonly result: string }): string {
+  return entry.event_type === GuardrailEventType.CONFIRMATION_REQUIRED ? 'waiting' : entry.result;
+}
+
 export interface AuditFilter {
   readonly guard: GuardName | null;
-  readonly result: 'allowed' | 'denied' | null;
+  readonly result: AuditResult | null;
 }
 
 /** Newest entries shown at most; the full log is one `leash audit` away. */
@@ -364,7 +380,7 @@ export function auditPage(
   const matching = log.filter(
     (ce) =>
       (filter.guard === null || ce.entry.guard_name === filter.guard) &&
-      (filter.result === null || ce.entry.result === filter.result),
+      (filter.result === null || resultOf(ce.entry) === filter.result),
   );
   const shown = matching.length > AUDIT_ROWS ? matching.slice(-AUDIT_ROWS) : matching;
   const body = html`<p class="small"><a href="/">Plans</a> / <a href="${planPath(planId)}">${planId}</a> /</p>
@@ -384,7 +400,7 @@ export function auditPage(
         >Result
         <select name="result">
           <option value="">all</option>
-          ${(['allowed', 'denied'] as const).map(
+          ${AUDIT_RESULTS.map(
             (r) => html`<option value="${r}" ${r === filter.result ? html` selected` : ''}>${r}</option>`,
           )}
         </select></label
@@ -419,7 +435,7 @@ export function auditPage(
                     <td class="small nowrap">${time(parseIsoMs(ce.entry.timestamp))}</td>
                     <td><code>${ce.entry.event_type}</code></td>
                     <td><code>${ce.entry.guard_name}</code></td>
-                    <td>${resultBadge(ce.entry.event_type, ce.entry.result)}</td>
+                    <td>${badge(resultOf(ce.entry))}</td>
                     <td class="details">${detailsOf(ce.entry.event_type, ce.entry.details)}</td>
                   </tr>`,
               )}
@@ -427,14 +443,6 @@ export function auditPage(
           </table>`
     }`;
   return layout({ title: `Audit · ${planId}`, body, pending: ctx.pending });
-}
-
-/**
- * An entry's result. A `confirmation_required` check is recorded as denied (the step may not run yet), but
- * it pauses the plan for a person rather than stopping it: it reads as waiting, not as a refusal.
- */
-function resultBadge(eventType: string, result: string): Html {
-  return eventType === GuardrailEventType.CONFIRMATION_REQUIRED ? badge('waiting', 'waiting') : badge(result);
 }
 
 /**

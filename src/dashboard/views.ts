@@ -175,6 +175,7 @@ const KINDS: Readonly<Record<string, BadgeKind>> = {
   cancelled: 'failed',
   awaiting_confirmation: 'waiting',
   'waiting for confirmation': 'waiting',
+  waiting: 'waiting',
   pending: 'pending',
   execute: 'running',
   running: 'running',

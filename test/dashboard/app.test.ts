@@ -699,9 +699,24 @@ decisions:
     const budget = events((await get('/plans/release/audit?guard=tool_budget')).text);
     expect(budget.length).toBeGreaterThan(0);
     expect(budget.every((m) => m[2] === 'tool_budget')).toBe(true);
-    const denied = (await get('/plans/release/audit?result=denied')).text;
-    expect(events(denied).map((m) => m[1])).toEqual(['confirmation_required']);
-    expect(denied).toMatch(/<option value="denied"\s+selected>/);
+    const allowed = (await get('/plans/release/audit?result=allowed')).text;
+    expect(events(allowed).length).toBe(all.length - 1);
+    expect(allowed).toMatch(/<option value="allowed"\s+selected>/);
+  });
+
+  it('lists the check that paused a plan under the result "waiting", as its badge says', async () => {
+    const f = fixture();
+    await pausedPlan(f);
+    const { text } = await dashboard(f).get('/plans/release/audit?result=waiting');
+    expect(auditEvents(text)).toEqual(['confirmation_required']);
+    expect(text).toMatch(/<option value="waiting"\s+selected>/);
+  });
+
+  it('leaves the check that paused a plan out of the result "denied"', async () => {
+    const f = fixture();
+    await pausedPlan(f);
+    const { text } = await dashboard(f).get('/plans/release/audit?result=denied');
+    expect(auditEvents(text)).toEqual([]);
   });
 
   it('shows the confirmation that paused a plan as waiting (amber) on the audit page, not as denied', async () => {
@@ -800,6 +815,13 @@ decisions:
     await settle();
   });
 });
+
+/** The event types of the rows of an audit page. */
+function auditEvents(page: string): string[] {
+  return [...page.matchAll(/<td><code>([a-z_]+)<\/code><\/td>\s*<td><code>[a-z_]+<\/code>/g)].map(
+    (m) => m[1] ?? '',
+  );
+}
 
 /** Saves plan `planId`'s document again, with another phase or body: what another writer might leave. */
 async function resave(
