@@ -272,13 +272,24 @@ export function createDashboardApp(o: DashboardAppOptions): Hono {
 
   app.onError((error, c) => {
     log(`dashboard: ${c.req.method} ${new URL(c.req.url).pathname}: ${errorText(error)}`);
-    const status = isGuardrailError(error) && error.code.endsWith('_NOT_FOUND') ? 404 : 500;
-    const title = status === 404 ? 'Not found' : 'Something went wrong';
+    const [status, title] = errorStatus(error);
     // A bare page: the error may be the store itself, which the layout would ask again.
     return c.text(`${status} ${title}: ${errorText(error)}\n`, status);
   });
 
   return app;
+}
+
+/**
+ * The answer to an error no route handled: 503 for a store that cannot be reached (trying again later may
+ * work), 404 for something the store does not hold, 500 for the rest.
+ */
+function errorStatus(error: unknown): [503 | 404 | 500, string] {
+  if (isGuardrailError(error) && error.code === 'STORE_UNAVAILABLE') {
+    return [503, 'Service Unavailable: the store cannot be reached, try again later'];
+  }
+  if (isGuardrailError(error) && error.code.endsWith('_NOT_FOUND')) return [404, 'Not found'];
+  return [500, 'Something went wrong'];
 }
 
 /** Renders a page; `html` output is a string unless a value was a promise. */

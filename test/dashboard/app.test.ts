@@ -2,8 +2,10 @@ import { createHash, createHmac } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { allowedHostsFor } from '../../src/dashboard/server.js';
+import { GuardrailError } from '../../src/errors.js';
 import { EXECUTION_KEY } from '../../src/executor/state.js';
 import type { JsonObject } from '../../src/json.js';
+import { MemoryStore } from '../../src/store/memory/MemoryStore.js';
 import {
   COOKIE,
   dashboard,
@@ -414,6 +416,55 @@ describe('state changes', () => {
     const res = await post('/approvals/no-such-approval/approve', { by: 'alice', csrf: await csrf() });
     expect(res.status).toBe(404);
     expect(textOf(await res.text())).toMatch(/no approval "no-such-approval"/);
+  });
+});
+
+describe('an unavailable store', () => {
+  /** A fixture whose store's calls all reject with STORE_UNAVAILABLE once `down` is set. */
+  function flakyFixture() {
+    const state = { down: false };
+    const memory = new MemoryStore();
+    const store = new Proxy(memory, {
+      get(target, name, receiver) {
+        const value: unknown = Reflect.get(target, name, receiver);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) =>
+          state.down
+            ? Promise.reject(new GuardrailError('STORE_UNAVAILABLE', 'connection refused'))
+            : (value as (...a: unknown[]) => unknown).apply(target, args);
+      },
+    });
+    return { f: fixture(store), state };
+  }
+
+  it('answers every page with 503 and a plain message', async () => {
+    const { f, state } = flakyFixture();
+    await pausedPlan(f);
+    const { get } = dashboard(f);
+    state.down = true;
+    for (const path of ['/', '/plans/release', '/plans/release/audit', '/approvals', '/nope']) {
+      const { status, text, res } = await get(path);
+      expect({ path, status, type: res.headers.get('content-type'), text }).toEqual({
+        path,
+        status: 503,
+        type: expect.stringMatching(/^text\/plain/),
+        text: '503 Service Unavailable: the store cannot be reached, try again later: connection refused\n',
+      });
+    }
+  });
+
+  it('answers an approval with 503 and a plain message, and records nothing', async () => {
+    const { f, state } = flakyFixture();
+    const approvalId = await pausedPlan(f);
+    const { post, csrf, settle } = dashboard(f);
+    const token = await csrf();
+    state.down = true;
+    const res = await post(`/approvals/${approvalId}/approve`, { by: 'alice', csrf: token });
+    expect(res.status).toBe(503);
+    expect(await res.text()).toMatch(/^503 Service Unavailable: the store cannot be reached/);
+    state.down = false;
+    expect(await settle()).toEqual([]);
+    expect((await f.runner.service.getApproval(approvalId))?.status).toBe('pending');
   });
 });
 
