@@ -1,4 +1,7 @@
-import { timerDelay, wait, type Clock } from '../clock.js';
+import { realTimers, remainingMs, wallClockDeadline, type Timers } from '../agent/deadline.js';
+import { backoffMs, errorName, nextRetry, retryPolicy, type RetryPolicy } from '../agent/retries.js';
+import { unwrap, type Outcome } from '../agent/toolResult.js';
+import { wait, type Clock } from '../clock.js';
 import {
   describeValue,
   errorTail,
@@ -26,7 +29,7 @@ import {
   type ExecutionState,
   type Paused,
 } from './state.js';
-import { isRetryable, isToolResult, type Tool, type ToolContext, type ToolRule } from './tools.js';
+import { isRetryable, type Tool, type ToolContext, type ToolRule } from './tools.js';
 
 export type ExecutionStatus = 'completed' | 'failed' | 'awaiting_confirmation';
 
@@ -74,11 +77,7 @@ export interface ExecutorEvents {
   completed: { readonly planId: string; readonly result: ExecutionResult };
 }
 
-/** Timers for the wall-clock abort; injectable so tests need no real time. */
-export interface Timers {
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
+export type { Timers };
 
 /** Waits `ms`; `signal`, when given, aborts to end the wait early. */
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -155,19 +154,7 @@ function untilInterrupted(
 /** The signal of tools that cannot be aborted: no wall-clock limit is running. */
 const QUIET: AbortSignal = new AbortController().signal;
 
-const realTimers: Timers = {
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
-};
-
 type Listener<K extends keyof ExecutorEvents> = (event: ExecutorEvents[K]) => void;
-
-/** What a call produced: its output, what it cost, and whether its reported cost was refused. */
-interface Outcome {
-  readonly output: unknown;
-  readonly actual: number;
-  readonly problem?: unknown;
-}
 
 /** One call of a decision's tool, shared by the contexts of the tools it calls. */
 interface Invocation {
@@ -208,7 +195,7 @@ export class PlanExecutor {
   readonly #rules: ReadonlyMap<string, ToolRule>;
   readonly #approvalTtlMs: number;
   readonly #sleep: Sleep;
-  readonly #retry: { baseMs: number; factor: number; maxMs: number; maxRetries: number };
+  readonly #retry: RetryPolicy;
   readonly #timers: Timers;
   readonly #listeners = new Map<keyof ExecutorEvents, Set<(e: never) => void>>();
 
@@ -235,17 +222,7 @@ export class PlanExecutor {
       invalid('approvalTtlMs', 'an integer >= 1', ttl);
     this.#approvalTtlMs = ttl;
     this.#sleep = (o['sleep'] as Sleep | undefined) ?? wait;
-    const retry = objectWithKeys(o['retry'], 'retry', ['baseMs', 'factor', 'maxMs', 'maxRetries']);
-    const maxRetries = retry['maxRetries'] ?? 3;
-    if (!Number.isSafeInteger(maxRetries) || (maxRetries as number) < 0) {
-      invalid('retry.maxRetries', 'an integer >= 0', maxRetries);
-    }
-    this.#retry = {
-      baseMs: nonNegative(retry['baseMs'] ?? 100, 'retry.baseMs'),
-      factor: nonNegative(retry['factor'] ?? 2, 'retry.factor'),
-      maxMs: nonNegative(retry['maxMs'] ?? 30_000, 'retry.maxMs'),
-      maxRetries: maxRetries as number,
-    };
+    this.#retry = retryPolicy(o['retry']);
     this.#timers = (o['timers'] as Timers | undefined) ?? realTimers;
   }
 
@@ -455,15 +432,18 @@ export class PlanExecutor {
         // Guard errors (a violation, a bad argument) and errors marked so are not worth another try.
         if (!service || isGuardrailError(error) || !isRetryable(error)) throw failure(error);
         const fingerprint = `${decision.id}:${errorName(error)}`;
-        const retries = failures.get(fingerprint) ?? 0;
-        const check = await service.checkRetries(plan.id, retries, { error: toolError as string });
+        const retries = await nextRetry(
+          service,
+          plan.id,
+          failures,
+          fingerprint,
+          toolError as string,
+          this.#retry,
+        );
         // Out of retries, the tool has failed for good: its error ends the run, not the retry guard, so
         // that "the tool failed" and "a limit ran out" stay apart. The refusal is in the audit log.
-        if (!check.allowed) throw failure(error);
-        // With no max_retries_per_failure the guardrails allow any number: the executor's cap stops it.
-        if (check.limit === null && retries >= this.#retry.maxRetries) throw failure(error);
-        failures.set(fingerprint, retries + 1);
-        await this.#pause(this.#backoff(retries), signal);
+        if (retries === null) throw failure(error);
+        await this.#pause(backoffMs(this.#retry, retries), signal);
         continue;
       }
       const done: CompletedDecision = Object.freeze({
@@ -532,31 +512,12 @@ export class PlanExecutor {
       inFlight: new Set(),
     };
     const running = Promise.resolve().then(() => tool.run(decision.input, this.#context(inv)));
-    let timer: unknown;
-    // Set once the call is over: a clock check still out then neither re-arms the timer, which nothing
-    // would clear, nor aborts a signal whose call is done.
-    let over = false;
-    const expired =
-      controller === null || limit === null
+    // A wall-clock limit runs only for a guarded plan: an unguarded one has no clock to ask.
+    const deadline =
+      controller === null || limit === null || this.#service === null
         ? null
-        : new Promise<never>((_, reject) => {
-            // A limit past a timer's range is waited for in parts: the clock says when it ran out.
-            const arm = (ms: number): void => {
-              timer = this.#timers.setTimeout(() => {
-                if (over) return;
-                void this.#service?.checkWallClock(planId).then((check) => {
-                  if (over) return;
-                  // A timer may fire a little early: only the clock's own answer ends the call.
-                  if (check.allowed) return arm(Math.max(1, remainingMs(check) ?? 1));
-                  const violation = new GuardrailViolationError(check);
-                  controller.abort(violation);
-                  reject(violation);
-                }, reject);
-              }, timerDelay(ms));
-            };
-            arm(limit);
-          });
-    expired?.catch(() => undefined);
+        : wallClockDeadline(this.#service, planId, limit, this.#timers, controller);
+    const expired = deadline?.expired ?? null;
     // An interruption ends the wait for the tool at once: one that ignores its signal cannot hold the run.
     const interruption = signal === null ? null : untilInterrupted(signal, (why) => controller?.abort(why));
     const stopped = interruption?.stopped ?? null;
@@ -579,8 +540,7 @@ export class PlanExecutor {
         const settled = Promise.allSettled(inv.inFlight);
         await (expired ? Promise.race([settled, expired.catch(() => undefined)]) : settled);
       }
-      over = true;
-      if (timer !== undefined) this.#timers.clearTimeout(timer);
+      deadline?.stop();
     }
   }
 
@@ -667,11 +627,6 @@ export class PlanExecutor {
     return cost;
   }
 
-  #backoff(retries: number): number {
-    const { baseMs, factor, maxMs } = this.#retry;
-    return Math.min(maxMs, baseMs * factor ** retries);
-  }
-
   /** Waits out a retry's backoff; an interruption ends the wait, and the run, at once: no other try. */
   async #pause(ms: number, signal: AbortSignal | null): Promise<void> {
     if (signal === null) return this.#sleep(ms);
@@ -728,12 +683,6 @@ export class PlanExecutor {
   }
 }
 
-/** Milliseconds left on the wall clock as of `wall`, or null when there is no running limit. */
-function remainingMs(wall: GuardCheck | null): number | null {
-  if (!wall || wall.limit === null || wall.limit === undefined || wall.observed === undefined) return null;
-  return Math.max(0, Math.ceil((wall.limit - wall.observed) * 1000));
-}
-
 /** Throws the violation when a check denies. */
 function deny(check: GuardCheck): void {
   if (!check.allowed) throw new GuardrailViolationError(check);
@@ -759,30 +708,9 @@ function operationsOf(decision: Decision, tool: Tool, rule: ToolRule | undefined
   return ops;
 }
 
-/** The output and actual cost of a tool's result; an invalid reported cost is charged at the estimate. */
-function unwrap(raw: unknown, estimate: number): Outcome {
-  if (!isToolResult(raw)) return { output: raw, actual: estimate };
-  try {
-    toMicros(raw.cost, 'toolResult.cost', 'up');
-  } catch (problem) {
-    return { output: raw.output, actual: estimate, problem };
-  }
-  return { output: raw.output, actual: raw.cost };
-}
-
-function errorName(error: unknown): string {
-  return error instanceof Error ? error.name : typeof error;
-}
-
 /** A failure to end the run with: guard errors as they are, anything else as the tool's error. */
 function failure(error: unknown): unknown {
   return isGuardrailError(error) ? error : new ToolFailed(error);
-}
-
-function nonNegative(value: unknown, field: string): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
-    invalid(field, 'a finite number >= 0', value);
-  return value;
 }
 
 function freezeResult(result: ExecutionResult): ExecutionResult {

@@ -1,0 +1,71 @@
+import { timerDelay } from '../clock.js';
+import { GuardrailViolationError } from '../errors.js';
+import type { GuardCheck } from '../guardrails/GuardCheck.js';
+import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
+
+/** Timers for the wall-clock abort; injectable so tests need no real time. */
+export interface Timers {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export const realTimers: Timers = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
+};
+
+/** Milliseconds left on the wall clock as of `wall`, or null when there is no running limit. */
+export function remainingMs(wall: GuardCheck | null): number | null {
+  if (!wall || wall.limit === null || wall.limit === undefined || wall.observed === undefined) return null;
+  return Math.max(0, Math.ceil((wall.limit - wall.observed) * 1000));
+}
+
+/** The wall-clock limit of one call in flight; see {@link wallClockDeadline}. */
+export interface Deadline {
+  /** Rejects with the wall-clock violation once the plan's clock says the limit ran out. */
+  readonly expired: Promise<never>;
+  /** Ends the watch: a clock check still out then neither re-arms the timer nor aborts anything. */
+  stop(): void;
+}
+
+/**
+ * Watches the plan's wall clock while a call runs: after `limitMs` it asks the service's clock, and only
+ * its answer ends the call (a timer may fire a little early; then it is armed again for what is left).
+ * When the limit ran out, `controller` aborts with the violation and `expired` rejects with it. A limit
+ * past a timer's range is waited for in parts.
+ */
+export function wallClockDeadline(
+  service: AutonomyGuardrailService,
+  planId: string,
+  limitMs: number,
+  timers: Timers,
+  controller: AbortController,
+): Deadline {
+  let timer: unknown;
+  // Set once the call is over: a clock check still out then neither re-arms the timer, which nothing
+  // would clear, nor aborts a signal whose call is done.
+  let over = false;
+  const expired = new Promise<never>((_, reject) => {
+    const arm = (ms: number): void => {
+      timer = timers.setTimeout(() => {
+        if (over) return;
+        void service.checkWallClock(planId).then((check) => {
+          if (over) return;
+          if (check.allowed) return arm(Math.max(1, remainingMs(check) ?? 1));
+          const violation = new GuardrailViolationError(check);
+          controller.abort(violation);
+          reject(violation);
+        }, reject);
+      }, timerDelay(ms));
+    };
+    arm(limitMs);
+  });
+  expired.catch(() => undefined);
+  return {
+    expired,
+    stop: () => {
+      over = true;
+      if (timer !== undefined) timers.clearTimeout(timer);
+    },
+  };
+}
