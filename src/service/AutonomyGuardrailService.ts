@@ -926,6 +926,20 @@ export class AutonomyGuardrailService {
     return this.#store.getApproval(validRuntimeKey(id, 'approval_id'));
   }
 
+  /**
+   * The newest approval of `planId` asked for decision `decisionId`, or null: how a caller that did not
+   * keep an approval's id (a process that restarted) finds the one it asked for.
+   */
+  async findApproval(planId: string, decisionId: string): Promise<Approval | null> {
+    validatePlanId(planId);
+    const id = validRuntimeKey(decisionId, 'decisionId');
+    const approvals = await this.#store.listApprovals({ planId });
+    for (let i = approvals.length - 1; i >= 0; i--) {
+      if ((approvals[i] as Approval).decisionId === id) return approvals[i] as Approval;
+    }
+    return null;
+  }
+
   /** Approvals, oldest first, optionally of one plan and in one status. */
   async listApprovals(filter: { planId?: string; status?: ApprovalStatus } = {}): Promise<Approval[]> {
     if (!isPlainObject(filter)) invalid('filter', 'an object', filter);

@@ -837,3 +837,23 @@ describe('approvals at their edges', () => {
     expect(await fieldOf(() => service.requestConfirmation('plan', undefined as never))).toBe('request');
   });
 });
+
+describe('findApproval', () => {
+  it('finds the newest approval asked for a decision of the plan', async () => {
+    const { service, clock } = await requested();
+    await service.deny('a1', { by: 'ann', reason: 'not now' });
+    clock.advance(1000);
+    await service.requestConfirmation('plan', REQUEST);
+    expect((await service.findApproval('plan', 'd1'))?.id).toBe('a2');
+  });
+
+  it('finds nothing for a decision no approval was asked for', async () => {
+    const { service } = await requested();
+    expect(await service.findApproval('plan', 'd2')).toBeNull();
+  });
+
+  it('refuses a decision id that is not a key, naming the field', async () => {
+    const { service } = await configured();
+    expect(await fieldOf(() => service.findApproval('plan', ''))).toBe('decisionId');
+  });
+});
