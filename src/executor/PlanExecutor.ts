@@ -1,3 +1,4 @@
+import { openCall, operationsToConfirm } from '../agent/calls.js';
 import { realTimers, remainingMs, wallClockDeadline, type Timers } from '../agent/deadline.js';
 import { backoffMs, errorName, nextRetry, retryPolicy, type RetryPolicy } from '../agent/retries.js';
 import { unwrap, type Outcome } from '../agent/toolResult.js';
@@ -477,11 +478,9 @@ export class PlanExecutor {
     const service = this.#service;
     if (!service) return null;
     const max = this.#rules.get(tool.name)?.maxCallsPerPlan ?? null;
-    if (max !== null) deny(await service.checkToolCalls(planId, tool.name, max));
-    live();
-    const reservation = await service.reserveBudget(planId, estimate, { reservationId });
-    deny(reservation.check);
-    return reservation;
+    const opened = await openCall(service, planId, tool.name, max, estimate, reservationId, live);
+    if ('denied' in opened) throw new GuardrailViolationError(opened.denied);
+    return opened.reservation;
   }
 
   /**
@@ -688,24 +687,14 @@ function deny(check: GuardCheck): void {
   if (!check.allowed) throw new GuardrailViolationError(check);
 }
 
-/** The operation a tool performs: its declared operation, else its name. */
-function operationOf(tool: Tool): string {
-  return tool.operation ?? tool.name;
-}
-
-/**
- * The operations to confirm for a decision, normalized and without repeats: the tool's, the tool's name
- * when a rule says every call needs a person, and the decision's own when it names another.
- */
+/** The operations to confirm for a decision: the tool's, and the decision's own when it names another. */
 function operationsOf(decision: Decision, tool: Tool, rule: ToolRule | undefined): string[] {
-  const ops = [normalizeOperation(operationOf(tool))];
-  const extras = [rule?.requiresConfirmation ? tool.name : undefined, decision.operation];
-  for (const extra of extras) {
-    if (extra === undefined) continue;
-    const op = normalizeOperation(extra);
-    if (!ops.includes(op)) ops.push(op);
-  }
-  return ops;
+  return operationsToConfirm(
+    tool.name,
+    tool.operation,
+    rule?.requiresConfirmation ?? false,
+    decision.operation,
+  );
 }
 
 /** A failure to end the run with: guard errors as they are, anything else as the tool's error. */
