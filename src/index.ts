@@ -77,6 +77,17 @@ export {
   type ToolResult,
   type ToolRule,
 } from './executor/tools.js';
+export {
+  RunGuard,
+  type AgentToolRule,
+  type Denied,
+  type RunGuardOptions,
+  type ToolCallContext,
+  type ToolCallDone,
+  type ToolCallOutcome,
+  type ToolCallRequest,
+} from './agent/RunGuard.js';
+export type { RetryOptions } from './agent/retries.js';
 export { BudgetReservation } from './service/BudgetReservation.js';
 export {
   DEFAULT_RESERVATION_TTL_MS,

@@ -2,6 +2,9 @@ import { invalid } from '../errors.js';
 import { objectWithKeys } from '../guardrails/validate.js';
 import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
 
+/** Waits `ms`; `signal`, when given, aborts to end the wait early. */
+export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
+
 /**
  * Exponential backoff between retries of one failure: base * factor^n, at most maxMs. `maxRetries`
  * caps retries per failure when the guardrails set no `max_retries_per_failure`.

@@ -1,6 +1,13 @@
 import { openCall, operationsToConfirm } from '../agent/calls.js';
 import { realTimers, remainingMs, wallClockDeadline, type Timers } from '../agent/deadline.js';
-import { backoffMs, errorName, nextRetry, retryPolicy, type RetryPolicy } from '../agent/retries.js';
+import {
+  backoffMs,
+  errorName,
+  nextRetry,
+  retryPolicy,
+  type RetryPolicy,
+  type Sleep,
+} from '../agent/retries.js';
 import { unwrap, type Outcome } from '../agent/toolResult.js';
 import { wait, type Clock } from '../clock.js';
 import {
@@ -80,8 +87,7 @@ export interface ExecutorEvents {
 
 export type { Timers };
 
-/** Waits `ms`; `signal`, when given, aborts to end the wait early. */
-export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
+export type { Sleep };
 
 /** Options of one run: {@link PlanExecutor.execute} and {@link PlanExecutor.resume}. */
 export interface RunOptions {

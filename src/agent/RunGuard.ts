@@ -1,0 +1,321 @@
+import { wait, type Clock } from '../clock.js';
+import { errorTail, invalid, isGuardrailError, isGuardrailViolationError } from '../errors.js';
+import { validRuntimeKey } from '../guardrails/AutonomyGuardrails.js';
+import type { GuardCheck } from '../guardrails/GuardCheck.js';
+import { normalizeOperation } from '../guardrails/operation.js';
+import { objectWithKeys } from '../guardrails/validate.js';
+import { canonicalJson, isPlainObject } from '../json.js';
+import { toMicros } from '../money.js';
+import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
+import { validatePlanId } from '../service/planId.js';
+import type { Approval } from '../store/GuardrailStore.js';
+import { openCall, operationsToConfirm } from './calls.js';
+import { realTimers, remainingMs, wallClockDeadline, type Timers } from './deadline.js';
+import {
+  backoffMs,
+  errorName,
+  nextRetry,
+  retryPolicy,
+  type RetryOptions,
+  type RetryPolicy,
+  type Sleep,
+} from './retries.js';
+import { isRetryable, unwrap, type Outcome, type ToolResult, type ToolRule } from './toolResult.js';
+
+/** Rules for one tool an agent may call: a policy's `toolRules(policy)` entry, with its operation. */
+export interface AgentToolRule extends Partial<ToolRule> {
+  /** Operation name checked against `required_confirmations`; defaults to the tool's name. */
+  readonly operation?: string;
+}
+
+export interface RunGuardOptions {
+  readonly service: AutonomyGuardrailService;
+  /** The plan whose guardrails and audit log the agent's run is held to. */
+  readonly planId: string;
+  /** Per-tool rules by tool name, e.g. `toolRules(policy)`; a tool without one has no rule. */
+  readonly tools?: ReadonlyMap<string, AgentToolRule> | Readonly<Record<string, AgentToolRule>>;
+  /** Only to validate that callers pass one clock everywhere; the service's clock decides. */
+  readonly clock?: Clock;
+  /** How long a confirmation request stays valid. Default 24 hours. */
+  readonly approvalTtlMs?: number;
+  /** Backoff between retries of one failure, and the cap when the guardrails set none. */
+  readonly retry?: RetryOptions;
+  /** Waits between retries; defaults to a real timer. Inject one in tests. */
+  readonly sleep?: Sleep;
+  /** Timers for the wall-clock abort; injectable so tests need no real time. */
+  readonly timers?: Timers;
+}
+
+/** What a tool call's `run` is handed. */
+export interface ToolCallContext {
+  readonly toolCallId: string;
+  /** 1 for the first try, 2 for the first retry, … */
+  readonly attempt: number;
+  /** Aborts when the plan's wall-clock limit runs out while the call runs. */
+  readonly signal: AbortSignal;
+}
+
+/** One tool call a model picked, to guard. */
+export interface ToolCallRequest<T> {
+  /** The model's id for the call: the decision id its confirmation is bound to. */
+  readonly toolCallId: string;
+  readonly toolName: string;
+  /** The call's arguments (JSON): a grant is bound to their canonical hash. */
+  readonly input?: unknown;
+  /** Cost to reserve; it can raise the tool's `costPerCall`, never lower it. */
+  readonly estimate?: number;
+  /** Does the call: returns its output, or `toolResult(output, { cost })` to report the actual cost. */
+  readonly run: (ctx: ToolCallContext) => T | ToolResult<T> | Promise<T | ToolResult<T>>;
+}
+
+/** A guard said no: the check that refused, and the approval a person must decide, when one is pending. */
+export interface Denied {
+  readonly allowed: false;
+  readonly check: GuardCheck;
+  readonly reason: string;
+  readonly approval?: Approval;
+}
+
+/** The call ran: its output and what it cost; `overrun` when its actual cost went past the budget. */
+export interface ToolCallDone<T> {
+  readonly allowed: true;
+  readonly output: T;
+  readonly cost: number;
+  readonly overrun?: GuardCheck;
+}
+
+export type ToolCallOutcome<T> = ToolCallDone<T> | Denied;
+
+const OPTION_KEYS = ['service', 'planId', 'tools', 'clock', 'approvalTtlMs', 'retry', 'sleep', 'timers'];
+const REQUEST_KEYS = ['toolCallId', 'toolName', 'input', 'estimate', 'run'];
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** A denial as a value. */
+export function denied(check: GuardCheck, approval?: Approval | null): Denied {
+  const out = { allowed: false as const, check, reason: check.reason };
+  return Object.freeze(approval ? { ...out, approval } : out);
+}
+
+/**
+ * Guards a live agent loop's tool calls under one plan's guardrails, as the executor does for a plan's
+ * decisions. Per call, each check audited in the plan's log: wall clock → step (one tool call is one
+ * step) → confirmation (a single-use grant bound to the plan, the tool call id, the operations and the
+ * input's hash) → calls per plan of the tool and tool calls of this invocation (one guard is one
+ * invocation) → budget reservation of the estimate → run, its signal aborted when the wall clock runs
+ * out → commit of the actual cost, or release on failure. A failure is retried per failure (tool call id
+ * and error name) up to `max_retries_per_failure`.
+ *
+ * A denial is a value (`allowed: false`), never an exception; a call that needs a person is denied with
+ * the pending approval, the same one for every call with its id until a person decides.
+ */
+export class RunGuard {
+  readonly service: AutonomyGuardrailService;
+  readonly planId: string;
+  readonly #rules: ReadonlyMap<string, AgentToolRule>;
+  readonly #approvalTtlMs: number;
+  readonly #retry: RetryPolicy;
+  readonly #sleep: Sleep;
+  readonly #timers: Timers;
+  /** Tool calls started through this guard: the invocation's count. */
+  #calls = 0;
+  #started: Promise<void> | null = null;
+  /** The last call in flight per tool call id: calls with one id go one at a time. */
+  readonly #inFlight = new Map<string, Promise<unknown>>();
+
+  constructor(options: RunGuardOptions) {
+    const o = objectWithKeys(options, 'options', OPTION_KEYS);
+    const service = o['service'] as AutonomyGuardrailService | undefined;
+    if (typeof service !== 'object' || service === null || typeof service.takeStep !== 'function') {
+      invalid('service', 'an AutonomyGuardrailService', service);
+    }
+    this.service = service;
+    this.planId = validatePlanId(o['planId']);
+    this.#rules = toolRulesOf(o['tools']);
+    const ttl = o['approvalTtlMs'] ?? DAY_MS;
+    if (typeof ttl !== 'number' || !Number.isSafeInteger(ttl) || ttl < 1)
+      invalid('approvalTtlMs', 'an integer >= 1', ttl);
+    this.#approvalTtlMs = ttl;
+    this.#retry = retryPolicy(o['retry']);
+    this.#sleep = (o['sleep'] as Sleep | undefined) ?? wait;
+    this.#timers = (o['timers'] as Timers | undefined) ?? realTimers;
+  }
+
+  /**
+   * Guards one tool call and runs it when every guard allows. Resolves with the output and cost, or with
+   * the denial; rejects only for bad input (GuardrailValidationError), a store that cannot be reached,
+   * or the call's own error once it failed for good.
+   */
+  toolCall<T>(request: ToolCallRequest<T>): Promise<ToolCallOutcome<T>> {
+    let call: ToolCallRequest<T>;
+    try {
+      call = validRequest(request);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const n = this.#calls++; // taken before any await: parallel calls are numbered apart
+    const before = this.#inFlight.get(call.toolCallId) ?? Promise.resolve();
+    const guarded = before.then(
+      () => this.#guardToolCall(call, n),
+      () => this.#guardToolCall(call, n),
+    );
+    this.#inFlight.set(call.toolCallId, guarded);
+    const forget = (): void => {
+      if (this.#inFlight.get(call.toolCallId) === guarded) this.#inFlight.delete(call.toolCallId);
+    };
+    guarded.then(forget, forget);
+    return guarded;
+  }
+
+  /** Sets the plan's start time on first use, so the wall clock runs from the agent's first call. */
+  protected start(): Promise<void> {
+    this.#started ??= this.service.markStarted(this.planId);
+    return this.#started;
+  }
+
+  async #guardToolCall<T>(call: ToolCallRequest<T>, n: number): Promise<ToolCallOutcome<T>> {
+    const { service, planId } = this;
+    await this.start();
+    const wall = await service.checkWallClock(planId);
+    if (!wall.allowed) return denied(wall);
+    const confirmed = await this.#confirm(call);
+    if (confirmed !== null) return confirmed;
+    const actor = await service.checkActorToolCalls(planId, n);
+    if (!actor.allowed) return denied(actor);
+    return this.#runWithRetries(call, wall);
+  }
+
+  /**
+   * The step and the confirmation: null when the call may go on. A call id with an approval already asked
+   * for took its step then: it is not counted again, and it goes on only by using the grant.
+   */
+  async #confirm<T>(call: ToolCallRequest<T>): Promise<Denied | null> {
+    const { service, planId } = this;
+    const rule = this.#rules.get(call.toolName);
+    const always = rule?.requiresConfirmation === true;
+    const ask = {
+      decisionId: call.toolCallId,
+      operation: operationsToConfirm(call.toolName, rule?.operation, always),
+      input: call.input,
+      alwaysRequire: always ? [call.toolName] : [],
+      ttlMs: this.#approvalTtlMs,
+    };
+    const asked = await service.findApproval(planId, call.toolCallId);
+    if (asked !== null) {
+      const use = await service.useGrant(planId, asked.id, ask);
+      if (use.outcome === 'granted') return null;
+      return denied(use.check, use.outcome === 'pending' ? use.approval : null);
+    }
+    const step = await service.takeStep(planId);
+    if (!step.allowed) return denied(step);
+    const request = await service.requestConfirmation(planId, ask);
+    return request.check.allowed ? null : denied(request.check, request.approval);
+  }
+
+  async #runWithRetries<T>(call: ToolCallRequest<T>, firstWall: GuardCheck): Promise<ToolCallOutcome<T>> {
+    const { service, planId } = this;
+    const rule = this.#rules.get(call.toolName);
+    const estimate = Math.max(call.estimate ?? 0, rule?.costPerCall ?? 0);
+    const failures = new Map<string, number>();
+    let wall = firstWall;
+    for (let attempt = 1; ; attempt++) {
+      if (attempt > 1) {
+        wall = await service.checkWallClock(planId);
+        if (!wall.allowed) return denied(wall);
+      }
+      const reservationId = `${call.toolCallId}#${attempt}`;
+      const max = rule?.maxCallsPerPlan ?? null;
+      const opened = await openCall(service, planId, call.toolName, max, estimate, reservationId);
+      if ('denied' in opened) return denied(opened.denied);
+      const reservation = opened.reservation;
+      let outcome: Outcome;
+      try {
+        outcome = await this.#invoke(call, attempt, estimate, remainingMs(wall));
+      } catch (error) {
+        // The call's own failure, kept and audited; a guard's error says it all itself.
+        const toolError = isGuardrailError(error) ? undefined : errorTail(error);
+        await reservation.release(toolError === undefined ? {} : { error: toolError });
+        if (isGuardrailViolationError(error)) return denied(error.check);
+        if (toolError === undefined || !isRetryable(error)) throw error;
+        const fingerprint = `${call.toolCallId}:${errorName(error)}`;
+        const retries = await nextRetry(service, planId, failures, fingerprint, toolError, this.#retry);
+        if (retries === null) throw error;
+        await this.#sleep(backoffMs(this.#retry, retries));
+        continue;
+      }
+      const settled = await reservation.commit(outcome.actual);
+      // A result that misreported its cost was charged its estimate; its output is not handed on.
+      if (outcome.problem) throw outcome.problem;
+      const done = { allowed: true as const, output: outcome.output as T, cost: outcome.actual };
+      return Object.freeze(settled.eventType === 'budget_overrun' ? { ...done, overrun: settled } : done);
+    }
+  }
+
+  /** Runs the call, its signal aborted and its result no longer waited for once the wall clock ran out. */
+  async #invoke<T>(
+    call: ToolCallRequest<T>,
+    attempt: number,
+    estimate: number,
+    limit: number | null,
+  ): Promise<Outcome> {
+    const controller = new AbortController();
+    const ctx: ToolCallContext = Object.freeze({
+      toolCallId: call.toolCallId,
+      attempt,
+      signal: controller.signal,
+    });
+    const running = Promise.resolve().then(() => call.run(ctx));
+    const deadline =
+      limit === null ? null : wallClockDeadline(this.service, this.planId, limit, this.#timers, controller);
+    try {
+      return unwrap(await (deadline ? Promise.race([running, deadline.expired]) : running), estimate);
+    } finally {
+      deadline?.stop();
+    }
+  }
+}
+
+function validRequest<T>(request: ToolCallRequest<T>): ToolCallRequest<T> {
+  const r = objectWithKeys(request, 'request', REQUEST_KEYS);
+  validRuntimeKey(r['toolCallId'], 'toolCallId');
+  if (typeof r['toolName'] !== 'string' || r['toolName'].length === 0) {
+    invalid('toolName', 'a non-empty string', r['toolName']);
+  }
+  normalizeOperation(r['toolName'], 'toolName');
+  if (r['input'] !== undefined) canonicalJson(r['input'], 'input');
+  if (r['estimate'] !== undefined) toMicros(r['estimate'], 'estimate', 'up');
+  if (typeof r['run'] !== 'function') invalid('run', 'a function', r['run']);
+  return request;
+}
+
+/** The per-tool rules, from a Map (as `toolRules(policy)` gives) or a plain object, validated. */
+function toolRulesOf(value: unknown): ReadonlyMap<string, AgentToolRule> {
+  if (value === undefined) return new Map();
+  const entries =
+    value instanceof Map
+      ? [...(value as Map<unknown, unknown>)]
+      : isPlainObject(value)
+        ? Object.entries(value)
+        : invalid('tools', 'a Map or an object of tool rules', value);
+  const rules = new Map<string, AgentToolRule>();
+  for (const [name, raw] of entries) {
+    const at = `tools.${String(name)}`;
+    const r = objectWithKeys(raw, at, [
+      'operation',
+      'requiresConfirmation',
+      'costPerCall',
+      'maxCallsPerPlan',
+    ]);
+    if (r['operation'] !== undefined) normalizeOperation(r['operation'], `${at}.operation`);
+    const max = r['maxCallsPerPlan'];
+    if (max !== undefined && max !== null && (!Number.isSafeInteger(max) || (max as number) < 1)) {
+      invalid(`${at}.maxCallsPerPlan`, 'an integer >= 1 or null', max);
+    }
+    if (r['costPerCall'] !== undefined && r['costPerCall'] !== null)
+      toMicros(r['costPerCall'], `${at}.costPerCall`, 'up');
+    const confirm = r['requiresConfirmation'];
+    if (confirm !== undefined && typeof confirm !== 'boolean')
+      invalid(`${at}.requiresConfirmation`, 'a boolean', confirm);
+    rules.set(String(name), Object.freeze({ ...(raw as AgentToolRule) }));
+  }
+  return rules;
+}

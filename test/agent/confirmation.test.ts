@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import { RunGuard } from '../../src/index.js';
+import { counted, eventTypes, guarded, LOCAL_STORES, PLAN } from './support.js';
+
+const DEPLOY = { requiredConfirmations: ['deploy'] };
+const ANN = { by: 'ann', reason: 'reviewed' };
+
+describe.each(LOCAL_STORES)('RunGuard confirmations on %s', (_name, makeStore) => {
+  it('returns the same pending approval for every call with one tool call id', async () => {
+    const { guard, service } = await guarded(makeStore, DEPLOY);
+    const call = { toolCallId: 'c1', toolName: 'deploy', input: { to: 'prod' }, run: () => 'done' };
+    const first = await guard.toolCall(call);
+    const again = await guard.toolCall(call);
+    expect(first.allowed === false && first.approval?.id).toBe('a1');
+    expect(again.allowed === false && again.approval?.id).toBe('a1');
+    expect(await service.listApprovals({ planId: PLAN })).toHaveLength(1);
+    expect((await eventTypes(service)).filter((t) => t === 'step_allowed')).toHaveLength(1);
+  });
+
+  it('opens one approval for parallel calls with one tool call id', async () => {
+    const { guard, service } = await guarded(makeStore, DEPLOY);
+    const call = { toolCallId: 'c1', toolName: 'deploy', run: () => 'done' };
+    await Promise.all([guard.toolCall(call), guard.toolCall(call), guard.toolCall(call)]);
+    expect(await service.listApprovals({ planId: PLAN })).toHaveLength(1);
+  });
+
+  it('finds the pending approval of a call id asked for by an earlier guard of the plan', async () => {
+    const { guard, service } = await guarded(makeStore, DEPLOY);
+    const call = { toolCallId: 'c1', toolName: 'deploy', run: () => 'done' };
+    await guard.toolCall(call);
+    const restarted = new RunGuard({ service, planId: PLAN });
+    const again = await restarted.toolCall(call);
+    expect(again.allowed === false && again.approval?.id).toBe('a1');
+    expect(await service.listApprovals({ planId: PLAN })).toHaveLength(1);
+  });
+
+  it('runs an approved call by using its grant', async () => {
+    const { guard, service } = await guarded(makeStore, DEPLOY);
+    const tool = counted('deployed');
+    const call = { toolCallId: 'c1', toolName: 'deploy', input: { to: 'prod' }, run: tool.run };
+    await guard.toolCall(call);
+    await service.approve('a1', ANN);
+    const out = await guard.toolCall(call);
+    expect(out).toEqual({ allowed: true, output: 'deployed', cost: 0 });
+    expect(tool.calls).toBe(1);
+    expect((await service.getApproval('a1'))?.status).toBe('used');
+    expect(await eventTypes(service)).toContain('confirmation_grant_used');
+  });
+
+  it('refuses a grant for a call whose input changed', async () => {
+    const { guard, service } = await guarded(makeStore, DEPLOY);
+    const tool = counted('deployed');
+    await guard.toolCall({ toolCallId: 'c1', toolName: 'deploy', input: { to: 'staging' }, run: tool.run });
+    await service.approve('a1', ANN);
+    const out = await guard.toolCall({
+      toolCallId: 'c1',
+      toolName: 'deploy',
+      input: { to: 'prod' },
+      run: tool.run,
+    });
+    expect(out.allowed === false && out.check.eventType).toBe('confirmation_grant_refused');
+    expect(out.allowed === false && out.reason).toContain('input changed');
+    expect(tool.calls).toBe(0);
+  });
+
+  it('refuses a second use of a grant', async () => {
+    const { guard, service } = await guarded(makeStore, DEPLOY);
+    const tool = counted('deployed');
+    const call = { toolCallId: 'c1', toolName: 'deploy', run: tool.run };
+    await guard.toolCall(call);
+    await service.approve('a1', ANN);
+    await guard.toolCall(call);
+    const second = await guard.toolCall(call);
+    expect(second.allowed === false && second.check.eventType).toBe('confirmation_grant_refused');
+    expect(second.allowed === false && second.reason).toContain('used already');
+    expect(tool.calls).toBe(1);
+  });
+
+  it('denies a call a person denied', async () => {
+    const { guard, service } = await guarded(makeStore, DEPLOY);
+    const tool = counted('deployed');
+    const call = { toolCallId: 'c1', toolName: 'deploy', run: tool.run };
+    await guard.toolCall(call);
+    await service.deny('a1', { by: 'ann', reason: 'not today' });
+    const out = await guard.toolCall(call);
+    expect(out.allowed === false && out.check.eventType).toBe('confirmation_denied');
+    expect(tool.calls).toBe(0);
+  });
+
+  it('asks a person for every call of a tool whose rule requires confirmation', async () => {
+    const { guard } = await guarded(makeStore, {}, { tools: { shell: { requiresConfirmation: true } } });
+    const out = await guard.toolCall({ toolCallId: 'c1', toolName: 'shell', run: () => 'x' });
+    expect(out.allowed === false && out.approval?.operation).toBe('shell');
+  });
+
+  it('confirms a tool under the operation its rule names', async () => {
+    const { guard } = await guarded(makeStore, DEPLOY, { tools: { kubectl: { operation: 'deploy' } } });
+    const out = await guard.toolCall({ toolCallId: 'c1', toolName: 'kubectl', run: () => 'x' });
+    expect(out.allowed === false && out.approval?.operation).toBe('deploy');
+  });
+});

@@ -1,0 +1,58 @@
+import {
+  AutonomyGuardrailService,
+  ManualClock,
+  RunGuard,
+  type GuardrailsInit,
+  type GuardrailStore,
+  type RunGuardOptions,
+} from '../../src/index.js';
+import { FakeTimers } from '../support/executor.js';
+import { LOCAL_STORES, T0, trailOf } from '../support/service.js';
+
+export { FakeTimers, LOCAL_STORES, T0 };
+
+export const PLAN = 'plan';
+
+export type GuardOptions = Partial<Omit<RunGuardOptions, 'service' | 'planId'>>;
+
+/**
+ * A RunGuard over a service on `store`, a ManualClock at T0, approval ids a1, a2, …, fake timers and a
+ * sleep that only records its delays; `plan` configured by `init`.
+ */
+export async function guarded(
+  makeStore: () => Promise<GuardrailStore>,
+  init: GuardrailsInit,
+  options: GuardOptions = {},
+) {
+  const clock = new ManualClock(T0);
+  let n = 0;
+  const service = new AutonomyGuardrailService({ store: await makeStore(), clock, ids: () => `a${++n}` });
+  await service.configureGuardrails(PLAN, init);
+  const timers = new FakeTimers();
+  const delays: number[] = [];
+  const guard = new RunGuard({
+    service,
+    planId: PLAN,
+    timers,
+    sleep: async (ms) => void delays.push(ms),
+    ...options,
+  });
+  return { clock, service, guard, timers, delays };
+}
+
+/** The event types of the plan's audit log, oldest first. */
+export async function eventTypes(service: AutonomyGuardrailService): Promise<string[]> {
+  return (await trailOf(service, PLAN)).entries.map((e) => e.eventType);
+}
+
+/** A run function that counts its calls and returns `output`. */
+export function counted<T>(output: T): { calls: number; run: () => T } {
+  const c = {
+    calls: 0,
+    run: () => {
+      c.calls++;
+      return output;
+    },
+  };
+  return c;
+}

@@ -1,0 +1,257 @@
+import { describe, expect, it } from 'vitest';
+import { AutonomyGuardrailService, NonRetryableError, RunGuard, toolResult } from '../../src/index.js';
+import { rejectedField } from '../support/service.js';
+import { counted, eventTypes, guarded, LOCAL_STORES, PLAN } from './support.js';
+
+describe.each(LOCAL_STORES)('RunGuard.toolCall on %s', (_name, makeStore) => {
+  describe('the order of the checks', () => {
+    it('runs an allowed call after wall clock, step, confirmation, invocation calls and budget, in order', async () => {
+      const { guard, service } = await guarded(makeStore, { toolBudget: 5 });
+      const tool = counted('found');
+      const out = await guard.toolCall({ toolCallId: 'c1', toolName: 'search', estimate: 1, run: tool.run });
+      expect(out).toEqual({ allowed: true, output: 'found', cost: 1 });
+      expect(await eventTypes(service)).toEqual([
+        'wall_clock_allowed',
+        'step_allowed',
+        'confirmation_not_required',
+        'actor_tool_calls_allowed',
+        'budget_reserved',
+        'budget_committed',
+      ]);
+    });
+
+    it('stops at the wall clock: no step is taken', async () => {
+      const { guard, service, clock } = await guarded(makeStore, { maxWallClockSeconds: 10 });
+      await guard.toolCall({ toolCallId: 'c1', toolName: 'search', run: () => 1 });
+      clock.advance(11_000);
+      const tool = counted(2);
+      const out = await guard.toolCall({ toolCallId: 'c2', toolName: 'search', run: tool.run });
+      expect(out.allowed === false && out.check.eventType).toBe('wall_clock_blocked');
+      expect(tool.calls).toBe(0);
+      expect((await eventTypes(service)).at(-1)).toBe('wall_clock_blocked');
+    });
+
+    it('stops at the step limit: no confirmation is asked for', async () => {
+      const { guard, service } = await guarded(makeStore, { maxSteps: 1 });
+      await guard.toolCall({ toolCallId: 'c1', toolName: 'search', run: () => 1 });
+      const tool = counted(2);
+      const out = await guard.toolCall({ toolCallId: 'c2', toolName: 'search', run: tool.run });
+      expect(out.allowed === false && out.check.eventType).toBe('step_blocked');
+      expect(tool.calls).toBe(0);
+      expect((await eventTypes(service)).slice(-2)).toEqual(['wall_clock_allowed', 'step_blocked']);
+    });
+
+    it('stops at a confirmation: nothing is reserved and the call does not run', async () => {
+      const { guard, service } = await guarded(makeStore, {
+        requiredConfirmations: ['deploy'],
+        toolBudget: 5,
+      });
+      const tool = counted('deployed');
+      const out = await guard.toolCall({ toolCallId: 'c1', toolName: 'deploy', estimate: 1, run: tool.run });
+      expect(out.allowed).toBe(false);
+      expect(out.allowed === false && out.approval?.status).toBe('pending');
+      expect(tool.calls).toBe(0);
+      expect(await eventTypes(service)).toEqual([
+        'wall_clock_allowed',
+        'step_allowed',
+        'confirmation_required',
+      ]);
+    });
+
+    it("stops at the tool's calls per plan: nothing is reserved", async () => {
+      const { guard, service } = await guarded(
+        makeStore,
+        { toolBudget: 5 },
+        { tools: { search: { maxCallsPerPlan: 1 } } },
+      );
+      await guard.toolCall({ toolCallId: 'c1', toolName: 'search', run: () => 1 });
+      const tool = counted(2);
+      const out = await guard.toolCall({ toolCallId: 'c2', toolName: 'search', run: tool.run });
+      expect(out.allowed === false && out.check.eventType).toBe('tool_calls_blocked');
+      expect(tool.calls).toBe(0);
+      expect((await eventTypes(service)).at(-1)).toBe('tool_calls_blocked');
+    });
+
+    it("stops at the invocation's tool calls: nothing is reserved", async () => {
+      const { guard, service } = await guarded(makeStore, {
+        toolBudget: 5,
+        actorLimits: { maxToolCallsPerInvocation: 1 },
+      });
+      await guard.toolCall({ toolCallId: 'c1', toolName: 'search', run: () => 1 });
+      const tool = counted(2);
+      const out = await guard.toolCall({ toolCallId: 'c2', toolName: 'search', run: tool.run });
+      expect(out.allowed === false && out.check.eventType).toBe('actor_tool_calls_blocked');
+      expect(tool.calls).toBe(0);
+      expect((await eventTypes(service)).at(-1)).toBe('actor_tool_calls_blocked');
+    });
+
+    it('stops at the budget: the call does not run', async () => {
+      const { guard, service } = await guarded(makeStore, { toolBudget: 1 });
+      const tool = counted('done');
+      const out = await guard.toolCall({ toolCallId: 'c1', toolName: 'search', estimate: 2, run: tool.run });
+      expect(out.allowed === false && out.check.eventType).toBe('budget_blocked');
+      expect(tool.calls).toBe(0);
+      expect((await eventTypes(service)).at(-1)).toBe('budget_blocked');
+    });
+  });
+
+  describe('costs', () => {
+    it("reserves the tool's cost per call when no estimate is given", async () => {
+      const { guard } = await guarded(
+        makeStore,
+        { toolBudget: 5 },
+        { tools: { search: { costPerCall: 0.25 } } },
+      );
+      const out = await guard.toolCall({ toolCallId: 'c1', toolName: 'search', run: () => 'x' });
+      expect(out.allowed && out.cost).toBe(0.25);
+    });
+
+    it('commits the actual cost a result reports', async () => {
+      const { guard, service } = await guarded(makeStore, { toolBudget: 5 });
+      const out = await guard.toolCall({
+        toolCallId: 'c1',
+        toolName: 'search',
+        estimate: 1,
+        run: () => toolResult('x', { cost: 0.3 }),
+      });
+      expect(out).toEqual({ allowed: true, output: 'x', cost: 0.3 });
+      expect((await service.getGuardrails(PLAN))?.budgetSpent).toBe(0.3);
+    });
+
+    it('lets exactly three of ten parallel calls run against a budget for three', async () => {
+      const { guard } = await guarded(makeStore, { toolBudget: 3 });
+      let ran = 0;
+      const outs = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          guard.toolCall({ toolCallId: `c${i}`, toolName: 'search', estimate: 1, run: () => ++ran }),
+        ),
+      );
+      expect(ran).toBe(3);
+      expect(outs.filter((o) => o.allowed)).toHaveLength(3);
+    });
+  });
+
+  describe('retries', () => {
+    it('retries a failure up to max_retries_per_failure, then rejects with its error', async () => {
+      const { guard, service, delays } = await guarded(makeStore, {
+        toolBudget: 5,
+        actorLimits: { maxRetriesPerFailure: 2 },
+      });
+      let tries = 0;
+      const call = guard.toolCall({
+        toolCallId: 'c1',
+        toolName: 'search',
+        estimate: 1,
+        run: () => {
+          tries++;
+          throw new TypeError('flaky');
+        },
+      });
+      await expect(call).rejects.toThrow('flaky');
+      expect(tries).toBe(3);
+      expect(delays).toEqual([100, 200]);
+      const types = await eventTypes(service);
+      expect(types.filter((t) => t === 'retry_allowed')).toHaveLength(2);
+      expect(types.filter((t) => t === 'budget_released')).toHaveLength(3);
+      expect(types.at(-1)).toBe('retry_blocked');
+    });
+
+    it('counts retries per failure: another error starts its own count', async () => {
+      const { guard } = await guarded(makeStore, { actorLimits: { maxRetriesPerFailure: 1 } });
+      const errors = [new TypeError('a'), new RangeError('b')];
+      let tries = 0;
+      const out = await guard.toolCall({
+        toolCallId: 'c1',
+        toolName: 'search',
+        run: () => {
+          const error = errors[tries++];
+          if (error) throw error;
+          return 'ok';
+        },
+      });
+      expect(out).toEqual({ allowed: true, output: 'ok', cost: 0 });
+      expect(tries).toBe(3);
+    });
+
+    it('does not retry an error marked as not retryable', async () => {
+      const { guard } = await guarded(makeStore, { actorLimits: { maxRetriesPerFailure: 3 } });
+      let tries = 0;
+      const call = guard.toolCall({
+        toolCallId: 'c1',
+        toolName: 'search',
+        run: () => {
+          tries++;
+          throw new NonRetryableError('bad input');
+        },
+      });
+      await expect(call).rejects.toThrow('bad input');
+      expect(tries).toBe(1);
+    });
+  });
+
+  describe('the wall clock while a call runs', () => {
+    it("aborts the call's signal and denies it when the limit runs out", async () => {
+      const { guard, service, clock, timers } = await guarded(makeStore, {
+        maxWallClockSeconds: 10,
+        toolBudget: 5,
+      });
+      let signal: AbortSignal | undefined;
+      const call = guard.toolCall({
+        toolCallId: 'c1',
+        toolName: 'search',
+        estimate: 1,
+        run: (ctx) => {
+          signal = ctx.signal;
+          return new Promise<never>(() => undefined);
+        },
+      });
+      await settledUntil(() => timers.pending.length === 1);
+      expect(timers.pending[0]?.ms).toBe(10_000);
+      clock.advance(10_001);
+      timers.fire();
+      const out = await call;
+      expect(out.allowed === false && out.check.eventType).toBe('wall_clock_blocked');
+      expect(signal?.aborted).toBe(true);
+      expect((await eventTypes(service)).at(-1)).toBe('budget_released');
+    });
+  });
+});
+
+/** Lets pending promise callbacks run until `ready` holds (bounded, with no timers). */
+async function settledUntil(ready: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !ready(); i++) await new Promise<void>((r) => setImmediate(r));
+  if (!ready()) throw new Error('the condition never held');
+}
+
+describe('RunGuard input', () => {
+  it('refuses a tool call id that is not a key, naming the field', async () => {
+    const [, makeStore] = LOCAL_STORES[0] as (typeof LOCAL_STORES)[number];
+    const { guard } = await guarded(makeStore, {});
+    expect(await rejectedField(guard.toolCall({ toolCallId: '', toolName: 'search', run: () => 1 }))).toBe(
+      'toolCallId',
+    );
+  });
+
+  it('refuses an input that is not JSON, naming the field', async () => {
+    const [, makeStore] = LOCAL_STORES[0] as (typeof LOCAL_STORES)[number];
+    const { guard } = await guarded(makeStore, {});
+    const call = guard.toolCall({
+      toolCallId: 'c1',
+      toolName: 'search',
+      input: { f: () => 1 },
+      run: () => 1,
+    });
+    expect(await rejectedField(call)).toBe('input.f');
+  });
+
+  it('refuses a tool rule with a bad calls-per-plan limit, naming the field', () => {
+    expect(
+      () =>
+        new RunGuard({
+          service: new AutonomyGuardrailService(),
+          planId: PLAN,
+          tools: { s: { maxCallsPerPlan: 0 } },
+        }),
+    ).toThrow(expect.objectContaining({ field: 'tools.s.maxCallsPerPlan' }));
+  });
+});
