@@ -106,10 +106,10 @@ function expiredDetails(details: Record<string, JsonValue>, ids: readonly string
  * The `error` of an options object, or undefined when not given. It is a tool's text, only recorded: a
  * lone surrogate in it becomes U+FFFD rather than a refusal, so that a release always gives back.
  */
-function errorOption(options: { error?: string }): string | undefined {
-  const error = objectWithKeys(options, 'options', ['error'])['error'];
+function errorOption(options: { error?: string }, key: 'error' | 'note' = 'error'): string | undefined {
+  const error = objectWithKeys(options, 'options', [key])[key];
   if (error === undefined) return undefined;
-  if (typeof error !== 'string') invalid('options.error', 'a string', error);
+  if (typeof error !== 'string') invalid(`options.${key}`, 'a string', error);
   return toWellFormed(error);
 }
 
@@ -564,11 +564,14 @@ export class AutonomyGuardrailService {
     planId: string,
     id: string,
     actual: number | null,
-    options: { error?: string } = {},
+    options: { error?: string; note?: string } = {},
   ): Promise<GuardCheck> {
     return rejecting(() => {
       const actualMicros = actual === null ? null : toMicros(actual, 'actual', 'up');
-      const error = actual === null ? errorOption(options) : undefined;
+      // A release may say why the call failed; a commit may say why it spends what it spends.
+      const key = actual === null ? 'error' : 'note';
+      const text = errorOption(options, key);
+      const said: Record<string, JsonValue> = text === undefined ? {} : { [key]: text };
       const now = this.#now();
       return this.#store.update(planId, (stored) => {
         const open = stored?.reservationMicros(id);
@@ -583,7 +586,7 @@ export class AutonomyGuardrailService {
         // Lapsed reservations are given back in this same update, so the check must not count them.
         const expired = stored.expiredReservations(now);
         const g = expired.length === 0 ? stored : stored.withoutExpired(now);
-        if (lapsed) return this.#settleLapsed(g, id, open ?? 0, actualMicros, expired, now, error);
+        if (lapsed) return this.#settleLapsed(g, id, open ?? 0, actualMicros, expired, now, said);
         const held = open as number;
         if (actualMicros === null) {
           const check = makeCheck(
@@ -594,7 +597,7 @@ export class AutonomyGuardrailService {
           );
           const details: Record<string, JsonValue> = { reservation_id: id, amount: fromMicros(held) };
           expiredDetails(details, expired);
-          if (error !== undefined) details['error'] = error;
+          Object.assign(details, said);
           return this.#audited(check, details, expiring({ release: id }, expired, now), now);
         }
         const budget = g.toolBudgetMicros;
@@ -611,6 +614,7 @@ export class AutonomyGuardrailService {
           limit: check.limit ?? null,
         };
         expiredDetails(details, expired);
+        Object.assign(details, said);
         // An overrun is spent all the same: the money is gone, and hiding it would understate the spend.
         const mutation = expiring({ release: id, spendMicros: actualMicros }, expired, now);
         return this.#audited(check, details, mutation, now);
@@ -630,7 +634,7 @@ export class AutonomyGuardrailService {
     actualMicros: number | null,
     expired: readonly string[],
     now: number,
-    error?: string,
+    said: Record<string, JsonValue>,
   ): PlanChange<GuardCheck> {
     const others = expired.filter((x) => x !== id);
     if (actualMicros === null) {
@@ -646,7 +650,7 @@ export class AutonomyGuardrailService {
         expired: true,
       };
       expiredDetails(details, others, 'also_expired');
-      if (error !== undefined) details['error'] = error;
+      Object.assign(details, said);
       return this.#audited(check, details, expiring({ settleLapsed: id }, expired, now), now);
     }
     const budget = g.toolBudgetMicros;
@@ -664,6 +668,7 @@ export class AutonomyGuardrailService {
       expired: true,
     };
     expiredDetails(details, others, 'also_expired');
+    Object.assign(details, said);
     const mutation = expiring({ spendMicros: actualMicros, settleLapsed: id }, expired, now);
     return this.#audited(check, details, mutation, now);
   }

@@ -1,4 +1,6 @@
 import type { GuardCheck } from '../guardrails/GuardCheck.js';
+import { invalid } from '../errors.js';
+import { isPlainObject } from '../json.js';
 import { fromMicros, toMicros } from '../money.js';
 import type { AutonomyGuardrailService } from './AutonomyGuardrailService.js';
 
@@ -47,15 +49,20 @@ export class BudgetReservation {
     this.expiresAt = open ? expiresAt : null;
   }
 
-  /** Spends `actual` (units, >= 0) in place of the amount reserved. */
-  commit(actual: number): Promise<GuardCheck> {
+  /**
+   * Spends `actual` (units, >= 0) in place of the amount reserved. `note`, when given, is recorded with
+   * the commit: why it spends what it spends (an estimate charged for a call cut short).
+   */
+  commit(actual: number, options: { note?: string } = {}): Promise<GuardCheck> {
     if (this.#settled) return this.#settled;
     try {
       toMicros(actual, 'actual', 'up'); // a bad amount is refused before anything is settled
+      const note: unknown = isPlainObject(options) ? options.note : options;
+      if (note !== undefined && typeof note !== 'string') invalid('options.note', 'a string', note);
     } catch (error) {
       return Promise.reject(error);
     }
-    this.#settled = this.#settle(actual);
+    this.#settled = this.#settle(actual, options);
     return this.#settled;
   }
 
@@ -68,7 +75,7 @@ export class BudgetReservation {
     return this.#settled;
   }
 
-  #settle(actual: number | null, options: { error?: string } = {}): Promise<GuardCheck> {
+  #settle(actual: number | null, options: { error?: string; note?: string } = {}): Promise<GuardCheck> {
     if (!this.open) return Promise.resolve(this.check);
     // A settle the store refused stays refused for this handle: settle again through a new reserveBudget
     // with the same id, which finds the reservation still open.

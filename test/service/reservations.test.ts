@@ -166,6 +166,20 @@ describe('commit', () => {
     expect(entry.details).toEqual({ reservation_id: 'r1', reserved: 4, actual: 3.5, spent: 4.5, limit: 10 });
   });
 
+  it('records the note a commit gives, saying why it spends what it spends', async () => {
+    const { service } = await configured({ toolBudget: 10 });
+    const r = await service.reserveBudget('plan', 4, { reservationId: 'r1' });
+    await r.commit(4, { note: 'cancelled before its finish' });
+    expect((await lastEntry(service)).details['note']).toBe('cancelled before its finish');
+  });
+
+  it('refuses a note that is not a string and settles nothing', async () => {
+    const { service } = await configured({ toolBudget: 10 });
+    const r = await service.reserveBudget('plan', 4, { reservationId: 'r1' });
+    expect(await rejectedField(r.commit(4, { note: 7 as unknown as string }))).toBe('options.note');
+    expect((await guardrailsOf(service)).reservationMicros('r1')).toBe(4_000_000);
+  });
+
   it('spends only an actual cost below the estimate, and the rest is free again', async () => {
     const { service } = await configured({ toolBudget: 10 });
     await (await service.reserveBudget('plan', 5, { reservationId: 'r1' })).commit(2);
