@@ -88,6 +88,22 @@ export {
   type ToolCallRequest,
 } from './agent/RunGuard.js';
 export type { RetryOptions } from './agent/retries.js';
+export {
+  ModelCallHandle,
+  type ModelCallDone,
+  type ModelCallRequest,
+  type ModelCallSettled,
+  type ModelCallStart,
+  type UnpricedModels,
+} from './agent/modelCalls.js';
+export {
+  priceTable,
+  type ModelPrice,
+  type ModelPrices,
+  type ModelRates,
+  type TokenEstimate,
+  type TokenUsage,
+} from './agent/prices.js';
 export { BudgetReservation } from './service/BudgetReservation.js';
 export {
   DEFAULT_RESERVATION_TTL_MS,

@@ -10,6 +10,16 @@ import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailServi
 import { validatePlanId } from '../service/planId.js';
 import type { Approval } from '../store/GuardrailStore.js';
 import { openCall, operationsToConfirm } from './calls.js';
+import {
+  openModelCall,
+  runModelCall,
+  type ModelCallDone,
+  type ModelCallHandle,
+  type ModelCallRequest,
+  type ModelCallStart,
+  type UnpricedModels,
+} from './modelCalls.js';
+import { priceTable, type ModelPrice, type ModelPrices } from './prices.js';
 import { realTimers, remainingMs, wallClockDeadline, type Timers } from './deadline.js';
 import {
   backoffMs,
@@ -44,6 +54,10 @@ export interface RunGuardOptions {
   readonly sleep?: Sleep;
   /** Timers for the wall-clock abort; injectable so tests need no real time. */
   readonly timers?: Timers;
+  /** Model prices per million tokens by model id, e.g. `modelPrices(policy)`. */
+  readonly models?: ModelPrices | Readonly<Record<string, ModelPrice>>;
+  /** A model with no price, while the plan has a budget: refused (`deny`, the default) or run unmetered. */
+  readonly unpricedModels?: UnpricedModels;
 }
 
 /** What a tool call's `run` is handed. */
@@ -86,7 +100,18 @@ export interface ToolCallDone<T> {
 
 export type ToolCallOutcome<T> = ToolCallDone<T> | Denied;
 
-const OPTION_KEYS = ['service', 'planId', 'tools', 'clock', 'approvalTtlMs', 'retry', 'sleep', 'timers'];
+const OPTION_KEYS = [
+  'service',
+  'planId',
+  'tools',
+  'clock',
+  'approvalTtlMs',
+  'retry',
+  'sleep',
+  'timers',
+  'models',
+  'unpricedModels',
+];
 const REQUEST_KEYS = ['toolCallId', 'toolName', 'input', 'estimate', 'run'];
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -116,6 +141,8 @@ export class RunGuard {
   readonly #retry: RetryPolicy;
   readonly #sleep: Sleep;
   readonly #timers: Timers;
+  readonly #prices: ModelPrices;
+  readonly #unpriced: UnpricedModels;
   /** Tool calls started through this guard: the invocation's count. */
   #calls = 0;
   #started: Promise<void> | null = null;
@@ -138,6 +165,35 @@ export class RunGuard {
     this.#retry = retryPolicy(o['retry']);
     this.#sleep = (o['sleep'] as Sleep | undefined) ?? wait;
     this.#timers = (o['timers'] as Timers | undefined) ?? realTimers;
+    this.#prices = priceTable((o['models'] ?? {}) as ModelPrices, 'models');
+    const unpriced = o['unpricedModels'] ?? 'deny';
+    if (unpriced !== 'deny' && unpriced !== 'allow') invalid('unpricedModels', 'deny or allow', unpriced);
+    this.#unpriced = unpriced;
+  }
+
+  /**
+   * Meters one model call: sets the price of its estimate aside (denied, as a value, when the budget
+   * cannot cover it), runs it, and spends what its usage cost; a call that throws gives the estimate back.
+   * A model call is not a step. Throws GuardrailValidationError for a model with no price while the plan
+   * has a budget, unless `unpricedModels` is `allow`.
+   */
+  async modelCall<T>(request: ModelCallRequest<T>): Promise<ModelCallDone<T> | Denied> {
+    const run = isPlainObject(request) ? request['run'] : undefined;
+    if (typeof run !== 'function') invalid('run', 'a function', run);
+    const opened = await this.openModelCall(request);
+    return opened.allowed ? runModelCall(opened.handle, request.run) : opened;
+  }
+
+  /**
+   * Opens a metered model call whose end the caller settles (a stream): the handle's `commit(usage)` at
+   * its finish, `release()` when it failed, `abandon()` when it was cancelled before its finish.
+   */
+  async openModelCall(
+    start: ModelCallStart,
+  ): Promise<{ readonly allowed: true; readonly handle: ModelCallHandle } | Denied> {
+    await this.start();
+    const opened = await openModelCall(this.service, this.planId, this.#prices, this.#unpriced, start);
+    return 'denied' in opened ? denied(opened.denied) : Object.freeze({ allowed: true as const, ...opened });
   }
 
   /**

@@ -1,0 +1,154 @@
+import { randomUUID } from 'node:crypto';
+import { errorTail, GuardrailValidationError } from '../errors.js';
+import { validRuntimeKey } from '../guardrails/AutonomyGuardrails.js';
+import type { GuardCheck } from '../guardrails/GuardCheck.js';
+import { objectWithKeys } from '../guardrails/validate.js';
+import { fromMicros } from '../money.js';
+import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
+import type { BudgetReservation } from '../service/BudgetReservation.js';
+import {
+  estimateCostMicros,
+  usageCostMicros,
+  type ModelPrices,
+  type ModelRates,
+  type TokenEstimate,
+  type TokenUsage,
+} from './prices.js';
+
+/** What to do with a model the price table does not list, while the plan has a budget. */
+export type UnpricedModels = 'deny' | 'allow';
+
+/** A model call about to start: the model, and the most it may use. */
+export interface ModelCallStart {
+  readonly modelId: string;
+  readonly estimate: TokenEstimate;
+  /** Names the call's budget reservation; default a new random id. Asking again with it while open finds it. */
+  readonly callId?: string;
+}
+
+/** A model call to meter and run; `run` reports what the call used. */
+export interface ModelCallRequest<T> extends ModelCallStart {
+  readonly run: () => Promise<{ output: T; usage: TokenUsage }> | { output: T; usage: TokenUsage };
+}
+
+/** How a metered call was settled: what it cost and the budget's answer (`budget_overrun` past it). */
+export interface ModelCallSettled {
+  readonly cost: number;
+  readonly check: GuardCheck;
+}
+
+export interface ModelCallDone<T> extends ModelCallSettled {
+  readonly allowed: true;
+  readonly output: T;
+  readonly usage: TokenUsage;
+}
+
+const FREE: ModelRates = Object.freeze({ inputMicros: 0, outputMicros: 0, cachedInputMicros: 0 });
+
+const ABANDONED =
+  'the stream was cancelled before its finish: the reserved estimate is charged, since the provider may have billed it';
+
+/**
+ * A model call in flight (a stream) with its estimate set aside: settle it once, with `commit(usage)` at
+ * its finish, `release()` when it failed before anything was billed, or `abandon()` when it was cancelled
+ * before its finish, which charges the estimate (and says so in the audit entry). Later calls return the
+ * first answer.
+ */
+export class ModelCallHandle {
+  readonly modelId: string;
+  /** The amount set aside, in units. */
+  readonly reserved: number;
+  readonly #reservation: BudgetReservation;
+  readonly #rates: ModelRates | null;
+  #settled: Promise<ModelCallSettled> | undefined;
+
+  /** @internal made by {@link RunGuard.openModelCall}. */
+  constructor(modelId: string, reservation: BudgetReservation, rates: ModelRates | null) {
+    this.modelId = modelId;
+    this.reserved = reservation.amount;
+    this.#reservation = reservation;
+    this.#rates = rates;
+  }
+
+  /** Spends what `usage` costs at the model's price (nothing for an unpriced model). */
+  commit(usage: TokenUsage): Promise<ModelCallSettled> {
+    if (this.#settled) return this.#settled;
+    let cost: number;
+    try {
+      cost = this.#rates === null ? 0 : fromMicros(usageCostMicros(this.#rates, usage));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#settle(cost, this.#reservation.commit(cost));
+  }
+
+  /** Gives the estimate back: the call failed and nothing was billed. `error` is recorded with it. */
+  release(options: { error?: string } = {}): Promise<ModelCallSettled> {
+    return this.#settled ?? this.#settle(0, this.#reservation.release(options));
+  }
+
+  /** Charges the estimate for a stream cancelled before its finish, saying so in the audit entry. */
+  abandon(): Promise<ModelCallSettled> {
+    return (
+      this.#settled ??
+      this.#settle(this.reserved, this.#reservation.commit(this.reserved, { note: ABANDONED }))
+    );
+  }
+
+  #settle(cost: number, settling: Promise<GuardCheck>): Promise<ModelCallSettled> {
+    this.#settled = settling.then((check) => Object.freeze({ cost, check }));
+    return this.#settled;
+  }
+}
+
+/**
+ * Checks a model call's request and sets its estimate aside: returns the handle, or the check that
+ * refused (`budget_blocked`). Throws GuardrailValidationError for a model with no price while the plan has
+ * a budget, unless `unpriced` is `allow`.
+ */
+export async function openModelCall(
+  service: AutonomyGuardrailService,
+  planId: string,
+  prices: ModelPrices,
+  unpriced: UnpricedModels,
+  start: ModelCallStart,
+): Promise<{ handle: ModelCallHandle } | { denied: GuardCheck }> {
+  const s = objectWithKeys(start, 'request', ['modelId', 'estimate', 'callId', 'run']);
+  const modelId = validRuntimeKey(s['modelId'], 'modelId');
+  const rates = prices.get(modelId) ?? null;
+  // An unpriced model's estimate is checked all the same, and costs nothing.
+  const micros = estimateCostMicros(rates ?? FREE, s['estimate'] as TokenEstimate);
+  const callId = s['callId'] === undefined ? `model:${randomUUID()}` : validRuntimeKey(s['callId'], 'callId');
+  if (rates === null && unpriced === 'deny' && (await service.getGuardrails(planId))?.toolBudget != null) {
+    throw new GuardrailValidationError(
+      `models.${modelId}`,
+      `model "${modelId}" has no price while the plan has a budget: add models.${modelId} (input, output and cached_input per million tokens) to the policy, or set unpriced_models: allow`,
+    );
+  }
+  const reservation = await service.reserveBudget(planId, fromMicros(micros), { reservationId: callId });
+  if (!reservation.allowed) return { denied: reservation.check };
+  return { handle: new ModelCallHandle(modelId, reservation, rates) };
+}
+
+/** Runs a metered model call on its handle: commits its usage, or gives the estimate back when it throws. */
+export async function runModelCall<T>(
+  handle: ModelCallHandle,
+  run: ModelCallRequest<T>['run'],
+): Promise<ModelCallDone<T>> {
+  let result: { output: T; usage: TokenUsage };
+  try {
+    result = await run();
+  } catch (error) {
+    await handle.release({ error: errorTail(error) });
+    throw error;
+  }
+  let settled: ModelCallSettled;
+  try {
+    settled = await handle.commit(result.usage);
+  } catch (error) {
+    // A usage that cannot be priced leaves what the call was allowed: the estimate is charged.
+    await handle.abandon();
+    throw error;
+  }
+  return Object.freeze({ allowed: true as const, output: result.output, usage: result.usage, ...settled });
+}

@@ -1,0 +1,139 @@
+import { describe, expect, it } from 'vitest';
+import { rejectedField } from '../support/service.js';
+import { eventTypes, guarded, LOCAL_STORES, PLAN } from './support.js';
+
+const MODELS = { 'gpt-4o-mini': { input: 0.15, output: 0.6, cached_input: 0.075 } };
+const ESTIMATE = { inputTokens: 1000, maxOutputTokens: 500 }; // 0.00045 at gpt-4o-mini's prices
+
+describe.each(LOCAL_STORES)('RunGuard model calls on %s', (_name, makeStore) => {
+  it('spends the price of the usage the call reports, cached input at the cached price', async () => {
+    const { guard, service } = await guarded(makeStore, { toolBudget: 1 }, { models: MODELS });
+    const usage = { inputTokens: 1000, outputTokens: 500, cachedInputTokens: 400 };
+    const out = await guard.modelCall({
+      modelId: 'gpt-4o-mini',
+      estimate: ESTIMATE,
+      run: () => ({ output: 'hello', usage }),
+    });
+    expect(out.allowed && [out.output, out.cost]).toEqual(['hello', 0.00042]);
+    expect((await service.getGuardrails(PLAN))?.budgetSpent).toBe(0.00042);
+  });
+
+  it("reserves the estimate's price before the call runs", async () => {
+    const { guard, service } = await guarded(makeStore, { toolBudget: 1 }, { models: MODELS });
+    let reserved: number | undefined;
+    await guard.modelCall({
+      modelId: 'gpt-4o-mini',
+      estimate: ESTIMATE,
+      run: async () => {
+        reserved = (await service.getGuardrails(PLAN))?.budgetReserved;
+        return { output: '', usage: { inputTokens: 0, outputTokens: 0 } };
+      },
+    });
+    expect(reserved).toBe(0.00045);
+  });
+
+  it('denies a call whose estimate the budget cannot cover, and does not run it', async () => {
+    const { guard, service } = await guarded(makeStore, { toolBudget: 0.0004 }, { models: MODELS });
+    let ran = false;
+    const out = await guard.modelCall({
+      modelId: 'gpt-4o-mini',
+      estimate: ESTIMATE,
+      run: () => {
+        ran = true;
+        return { output: '', usage: { inputTokens: 0, outputTokens: 0 } };
+      },
+    });
+    expect(out.allowed === false && out.check.eventType).toBe('budget_blocked');
+    expect(ran).toBe(false);
+    expect((await eventTypes(service)).at(-1)).toBe('budget_blocked');
+  });
+
+  it('is not a step', async () => {
+    const { guard, service } = await guarded(makeStore, { toolBudget: 1, maxSteps: 1 }, { models: MODELS });
+    await guard.modelCall({
+      modelId: 'gpt-4o-mini',
+      estimate: ESTIMATE,
+      run: () => ({ output: '', usage: { inputTokens: 1, outputTokens: 1 } }),
+    });
+    expect((await service.getGuardrails(PLAN))?.stepCount).toBe(0);
+  });
+
+  it('gives the estimate back when the call throws', async () => {
+    const { guard, service } = await guarded(makeStore, { toolBudget: 1 }, { models: MODELS });
+    const call = guard.modelCall({
+      modelId: 'gpt-4o-mini',
+      estimate: ESTIMATE,
+      run: () => {
+        throw new Error('rate limited');
+      },
+    });
+    await expect(call).rejects.toThrow('rate limited');
+    const g = await service.getGuardrails(PLAN);
+    expect([g?.budgetSpent, g?.budgetReserved]).toEqual([0, 0]);
+  });
+
+  it('refuses a model with no price while the plan has a budget, naming the policy key', async () => {
+    const { guard } = await guarded(makeStore, { toolBudget: 1 }, { models: MODELS });
+    const call = guard.modelCall({
+      modelId: 'o3',
+      estimate: ESTIMATE,
+      run: () => ({ output: '', usage: { inputTokens: 0, outputTokens: 0 } }),
+    });
+    expect(await rejectedField(call)).toBe('models.o3');
+  });
+
+  it('runs a model with no price when unpriced models are allowed, spending nothing', async () => {
+    const { guard } = await guarded(
+      makeStore,
+      { toolBudget: 1 },
+      { models: MODELS, unpricedModels: 'allow' },
+    );
+    const out = await guard.modelCall({
+      modelId: 'o3',
+      estimate: ESTIMATE,
+      run: () => ({ output: 'ok', usage: { inputTokens: 10, outputTokens: 10 } }),
+    });
+    expect(out.allowed && [out.output, out.cost]).toEqual(['ok', 0]);
+  });
+
+  it('runs a model with no price for a plan with no budget', async () => {
+    const { guard } = await guarded(makeStore, {});
+    const out = await guard.modelCall({
+      modelId: 'o3',
+      estimate: ESTIMATE,
+      run: () => ({ output: 'ok', usage: { inputTokens: 10, outputTokens: 10 } }),
+    });
+    expect(out.allowed).toBe(true);
+  });
+
+  describe('streams', () => {
+    it('commits the usage given at the finish', async () => {
+      const { guard, service } = await guarded(makeStore, { toolBudget: 1 }, { models: MODELS });
+      const opened = await guard.openModelCall({ modelId: 'gpt-4o-mini', estimate: ESTIMATE });
+      if (!opened.allowed) throw new Error('the call should be allowed');
+      const settled = await opened.handle.commit({ inputTokens: 1000, outputTokens: 100 });
+      expect(settled.cost).toBe(0.00021);
+      expect((await service.getGuardrails(PLAN))?.budgetSpent).toBe(0.00021);
+    });
+
+    it('charges the estimate for a stream abandoned before its finish, saying so in the audit entry', async () => {
+      const { guard, service } = await guarded(makeStore, { toolBudget: 1 }, { models: MODELS });
+      const opened = await guard.openModelCall({ modelId: 'gpt-4o-mini', estimate: ESTIMATE });
+      if (!opened.allowed) throw new Error('the call should be allowed');
+      const settled = await opened.handle.abandon();
+      expect(settled.cost).toBe(0.00045);
+      const entry = (await service.getAuditTrail(PLAN))?.entries.at(-1);
+      expect(entry?.eventType).toBe('budget_committed');
+      expect(String(entry?.details['note'])).toContain('cancelled before its finish');
+    });
+
+    it('settles once: an abandon after a commit answers as the commit did', async () => {
+      const { guard, service } = await guarded(makeStore, { toolBudget: 1 }, { models: MODELS });
+      const opened = await guard.openModelCall({ modelId: 'gpt-4o-mini', estimate: ESTIMATE });
+      if (!opened.allowed) throw new Error('the call should be allowed');
+      await opened.handle.commit({ inputTokens: 1000, outputTokens: 0 });
+      expect((await opened.handle.abandon()).cost).toBe(0.00015);
+      expect((await service.getGuardrails(PLAN))?.budgetSpent).toBe(0.00015);
+    });
+  });
+});
