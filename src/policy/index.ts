@@ -1,6 +1,8 @@
 export {
   approvalTtlMs,
   MAX_YAML_ALIAS_COUNT,
+  modelPrices,
+  unpricedModels,
   parsePolicy,
   policyToGuardrailsInit,
   strictestGuardrails,
@@ -20,5 +22,6 @@ export {
   type PolicyActorLimits,
   type PolicyApprovals,
   type PolicyGuardrails,
+  type PolicyModelPrice,
   type PolicyToolRule,
 } from './schema.js';

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { GuardrailValidationError, isGuardrailValidationError } from '../errors.js';
+import { priceTable, type ModelPrices } from '../agent/prices.js';
 import type { ToolRule } from '../executor/tools.js';
 import { AutonomyGuardrails, type GuardrailsInit } from '../guardrails/AutonomyGuardrails.js';
 import { fieldOf, readFormat, readOptions, readText, subjectOf, validateWith, type Subject } from './read.js';
@@ -8,6 +9,7 @@ import {
   policySchema,
   type Policy,
   type PolicyGuardrails,
+  type PolicyModelPrice,
   type PolicyToolRule,
 } from './schema.js';
 
@@ -119,6 +121,19 @@ export function toolRules(policy: Policy): ReadonlyMap<string, ToolRule> {
 }
 
 /**
+ * The policy's model prices, held exactly in micro-units per million tokens, for `RunGuard({ models })`.
+ * A model the policy does not name has no entry.
+ */
+export function modelPrices(policy: Policy): ModelPrices {
+  return priceTable(policy.models ?? {});
+}
+
+/** What the policy does with a model it has no price for: `deny` (the default) or `allow`. */
+export function unpricedModels(policy: Policy): 'deny' | 'allow' {
+  return policy.unpriced_models ?? 'deny';
+}
+
+/**
  * How long a confirmation request stays valid, in whole milliseconds (at least 1; default one day).
  * Rounded rather than truncated so that `1.1` seconds is 1100 ms, not 1100.0000000000002.
  */
@@ -130,7 +145,8 @@ export function approvalTtlMs(policy: Policy): number {
 // ---- validation ------------------------------------------------------------------------------------
 
 function validate(value: unknown, subject: Subject): Policy {
-  const policy = toPolicy(validateWith(policySchema, value, subject, { keyRule: 'a tool name' }));
+  const keyRule = (path: readonly PropertyKey[]) => (path[0] === 'models' ? 'a model id' : 'a tool name');
+  const policy = toPolicy(validateWith(policySchema, value, subject, { keyRule }));
   checkGuardrails(policy, subject);
   return policy;
 }
@@ -181,6 +197,13 @@ function toPolicy(data: PolicyData): Policy {
     }
     out.tools = Object.freeze(tools);
   }
+  if (data.models !== undefined) {
+    const models = Object.create(null) as Record<string, PolicyModelPrice>;
+    for (const id of Object.keys(data.models))
+      models[id] = frozen({ ...(data.models[id] as PolicyModelPrice) });
+    out.models = Object.freeze(models);
+  }
+  if (data.unpriced_models !== undefined) out.unpriced_models = data.unpriced_models;
   return Object.freeze(out);
 }
 

@@ -95,8 +95,11 @@ export interface ValidateOptions {
    */
   readonly maxDepth?: number;
   readonly refuseDeeper?: boolean;
-  /** What a record's key must be, put before the key schema's own rule: `a tool name`. */
-  readonly keyRule?: string;
+  /**
+   * What a record's key must be, put before the key schema's own rule: `a tool name`; a function of the
+   * record's path when records differ.
+   */
+  readonly keyRule?: string | ((recordPath: readonly PropertyKey[]) => string);
 }
 
 /**
@@ -215,7 +218,9 @@ function issueError(
     }
     case 'invalid_key': {
       const inner = issue.issues[0]?.message ?? issue.message;
-      const rule = options.keyRule === undefined ? inner : `${options.keyRule}: ${inner}`;
+      const keyRule =
+        typeof options.keyRule === 'function' ? options.keyRule(path.slice(0, -1)) : options.keyRule;
+      const rule = keyRule === undefined ? inner : `${keyRule}: ${inner}`;
       const key = describeValue(path.at(-1));
       return refuse(subject, fieldOf(path.slice(0, -1), subject), `key must be ${rule}, got ${key}`);
     }

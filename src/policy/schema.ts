@@ -41,6 +41,13 @@ export interface PolicyToolRule {
   readonly requires_confirmation?: boolean;
 }
 
+/** One entry of `models` as written in a policy file: prices per million tokens. */
+export interface PolicyModelPrice {
+  readonly input: number;
+  readonly output: number;
+  readonly cached_input?: number;
+}
+
 /**
  * A validated policy file. Keys are spelt as in the file (snake_case); absent keys stay absent, and the
  * helpers in `policy.ts` supply the defaults. `tools` has no prototype, so a tool named `constructor` is
@@ -51,6 +58,8 @@ export interface Policy {
   readonly guardrails?: PolicyGuardrails;
   readonly approvals?: PolicyApprovals;
   readonly tools?: Readonly<Record<string, PolicyToolRule>>;
+  readonly models?: Readonly<Record<string, PolicyModelPrice>>;
+  readonly unpriced_models?: 'deny' | 'allow';
 }
 
 // Every check carries its rule as its message, so that an issue renders as `<path> must be <rule>, got <v>`
@@ -95,14 +104,21 @@ const INVISIBLE = /[\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
 // A tool's name is also the operation it is confirmed under, so it must be one: not blank, nothing hidden.
 export const TOOL_NAME_RULE = `a string of 1 to ${MAX_TOOL_NAME_LENGTH} characters, not only space, without control or invisible characters`;
 
-const toolName = z
-  .string({ error: TOOL_NAME_RULE })
-  .min(1, { error: TOOL_NAME_RULE })
-  .max(MAX_TOOL_NAME_LENGTH, { error: TOOL_NAME_RULE })
-  .regex(TOOL_NAME_PATTERN, { error: TOOL_NAME_RULE })
-  .refine((name) => !INVISIBLE.test(name), { error: TOOL_NAME_RULE })
-  // The name is hashed into the audit log as the operation confirmed, and RFC 8785 refuses a lone surrogate.
-  .refine(isWellFormed, { error: 'a string of well-formed Unicode, without a lone surrogate' });
+/** A name that is also shown to people and recorded: a tool's, a model's. */
+function visibleName() {
+  return (
+    z
+      .string({ error: TOOL_NAME_RULE })
+      .min(1, { error: TOOL_NAME_RULE })
+      .max(MAX_TOOL_NAME_LENGTH, { error: TOOL_NAME_RULE })
+      .regex(TOOL_NAME_PATTERN, { error: TOOL_NAME_RULE })
+      .refine((name) => !INVISIBLE.test(name), { error: TOOL_NAME_RULE })
+      // The name is hashed into the audit log, and RFC 8785 refuses a lone surrogate.
+      .refine(isWellFormed, { error: 'a string of well-formed Unicode, without a lone surrogate' })
+  );
+}
+
+const toolName = visibleName();
 
 export const actorLimitsSchema = strict({
   max_tool_calls_per_invocation: integer(1)
@@ -158,6 +174,20 @@ export const toolsSchema = z
   .record(toolName, toolRuleSchema, { error: 'an object' })
   .describe(`Per-tool rules, keyed by tool name (${TOOL_NAME_RULE}; "__proto__" is reserved).`);
 
+export const modelPriceSchema = strict({
+  input: amount().describe('Money one million input tokens cost, exact to one millionth.'),
+  output: amount().describe('Money one million output tokens cost, exact to one millionth.'),
+  cached_input: amount()
+    .optional()
+    .describe('Money one million input tokens read from the provider’s cache cost. Default the input price.'),
+}).describe('Prices of one model, per million tokens.');
+
+export const modelsSchema = z
+  .record(visibleName(), modelPriceSchema, { error: 'an object' })
+  .describe(`Model prices, keyed by model id (${TOOL_NAME_RULE}; "__proto__" is reserved).`);
+
+export const UNPRICED_MODELS = ['deny', 'allow'] as const;
+
 export const policySchema = strict({
   version: z
     .literal(POLICY_VERSION, { error: `${POLICY_VERSION} (the version this release reads)` })
@@ -165,4 +195,10 @@ export const policySchema = strict({
   guardrails: guardrailsSchema.optional(),
   approvals: approvalsSchema.optional(),
   tools: toolsSchema.optional(),
+  models: modelsSchema.optional(),
+  unpriced_models: z.enum(UNPRICED_MODELS, { error: 'deny or allow' }).optional().meta({
+    description:
+      'A model call for a model with no price, while the plan has a budget: refused (deny) or run unmetered (allow). Default deny.',
+    default: 'deny',
+  }),
 });

@@ -36,9 +36,12 @@ describe('policyJsonSchema', () => {
     expect(policyJsonSchema()['required']).toEqual(['version']);
   });
 
-  it('refuses unknown keys in every object except the map of tools', () => {
+  it('refuses unknown keys in every object except the maps of tools and of models', () => {
     const open = objectSchemas(policyJsonSchema()).filter((s) => s['additionalProperties'] !== false);
-    expect(open.map((s) => s['description'])).toEqual([expect.stringMatching(/^Per-tool rules/)]);
+    expect(open.map((s) => s['description'])).toEqual([
+      expect.stringMatching(/^Per-tool rules/),
+      expect.stringMatching(/^Model prices/),
+    ]);
   });
 
   it('offers the limits and not the runtime state', () => {

@@ -271,7 +271,11 @@ describe('validatePolicy', () => {
 
   describe('refusing unknown keys', () => {
     it.each([
-      [{ version: 1, gaurdrails: {} }, 'gaurdrails', 'version, guardrails, approvals, tools'],
+      [
+        { version: 1, gaurdrails: {} },
+        'gaurdrails',
+        'version, guardrails, approvals, tools, models, unpriced_models',
+      ],
       [guardrails({ max_step: 5 }), 'guardrails.max_step', GUARDRAIL_KEYS],
       [
         actorLimits({ max_retries: 1 }),
