@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { modelPrices, parsePolicy } from '../../src/index.js';
 import { rejectedField } from '../support/service.js';
 import { eventTypes, guarded, LOCAL_STORES, PLAN } from './support.js';
 
@@ -104,6 +105,28 @@ describe.each(LOCAL_STORES)('RunGuard model calls on %s', (_name, makeStore) => 
       run: () => ({ output: 'ok', usage: { inputTokens: 10, outputTokens: 10 } }),
     });
     expect(out.allowed).toBe(true);
+  });
+
+  it("prices a call at the policy's prices", async () => {
+    const policy = parsePolicy('version: 1\nmodels:\n  gpt-4o-mini: { input: 0.15, output: 0.6 }\n');
+    const { guard } = await guarded(makeStore, { toolBudget: 1 }, { models: modelPrices(policy) });
+    const out = await guard.modelCall({
+      modelId: 'gpt-4o-mini',
+      estimate: ESTIMATE,
+      run: () => ({ output: '', usage: { inputTokens: 1000, outputTokens: 500 } }),
+    });
+    expect(out.allowed && out.cost).toBe(0.00045);
+  });
+
+  it('refuses a usage with more cached tokens than input tokens, naming the field, and charges the estimate', async () => {
+    const { guard, service } = await guarded(makeStore, { toolBudget: 1 }, { models: MODELS });
+    const call = guard.modelCall({
+      modelId: 'gpt-4o-mini',
+      estimate: ESTIMATE,
+      run: () => ({ output: '', usage: { inputTokens: 1, outputTokens: 0, cachedInputTokens: 2 } }),
+    });
+    expect(await rejectedField(call)).toBe('usage.cachedInputTokens');
+    expect((await service.getGuardrails(PLAN))?.budgetSpent).toBe(0.00045);
   });
 
   describe('streams', () => {

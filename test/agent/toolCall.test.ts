@@ -190,6 +190,13 @@ describe.each(LOCAL_STORES)('RunGuard.toolCall on %s', (_name, makeStore) => {
   });
 
   describe('the wall clock while a call runs', () => {
+    it('leaves no timer behind once the call returned', async () => {
+      const { guard, timers } = await guarded(makeStore, { maxWallClockSeconds: 10 });
+      await guard.toolCall({ toolCallId: 'c1', toolName: 'search', run: () => 1 });
+      expect(timers.armed).toHaveLength(1);
+      expect(timers.pending).toHaveLength(0);
+    });
+
     it("aborts the call's signal and denies it when the limit runs out", async () => {
       const { guard, service, clock, timers } = await guarded(makeStore, {
         maxWallClockSeconds: 10,
@@ -242,6 +249,15 @@ describe('RunGuard input', () => {
       run: () => 1,
     });
     expect(await rejectedField(call)).toBe('input.f');
+  });
+
+  it('refuses an unpricedModels other than deny or allow, naming the field', () => {
+    const options = {
+      service: new AutonomyGuardrailService(),
+      planId: PLAN,
+      unpricedModels: 'warn' as 'deny',
+    };
+    expect(() => new RunGuard(options)).toThrow(expect.objectContaining({ field: 'unpricedModels' }));
   });
 
   it('refuses a tool rule with a bad calls-per-plan limit, naming the field', () => {
