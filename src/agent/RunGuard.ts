@@ -191,7 +191,7 @@ export class RunGuard {
   async openModelCall(
     start: ModelCallStart,
   ): Promise<{ readonly allowed: true; readonly handle: ModelCallHandle } | Denied> {
-    await this.start();
+    await this.#start();
     const opened = await openModelCall(this.service, this.planId, this.#prices, this.#unpriced, start);
     return 'denied' in opened ? denied(opened.denied) : Object.freeze({ allowed: true as const, ...opened });
   }
@@ -223,14 +223,14 @@ export class RunGuard {
   }
 
   /** Sets the plan's start time on first use, so the wall clock runs from the agent's first call. */
-  protected start(): Promise<void> {
+  #start(): Promise<void> {
     this.#started ??= this.service.markStarted(this.planId);
     return this.#started;
   }
 
   async #guardToolCall<T>(call: ToolCallRequest<T>, n: number): Promise<ToolCallOutcome<T>> {
     const { service, planId } = this;
-    await this.start();
+    await this.#start();
     const wall = await service.checkWallClock(planId);
     if (!wall.allowed) return denied(wall);
     const confirmed = await this.#confirm(call);
