@@ -254,6 +254,8 @@ export class RunGuard {
       input: call.input,
       alwaysRequire: always ? [call.toolName] : [],
       ttlMs: this.#approvalTtlMs,
+      // The loop goes on while a person decides: its wall clock keeps running.
+      pauseClock: false,
     };
     const asked = await service.findApproval(planId, call.toolCallId);
     if (asked !== null) {

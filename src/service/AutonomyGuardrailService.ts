@@ -165,6 +165,12 @@ export interface GrantUse {
 const ONE_STEP: PlanMutation = Object.freeze({ steps: 1 });
 
 /** Runs `fn`, turning a synchronous throw into a rejection without the extra ticks of an async frame. */
+/** The `pauseClock` option of a confirmation: a boolean, default true. */
+function pauseClockOf(value: unknown): boolean {
+  if (value !== undefined && typeof value !== 'boolean') invalid('pauseClock', 'a boolean', value);
+  return value !== false;
+}
+
 function rejecting<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return fn();
@@ -701,7 +707,8 @@ export class AutonomyGuardrailService {
   /**
    * Checks whether `operation` needs a person's confirmation and, if it does, atomically opens a pending
    * approval for this decision and input, and stops the plan's wall clock until the approval is used or
-   * denied. Recorded either way.
+   * denied (`pauseClock: false` leaves it running, for a caller that goes on while the person decides).
+   * Recorded either way.
    */
   requestConfirmation(
     planId: string,
@@ -713,6 +720,8 @@ export class AutonomyGuardrailService {
       ttlMs: number;
       /** Operations that need a person whatever the plan's list says (a per-tool rule). */
       alwaysRequire?: readonly string[];
+      /** Stop the wall clock while the person decides; default true. */
+      pauseClock?: boolean;
     },
   ): Promise<ConfirmationRequest> {
     return this.#checking(E.CONFIRMATION_REQUIRED, requestOf, () => {
@@ -721,6 +730,7 @@ export class AutonomyGuardrailService {
       const decisionId = validRuntimeKey(request.decisionId, 'decisionId');
       const ops = this.#operations(request.operation);
       const always = this.#operations(request.alwaysRequire ?? [], 'alwaysRequire', true);
+      const pause = pauseClockOf(request.pauseClock);
       const ttlMs = intField(request.ttlMs, 'ttlMs', 1, false) as number;
       if (ttlMs > MAX_APPROVAL_TTL_MS) invalid('ttlMs', `at most ${MAX_APPROVAL_TTL_MS} (ten years)`, ttlMs);
       const now = this.#now();
@@ -766,7 +776,7 @@ export class AutonomyGuardrailService {
         return {
           result: { check, approval },
           audit: this.#entry(check, details, now),
-          mutation: { pause: approval.requestedAt },
+          ...(pause ? { mutation: { pause: approval.requestedAt } } : {}),
           newApproval: approval,
         };
       });
@@ -834,7 +844,8 @@ export class AutonomyGuardrailService {
 
   /**
    * Uses the grant of `approvalId` for a decision about to run: allowed once, for the same plan, decision,
-   * normalized operation and input, before it expires. Marks it used and restarts the wall clock.
+   * normalized operation and input, before it expires. Marks it used and restarts the wall clock (unless
+   * `pauseClock: false`, as the request was made, left it running).
    * Outcomes: `granted`; `pending` (nobody decided yet); `denied` (a person said no); `refused` (expired,
    * used already, or for something else — a new approval is needed). Recorded unless pending or denied.
    */
@@ -847,6 +858,8 @@ export class AutonomyGuardrailService {
       operation: string | readonly string[];
       input?: unknown;
       alwaysRequire?: readonly string[];
+      /** As given to requestConfirmation: false leaves the wall clock as it is. Default true. */
+      pauseClock?: boolean;
     },
   ): Promise<GrantUse> {
     return rejecting(() => {
@@ -857,6 +870,7 @@ export class AutonomyGuardrailService {
       const ops = this.#operations(use.operation);
       const always = this.#operations(use.alwaysRequire ?? [], 'alwaysRequire', true);
       const hash = inputHash(use.input);
+      const unpause = pauseClockOf(use.pauseClock);
       const now = this.#now();
       return this.#store.update(
         planId,
@@ -919,7 +933,9 @@ export class AutonomyGuardrailService {
           const check = makeCheck(E.CONFIRMATION_GRANT_USED, `approved by ${a.decidedBy ?? 'someone'}`, null);
           const audit = this.#entry(check, { ...details, by: a.decidedBy ?? null }, now);
           const result: GrantUse = { outcome: 'granted', check, approval: used };
-          return { result, audit, approval: used, mutation: { unpause: now } };
+          return unpause
+            ? { result, audit, approval: used, mutation: { unpause: now } }
+            : { result, audit, approval: used };
         },
         { approvalId: id },
       );

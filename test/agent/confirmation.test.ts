@@ -87,6 +87,16 @@ describe.each(LOCAL_STORES)('RunGuard confirmations on %s', (_name, makeStore) =
     expect(tool.calls).toBe(0);
   });
 
+  it('keeps the wall clock running while an approval is pending', async () => {
+    const { guard, clock } = await guarded(makeStore, { ...DEPLOY, maxWallClockSeconds: 60 });
+    await guard.toolCall({ toolCallId: 'c1', toolName: 'deploy', run: () => 'deployed' });
+    clock.advance(60 * 60 * 1000);
+    const tool = counted('found');
+    const out = await guard.toolCall({ toolCallId: 'c2', toolName: 'search', run: tool.run });
+    expect(out.allowed === false && out.check.eventType).toBe('wall_clock_blocked');
+    expect(tool.calls).toBe(0);
+  });
+
   it('asks a person for every call of a tool whose rule requires confirmation', async () => {
     const { guard } = await guarded(makeStore, {}, { tools: { shell: { requiresConfirmation: true } } });
     const out = await guard.toolCall({ toolCallId: 'c1', toolName: 'shell', run: () => 'x' });

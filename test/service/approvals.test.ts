@@ -650,6 +650,29 @@ describe('the wall clock while waiting for a person', () => {
     expect(await elapsed(service)).toBe(13);
   });
 
+  it('keeps running while a confirmation asked with pauseClock false is pending', async () => {
+    const { service, clock } = await configured(init);
+    await service.markStarted('plan');
+    await service.requestConfirmation('plan', { ...REQUEST, pauseClock: false });
+    clock.advance(61_000);
+    expect((await service.checkWallClock('plan')).allowed).toBe(false);
+  });
+
+  it('stays stopped for another wait when a grant is used with pauseClock false', async () => {
+    const { service, clock } = await waiting();
+    await service.requestConfirmation('plan', { ...REQUEST, decisionId: 'd2', pauseClock: false });
+    await service.approve('a2', ANN);
+    await service.useGrant('plan', 'a2', { ...USE, decisionId: 'd2', pauseClock: false });
+    clock.advance(3_600_000);
+    expect(await elapsed(service)).toBe(10);
+  });
+
+  it('refuses a pauseClock that is not a boolean, naming it', async () => {
+    const { service } = await configured(init);
+    const bad = { ...REQUEST, pauseClock: 'no' as unknown as boolean };
+    expect(await fieldOf(() => service.requestConfirmation('plan', bad))).toBe('pauseClock');
+  });
+
   it('keeps the time waited in the plan state', async () => {
     const { service, clock } = await waiting();
     clock.advance(3_600_000);
