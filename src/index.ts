@@ -90,6 +90,7 @@ export {
 export type { RetryOptions } from './agent/retries.js';
 export {
   ModelCallHandle,
+  type ModelCallContext,
   type ModelCallDone,
   type ModelCallRequest,
   type ModelCallSettled,

@@ -15,6 +15,7 @@ import {
   runModelCall,
   type ModelCallDone,
   type ModelCallHandle,
+  type ModelCallContext,
   type ModelCallRequest,
   type ModelCallStart,
   type UnpricedModels,
@@ -172,28 +173,56 @@ export class RunGuard {
   }
 
   /**
-   * Meters one model call: sets the price of its estimate aside (denied, as a value, when the budget
-   * cannot cover it), runs it, and spends what its usage cost; a call that throws gives the estimate back.
-   * A model call is not a step. Throws GuardrailValidationError for a model with no price while the plan
-   * has a budget, unless `unpricedModels` is `allow`.
+   * Meters one model call: checks the wall clock, sets the price of its estimate aside (denied, as a
+   * value, when the clock ran out or the budget cannot cover it), runs it with a signal aborted when the
+   * wall clock runs out, and spends what its usage cost; a call that throws gives the estimate back, one
+   * cut short by the wall clock is charged its estimate and denied. A model call is not a step. Throws
+   * GuardrailValidationError for a model with no price while the plan has a budget, unless
+   * `unpricedModels` is `allow`.
    */
   async modelCall<T>(request: ModelCallRequest<T>): Promise<ModelCallDone<T> | Denied> {
     const run = isPlainObject(request) ? request['run'] : undefined;
     if (typeof run !== 'function') invalid('run', 'a function', run);
-    const opened = await this.openModelCall(request);
-    return opened.allowed ? runModelCall(opened.handle, request.run) : opened;
+    const opened = await this.#openModelCall(request);
+    if (!opened.allowed) return opened;
+    const controller = new AbortController();
+    const ctx: ModelCallContext = Object.freeze({ signal: controller.signal });
+    const limit = remainingMs(opened.wall);
+    const deadline =
+      limit === null ? null : wallClockDeadline(this.service, this.planId, limit, this.#timers, controller);
+    try {
+      return await runModelCall(opened.handle, request.run, ctx, deadline?.expired);
+    } catch (error) {
+      if (isGuardrailViolationError(error)) return denied(error.check);
+      throw error;
+    } finally {
+      deadline?.stop();
+    }
   }
 
   /**
    * Opens a metered model call whose end the caller settles (a stream): the handle's `commit(usage)` at
-   * its finish, `release()` when it failed, `abandon()` when it was cancelled before its finish.
+   * its finish, `release()` when it failed, `abandon()` when it was cancelled before its finish. Denied,
+   * as a value, when the wall clock ran out or the budget cannot cover the estimate.
    */
   async openModelCall(
     start: ModelCallStart,
   ): Promise<{ readonly allowed: true; readonly handle: ModelCallHandle } | Denied> {
+    const opened = await this.#openModelCall(start);
+    return opened.allowed ? Object.freeze({ allowed: true as const, handle: opened.handle }) : opened;
+  }
+
+  /** The wall-clock check, then the model call's reservation: the handle and the clock's answer. */
+  async #openModelCall(
+    start: ModelCallStart,
+  ): Promise<
+    { readonly allowed: true; readonly handle: ModelCallHandle; readonly wall: GuardCheck | null } | Denied
+  > {
     await this.#start();
-    const opened = await openModelCall(this.service, this.planId, this.#prices, this.#unpriced, start);
-    return 'denied' in opened ? denied(opened.denied) : Object.freeze({ allowed: true as const, ...opened });
+    const wall = (): Promise<GuardCheck> => this.service.checkWallClock(this.planId);
+    const opened = await openModelCall(this.service, this.planId, this.#prices, this.#unpriced, start, wall);
+    if ('denied' in opened) return denied(opened.denied);
+    return { allowed: true as const, handle: opened.handle, wall: opened.gate ?? null };
   }
 
   /**

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { errorTail, GuardrailValidationError } from '../errors.js';
+import { errorTail, GuardrailValidationError, isGuardrailViolationError } from '../errors.js';
 import { validRuntimeKey } from '../guardrails/AutonomyGuardrails.js';
 import type { GuardCheck } from '../guardrails/GuardCheck.js';
 import { objectWithKeys } from '../guardrails/validate.js';
@@ -26,9 +26,17 @@ export interface ModelCallStart {
   readonly callId?: string;
 }
 
+/** What a model call's `run` is handed. */
+export interface ModelCallContext {
+  /** Aborts when the plan's wall-clock limit runs out while the call runs. */
+  readonly signal: AbortSignal;
+}
+
 /** A model call to meter and run; `run` reports what the call used. */
 export interface ModelCallRequest<T> extends ModelCallStart {
-  readonly run: () => Promise<{ output: T; usage: TokenUsage }> | { output: T; usage: TokenUsage };
+  readonly run: (
+    ctx: ModelCallContext,
+  ) => Promise<{ output: T; usage: TokenUsage }> | { output: T; usage: TokenUsage };
 }
 
 /** How a metered call was settled: what it cost and the budget's answer (`budget_overrun` past it). */
@@ -102,8 +110,8 @@ export class ModelCallHandle {
 }
 
 /**
- * Checks a model call's request and sets its estimate aside: returns the handle, or the check that
- * refused (`budget_blocked`). Throws GuardrailValidationError for a model with no price while the plan has
+ * Checks a model call's request, asks `gate` (the wall clock), and sets its estimate aside: returns the
+ * handle with the gate's answer, or the check that refused (the gate's, or `budget_blocked`). Throws GuardrailValidationError for a model with no price while the plan has
  * a budget, unless `unpriced` is `allow`.
  */
 export async function openModelCall(
@@ -112,13 +120,17 @@ export async function openModelCall(
   prices: ModelPrices,
   unpriced: UnpricedModels,
   start: ModelCallStart,
-): Promise<{ handle: ModelCallHandle } | { denied: GuardCheck }> {
+  gate?: () => Promise<GuardCheck>,
+): Promise<{ handle: ModelCallHandle; gate?: GuardCheck } | { denied: GuardCheck }> {
   const s = objectWithKeys(start, 'request', ['modelId', 'estimate', 'callId', 'run']);
   const modelId = validRuntimeKey(s['modelId'], 'modelId');
   const rates = prices.get(modelId) ?? null;
   // An unpriced model's estimate is checked all the same, and costs nothing.
   const micros = estimateCostMicros(rates ?? FREE, s['estimate'] as TokenEstimate);
   const callId = s['callId'] === undefined ? `model:${randomUUID()}` : validRuntimeKey(s['callId'], 'callId');
+  // Asked once the request is known good, so a bad one leaves nothing in the audit log.
+  const passed = gate ? await gate() : undefined;
+  if (passed && !passed.allowed) return { denied: passed };
   if (rates === null && unpriced === 'deny' && (await service.getGuardrails(planId))?.toolBudget != null) {
     throw new GuardrailValidationError(
       `models.${modelId}`,
@@ -127,19 +139,28 @@ export async function openModelCall(
   }
   const reservation = await service.reserveBudget(planId, fromMicros(micros), { reservationId: callId });
   if (!reservation.allowed) return { denied: reservation.check };
-  return { handle: new ModelCallHandle(modelId, reservation, rates) };
+  const handle = new ModelCallHandle(modelId, reservation, rates);
+  return passed ? { handle, gate: passed } : { handle };
 }
 
-/** Runs a metered model call on its handle: commits its usage, or gives the estimate back when it throws. */
+/**
+ * Runs a metered model call on its handle: commits its usage, or gives the estimate back when it throws.
+ * When `expired` rejects first (the wall clock ran out) the call is no longer waited for, its estimate is
+ * charged as for an abandoned stream, and the rejection is passed on.
+ */
 export async function runModelCall<T>(
   handle: ModelCallHandle,
   run: ModelCallRequest<T>['run'],
+  ctx: ModelCallContext,
+  expired?: Promise<never>,
 ): Promise<ModelCallDone<T>> {
   let result: { output: T; usage: TokenUsage };
   try {
-    result = await run();
+    const running = Promise.resolve().then(() => run(ctx));
+    result = await (expired ? Promise.race([running, expired]) : running);
   } catch (error) {
-    await handle.release({ error: errorTail(error) });
+    if (isGuardrailViolationError(error)) await handle.abandon();
+    else await handle.release({ error: errorTail(error) });
     throw error;
   }
   let settled: ModelCallSettled;

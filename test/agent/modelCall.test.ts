@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { modelPrices, parsePolicy } from '../../src/index.js';
 import { rejectedField } from '../support/service.js';
-import { eventTypes, guarded, LOCAL_STORES, PLAN } from './support.js';
+import { eventTypes, guarded, LOCAL_STORES, PLAN, settledUntil } from './support.js';
 
 const MODELS = { 'gpt-4o-mini': { input: 0.15, output: 0.6, cached_input: 0.075 } };
 const ESTIMATE = { inputTokens: 1000, maxOutputTokens: 500 }; // 0.00045 at gpt-4o-mini's prices
@@ -47,6 +47,43 @@ describe.each(LOCAL_STORES)('RunGuard model calls on %s', (_name, makeStore) => 
     expect(out.allowed === false && out.check.eventType).toBe('budget_blocked');
     expect(ran).toBe(false);
     expect((await eventTypes(service)).at(-1)).toBe('budget_blocked');
+  });
+
+  it('denies a call once the wall clock ran out, reserving nothing', async () => {
+    const { guard, service, clock } = await guarded(
+      makeStore,
+      { toolBudget: 1, maxWallClockSeconds: 10 },
+      { models: MODELS },
+    );
+    await guard.openModelCall({ modelId: 'gpt-4o-mini', estimate: ESTIMATE });
+    clock.advance(11_000);
+    const out = await guard.openModelCall({ modelId: 'gpt-4o-mini', estimate: ESTIMATE });
+    expect(out.allowed === false && out.check.eventType).toBe('wall_clock_blocked');
+    expect((await eventTypes(service)).at(-1)).toBe('wall_clock_blocked');
+  });
+
+  it("aborts the call's signal when the limit runs out, charges its estimate and denies it", async () => {
+    const { guard, service, clock, timers } = await guarded(
+      makeStore,
+      { toolBudget: 1, maxWallClockSeconds: 10 },
+      { models: MODELS },
+    );
+    let signal: AbortSignal | undefined;
+    const call = guard.modelCall({
+      modelId: 'gpt-4o-mini',
+      estimate: ESTIMATE,
+      run: (ctx) => {
+        signal = ctx.signal;
+        return new Promise<never>(() => undefined);
+      },
+    });
+    await settledUntil(() => timers.pending.length === 1);
+    clock.advance(10_001);
+    timers.fire();
+    const out = await call;
+    expect(out.allowed === false && out.check.eventType).toBe('wall_clock_blocked');
+    expect(signal?.aborted).toBe(true);
+    expect((await service.getGuardrails(PLAN))?.budgetSpent).toBe(0.00045);
   });
 
   it('is not a step', async () => {

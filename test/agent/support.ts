@@ -56,3 +56,9 @@ export function counted<T>(output: T): { calls: number; run: () => T } {
   };
   return c;
 }
+
+/** Lets pending promise callbacks run until `ready` holds (bounded, with no timers). */
+export async function settledUntil(ready: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !ready(); i++) await new Promise<void>((r) => setImmediate(r));
+  if (!ready()) throw new Error('the condition never held');
+}

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AutonomyGuardrailService, NonRetryableError, RunGuard, toolResult } from '../../src/index.js';
 import { rejectedField } from '../support/service.js';
-import { counted, eventTypes, guarded, LOCAL_STORES, PLAN } from './support.js';
+import { counted, eventTypes, guarded, LOCAL_STORES, PLAN, settledUntil } from './support.js';
 
 describe.each(LOCAL_STORES)('RunGuard.toolCall on %s', (_name, makeStore) => {
   describe('the order of the checks', () => {
@@ -223,12 +223,6 @@ describe.each(LOCAL_STORES)('RunGuard.toolCall on %s', (_name, makeStore) => {
     });
   });
 });
-
-/** Lets pending promise callbacks run until `ready` holds (bounded, with no timers). */
-async function settledUntil(ready: () => boolean): Promise<void> {
-  for (let i = 0; i < 1000 && !ready(); i++) await new Promise<void>((r) => setImmediate(r));
-  if (!ready()) throw new Error('the condition never held');
-}
 
 describe('RunGuard input', () => {
   it('refuses a tool call id that is not a key, naming the field', async () => {
