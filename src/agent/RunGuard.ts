@@ -147,6 +147,8 @@ export class RunGuard {
   /** Tool calls started through this guard: the invocation's count. */
   #calls = 0;
   #started: Promise<void> | null = null;
+  /** Model call ids of calls opened through this guard and not settled yet. */
+  readonly #openModelCalls = new Set<string>();
   /** The last call in flight per tool call id: calls with one id go one at a time. */
   readonly #inFlight = new Map<string, Promise<unknown>>();
 
@@ -220,7 +222,15 @@ export class RunGuard {
   > {
     await this.#start();
     const wall = (): Promise<GuardCheck> => this.service.checkWallClock(this.planId);
-    const opened = await openModelCall(this.service, this.planId, this.#prices, this.#unpriced, start, wall);
+    const opened = await openModelCall(
+      this.service,
+      this.planId,
+      this.#prices,
+      this.#unpriced,
+      start,
+      wall,
+      this.#openModelCalls,
+    );
     if ('denied' in opened) return denied(opened.denied);
     return { allowed: true as const, handle: opened.handle, wall: opened.gate ?? null };
   }
@@ -309,7 +319,7 @@ export class RunGuard {
         wall = await service.checkWallClock(planId);
         if (!wall.allowed) return denied(wall);
       }
-      const reservationId = `${call.toolCallId}#${attempt}`;
+      const reservationId = `tool:${call.toolCallId}#${attempt}`; // apart from model calls' ids
       const max = rule?.maxCallsPerPlan ?? null;
       const opened = await openCall(service, planId, call.toolName, max, estimate, reservationId);
       if ('denied' in opened) return denied(opened.denied);

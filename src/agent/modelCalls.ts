@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { errorTail, GuardrailValidationError, isGuardrailViolationError } from '../errors.js';
+import {
+  errorTail,
+  GuardrailError,
+  GuardrailValidationError,
+  invalid,
+  isGuardrailViolationError,
+} from '../errors.js';
 import { validRuntimeKey } from '../guardrails/AutonomyGuardrails.js';
+import { GuardrailEventType as E } from '../guardrails/events.js';
 import type { GuardCheck } from '../guardrails/GuardCheck.js';
 import { objectWithKeys } from '../guardrails/validate.js';
 import { fromMicros } from '../money.js';
@@ -22,7 +29,10 @@ export type UnpricedModels = 'deny' | 'allow';
 export interface ModelCallStart {
   readonly modelId: string;
   readonly estimate: TokenEstimate;
-  /** Names the call's budget reservation; default a new random id. Asking again with it while open finds it. */
+  /**
+   * Names the call's budget reservation (as `model:<callId>`); default a new random id. One id is one
+   * call: a guard refuses the id of a call it has open (GuardrailValidationError naming `callId`).
+   */
   readonly callId?: string;
 }
 
@@ -68,17 +78,27 @@ export class ModelCallHandle {
   readonly reserved: number;
   readonly #reservation: BudgetReservation;
   readonly #rates: ModelRates | null;
+  readonly #onSettled: () => void;
   #settled: Promise<ModelCallSettled> | undefined;
 
-  /** @internal made by {@link RunGuard.openModelCall}. */
-  constructor(modelId: string, reservation: BudgetReservation, rates: ModelRates | null) {
+  /** @internal made by {@link RunGuard.openModelCall}; `onSettled` runs once the call is settled. */
+  constructor(
+    modelId: string,
+    reservation: BudgetReservation,
+    rates: ModelRates | null,
+    onSettled: () => void = () => undefined,
+  ) {
     this.modelId = modelId;
     this.reserved = reservation.amount;
     this.#reservation = reservation;
     this.#rates = rates;
+    this.#onSettled = onSettled;
   }
 
-  /** Spends what `usage` costs at the model's price (nothing for an unpriced model). */
+  /**
+   * Spends what `usage` costs at the model's price (nothing for an unpriced model). Rejects with
+   * `RESERVATION_NOT_OPEN` when the reservation was settled already (by another handle of its id).
+   */
   commit(usage: TokenUsage): Promise<ModelCallSettled> {
     if (this.#settled) return this.#settled;
     let cost: number;
@@ -92,7 +112,7 @@ export class ModelCallHandle {
 
   /** Gives the estimate back: the call failed and nothing was billed. `error` is recorded with it. */
   release(options: { error?: string } = {}): Promise<ModelCallSettled> {
-    return this.#settled ?? this.#settle(0, this.#reservation.release(options));
+    return this.#settled ?? this.#settle(0, this.#reservation.release(options), false);
   }
 
   /** Charges the estimate for a stream cancelled before its finish, saying so in the audit entry. */
@@ -103,16 +123,27 @@ export class ModelCallHandle {
     );
   }
 
-  #settle(cost: number, settling: Promise<GuardCheck>): Promise<ModelCallSettled> {
-    this.#settled = settling.then((check) => Object.freeze({ cost, check }));
+  #settle(cost: number, settling: Promise<GuardCheck>, spends = true): Promise<ModelCallSettled> {
+    this.#settled = settling.then((check) => {
+      this.#onSettled();
+      // A commit the service answers with a release found nothing open: nothing was spent for this call.
+      if (spends && check.eventType === E.BUDGET_RELEASED) {
+        throw new GuardrailError(
+          'RESERVATION_NOT_OPEN',
+          `model call reservation "${this.#reservation.id}" was not open: ${check.reason}`,
+        );
+      }
+      return Object.freeze({ cost, check });
+    });
     return this.#settled;
   }
 }
 
 /**
- * Checks a model call's request, asks `gate` (the wall clock), and sets its estimate aside: returns the
- * handle with the gate's answer, or the check that refused (the gate's, or `budget_blocked`). Throws GuardrailValidationError for a model with no price while the plan has
- * a budget, unless `unpriced` is `allow`.
+ * Checks a model call's request, claims its id in `open` (the ids of calls open, given up once settled),
+ * asks `gate` (the wall clock), and sets its estimate aside: returns the handle with the gate's answer, or
+ * the check that refused (the gate's, or `budget_blocked`). Throws GuardrailValidationError for an id
+ * already open, and for a model with no price while the plan has a budget, unless `unpriced` is `allow`.
  */
 export async function openModelCall(
   service: AutonomyGuardrailService,
@@ -121,16 +152,53 @@ export async function openModelCall(
   unpriced: UnpricedModels,
   start: ModelCallStart,
   gate?: () => Promise<GuardCheck>,
+  open: Set<string> = new Set(),
 ): Promise<{ handle: ModelCallHandle; gate?: GuardCheck } | { denied: GuardCheck }> {
   const s = objectWithKeys(start, 'request', ['modelId', 'estimate', 'callId', 'run']);
   const modelId = validRuntimeKey(s['modelId'], 'modelId');
   const rates = prices.get(modelId) ?? null;
   // An unpriced model's estimate is checked all the same, and costs nothing.
   const micros = estimateCostMicros(rates ?? FREE, s['estimate'] as TokenEstimate);
-  const callId = s['callId'] === undefined ? `model:${randomUUID()}` : validRuntimeKey(s['callId'], 'callId');
+  const given = s['callId'] === undefined ? randomUUID() : validRuntimeKey(s['callId'], 'callId');
+  // Two calls with one id would share one reservation and the second would never be charged.
+  if (open.has(given)) invalid('callId', 'the id of no model call still open', given);
+  open.add(given);
+  const forget = (): void => void open.delete(given);
+  try {
+    return await reserveModelCall(
+      service,
+      planId,
+      modelId,
+      rates,
+      micros,
+      `model:${given}`,
+      unpriced,
+      gate,
+      forget,
+    );
+  } catch (error) {
+    forget();
+    throw error;
+  }
+}
+
+async function reserveModelCall(
+  service: AutonomyGuardrailService,
+  planId: string,
+  modelId: string,
+  rates: ModelRates | null,
+  micros: number,
+  callId: string,
+  unpriced: UnpricedModels,
+  gate: (() => Promise<GuardCheck>) | undefined,
+  forget: () => void,
+): Promise<{ handle: ModelCallHandle; gate?: GuardCheck } | { denied: GuardCheck }> {
   // Asked once the request is known good, so a bad one leaves nothing in the audit log.
   const passed = gate ? await gate() : undefined;
-  if (passed && !passed.allowed) return { denied: passed };
+  if (passed && !passed.allowed) {
+    forget();
+    return { denied: passed };
+  }
   if (rates === null && unpriced === 'deny' && (await service.getGuardrails(planId))?.toolBudget != null) {
     throw new GuardrailValidationError(
       `models.${modelId}`,
@@ -138,8 +206,11 @@ export async function openModelCall(
     );
   }
   const reservation = await service.reserveBudget(planId, fromMicros(micros), { reservationId: callId });
-  if (!reservation.allowed) return { denied: reservation.check };
-  const handle = new ModelCallHandle(modelId, reservation, rates);
+  if (!reservation.allowed) {
+    forget();
+    return { denied: reservation.check };
+  }
+  const handle = new ModelCallHandle(modelId, reservation, rates, forget);
   return passed ? { handle, gate: passed } : { handle };
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { modelPrices, parsePolicy } from '../../src/index.js';
+import { modelPrices, parsePolicy, RunGuard } from '../../src/index.js';
 import { rejectedField } from '../support/service.js';
 import { eventTypes, guarded, LOCAL_STORES, PLAN, settledUntil } from './support.js';
 
@@ -164,6 +164,47 @@ describe.each(LOCAL_STORES)('RunGuard model calls on %s', (_name, makeStore) => 
     });
     expect(await rejectedField(call)).toBe('usage.cachedInputTokens');
     expect((await service.getGuardrails(PLAN))?.budgetSpent).toBe(0.00045);
+  });
+
+  describe('call ids', () => {
+    const START = { modelId: 'gpt-4o-mini', estimate: ESTIMATE, callId: 'm1' };
+
+    it('refuses a call id of a call still open in the guard, naming callId', async () => {
+      const { guard } = await guarded(makeStore, { toolBudget: 1 }, { models: MODELS });
+      await guard.openModelCall(START);
+      expect(await rejectedField(guard.openModelCall(START))).toBe('callId');
+    });
+
+    it('takes a call id again once its call was settled', async () => {
+      const { guard, service } = await guarded(makeStore, { toolBudget: 1 }, { models: MODELS });
+      const first = await guard.openModelCall(START);
+      if (!first.allowed) throw new Error('the call should be allowed');
+      await first.handle.abandon();
+      const again = await guard.openModelCall(START);
+      if (!again.allowed) throw new Error('the call should be allowed');
+      await again.handle.abandon();
+      expect((await service.getGuardrails(PLAN))?.budgetSpent).toBe(0.0009);
+    });
+
+    it("keeps a model call's reservation apart from a tool call's", async () => {
+      const { guard, service } = await guarded(makeStore, { toolBudget: 5 }, { models: MODELS });
+      await guard.openModelCall({ ...START, callId: 'c1#1' });
+      await guard.toolCall({ toolCallId: 'c1', toolName: 'search', estimate: 1, run: () => 'found' });
+      const g = await service.getGuardrails(PLAN);
+      expect([g?.budgetSpent, g?.budgetReserved]).toEqual([1, 0.00045]);
+    });
+
+    it('rejects a commit that found its reservation settled already, reporting no cost', async () => {
+      const { guard, service } = await guarded(makeStore, { toolBudget: 1 }, { models: MODELS });
+      const other = new RunGuard({ service, planId: PLAN, models: MODELS });
+      const first = await guard.openModelCall(START);
+      const second = await other.openModelCall(START);
+      if (!first.allowed || !second.allowed) throw new Error('the calls should be allowed');
+      await first.handle.commit({ inputTokens: 1000, outputTokens: 0 });
+      await expect(second.handle.commit({ inputTokens: 1000, outputTokens: 0 })).rejects.toMatchObject({
+        code: 'RESERVATION_NOT_OPEN',
+      });
+    });
   });
 
   describe('streams', () => {
