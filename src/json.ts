@@ -45,6 +45,11 @@ export function copyJsonObject(value: unknown, path: string): { value: JsonObjec
   return { value: copy, bytes: Buffer.byteLength(JSON.stringify(copy), 'utf8') };
 }
 
+/** Copies an untrusted JSON value (of any kind) into a fresh, deeply frozen one; see {@link copyJsonObject}. */
+export function copyJsonValue(value: unknown, path: string): JsonValue {
+  return copyJson(value, path, 0);
+}
+
 function copyJson(value: unknown, path: string, depth: number): JsonValue {
   if (depth > MAX_JSON_DEPTH) {
     throw new GuardrailValidationError(path, `${path} nests deeper than ${MAX_JSON_DEPTH} levels`);

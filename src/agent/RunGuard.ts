@@ -4,7 +4,7 @@ import { validRuntimeKey } from '../guardrails/AutonomyGuardrails.js';
 import type { GuardCheck } from '../guardrails/GuardCheck.js';
 import { normalizeOperation } from '../guardrails/operation.js';
 import { objectWithKeys } from '../guardrails/validate.js';
-import { canonicalJson, isPlainObject } from '../json.js';
+import { copyJsonValue, isPlainObject, type JsonValue } from '../json.js';
 import { toMicros } from '../money.js';
 import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
 import { validatePlanId } from '../service/planId.js';
@@ -66,6 +66,11 @@ export interface ToolCallContext {
   readonly toolCallId: string;
   /** 1 for the first try, 2 for the first retry, … */
   readonly attempt: number;
+  /**
+   * The call's input as it was when the call started: a frozen copy, the one the grant was checked
+   * against. `run` must act on it, not on the object it was given, which its caller may still change.
+   */
+  readonly input: JsonValue | undefined;
   /** Aborts when the plan's wall-clock limit runs out while the call runs. */
   readonly signal: AbortSignal;
 }
@@ -75,11 +80,14 @@ export interface ToolCallRequest<T> {
   /** The model's id for the call: the decision id its confirmation is bound to. */
   readonly toolCallId: string;
   readonly toolName: string;
-  /** The call's arguments (JSON): a grant is bound to their canonical hash. */
+  /** The call's arguments (JSON), copied when the call starts: a grant is bound to their canonical hash. */
   readonly input?: unknown;
   /** Cost to reserve; it can raise the tool's `costPerCall`, never lower it. */
   readonly estimate?: number;
-  /** Does the call: returns its output, or `toolResult(output, { cost })` to report the actual cost. */
+  /**
+   * Does the call with `ctx.input`: returns its output, or `toolResult(output, { cost })` to report the
+   * actual cost.
+   */
   readonly run: (ctx: ToolCallContext) => T | ToolResult<T> | Promise<T | ToolResult<T>>;
 }
 
@@ -358,6 +366,7 @@ export class RunGuard {
     const ctx: ToolCallContext = Object.freeze({
       toolCallId: call.toolCallId,
       attempt,
+      input: call.input as JsonValue | undefined,
       signal: controller.signal,
     });
     const running = Promise.resolve().then(() => call.run(ctx));
@@ -371,17 +380,27 @@ export class RunGuard {
   }
 }
 
+/** The request, checked, as a frozen copy: its input copied now, so later changes to it reach nothing. */
 function validRequest<T>(request: ToolCallRequest<T>): ToolCallRequest<T> {
   const r = objectWithKeys(request, 'request', REQUEST_KEYS);
-  validRuntimeKey(r['toolCallId'], 'toolCallId');
-  if (typeof r['toolName'] !== 'string' || r['toolName'].length === 0) {
-    invalid('toolName', 'a non-empty string', r['toolName']);
+  const toolCallId = validRuntimeKey(r['toolCallId'], 'toolCallId');
+  const toolName = r['toolName'];
+  if (typeof toolName !== 'string' || toolName.length === 0) {
+    invalid('toolName', 'a non-empty string', toolName);
   }
-  normalizeOperation(r['toolName'], 'toolName');
-  if (r['input'] !== undefined) canonicalJson(r['input'], 'input');
-  if (r['estimate'] !== undefined) toMicros(r['estimate'], 'estimate', 'up');
-  if (typeof r['run'] !== 'function') invalid('run', 'a function', r['run']);
-  return request;
+  normalizeOperation(toolName, 'toolName');
+  const input = r['input'] === undefined ? undefined : copyJsonValue(r['input'], 'input');
+  const estimate = r['estimate'];
+  if (estimate !== undefined) toMicros(estimate, 'estimate', 'up');
+  const run = r['run'];
+  if (typeof run !== 'function') invalid('run', 'a function', run);
+  return Object.freeze({
+    toolCallId,
+    toolName,
+    ...(input === undefined ? {} : { input }),
+    ...(estimate === undefined ? {} : { estimate: estimate as number }),
+    run: run as ToolCallRequest<T>['run'],
+  });
 }
 
 /** The per-tool rules, from a Map (as `toolRules(policy)` gives) or a plain object, validated. */

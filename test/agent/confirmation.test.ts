@@ -63,6 +63,17 @@ describe.each(LOCAL_STORES)('RunGuard confirmations on %s', (_name, makeStore) =
     expect(tool.calls).toBe(0);
   });
 
+  it('checks the grant against the input as it was when the call started', async () => {
+    const { guard, service } = await guarded(makeStore, DEPLOY);
+    const run = () => 'deployed';
+    await guard.toolCall({ toolCallId: 'c1', toolName: 'deploy', input: { to: 'staging' }, run });
+    await service.approve('a1', ANN);
+    const input = { to: 'staging' };
+    const call = guard.toolCall({ toolCallId: 'c1', toolName: 'deploy', input, run });
+    input.to = 'prod';
+    expect((await call).allowed).toBe(true);
+  });
+
   it('refuses a second use of a grant', async () => {
     const { guard, service } = await guarded(makeStore, DEPLOY);
     const tool = counted('deployed');

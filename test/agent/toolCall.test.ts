@@ -225,6 +225,16 @@ describe.each(LOCAL_STORES)('RunGuard.toolCall on %s', (_name, makeStore) => {
 });
 
 describe('RunGuard input', () => {
+  it('runs the call on its input as it was when the call started', async () => {
+    const [, makeStore] = LOCAL_STORES[0] as (typeof LOCAL_STORES)[number];
+    const { guard } = await guarded(makeStore, {});
+    const input = { query: 'cats' };
+    const call = guard.toolCall({ toolCallId: 'c1', toolName: 'search', input, run: (ctx) => ctx.input });
+    input.query = 'dogs';
+    const out = await call;
+    expect(out.allowed && out.output).toEqual({ query: 'cats' });
+  });
+
   it('refuses a tool call id that is not a key, naming the field', async () => {
     const [, makeStore] = LOCAL_STORES[0] as (typeof LOCAL_STORES)[number];
     const { guard } = await guarded(makeStore, {});
