@@ -134,7 +134,7 @@ export function denied(check: GuardCheck, approval?: Approval | null): Denied {
  * Guards a live agent loop's tool calls under one plan's guardrails, as the executor does for a plan's
  * decisions. Per call, each check audited in the plan's log: wall clock → step (one tool call is one
  * step) → confirmation (a single-use grant bound to the plan, the tool call id, the operations and the
- * input's hash) → calls per plan of the tool and tool calls of this invocation (one guard is one
+ * hash of the tool's name with its input) → calls per plan of the tool and tool calls of this invocation (one guard is one
  * invocation) → budget reservation of the estimate → run, its signal aborted when the wall clock runs
  * out → commit of the actual cost, or release on failure. A failure is retried per failure (tool call id
  * and error name) up to `max_retries_per_failure`.
@@ -298,7 +298,8 @@ export class RunGuard {
     const ask = {
       decisionId: call.toolCallId,
       operation: operationsToConfirm(call.toolName, rule?.operation, always),
-      input: call.input,
+      // The grant is bound to the tool as well: two tools may share one operation.
+      input: { tool: call.toolName, input: call.input ?? null },
       alwaysRequire: always ? [call.toolName] : [],
       ttlMs: this.#approvalTtlMs,
       // The loop goes on while a person decides: its wall clock keeps running.

@@ -74,6 +74,27 @@ describe.each(LOCAL_STORES)('RunGuard confirmations on %s', (_name, makeStore) =
     expect((await call).allowed).toBe(true);
   });
 
+  it('refuses a grant for another tool with the same operation', async () => {
+    const tools = { rm: { operation: 'delete' }, wipe: { operation: 'delete' } };
+    const { guard, service } = await guarded(makeStore, { requiredConfirmations: ['delete'] }, { tools });
+    const wipe = counted('wiped');
+    await guard.toolCall({
+      toolCallId: 'c1',
+      toolName: 'rm',
+      input: { path: '/tmp/x' },
+      run: () => 'removed',
+    });
+    await service.approve('a1', ANN);
+    const out = await guard.toolCall({
+      toolCallId: 'c1',
+      toolName: 'wipe',
+      input: { path: '/tmp/x' },
+      run: wipe.run,
+    });
+    expect(out.allowed === false && out.check.eventType).toBe('confirmation_grant_refused');
+    expect(wipe.calls).toBe(0);
+  });
+
   it('refuses a second use of a grant', async () => {
     const { guard, service } = await guarded(makeStore, DEPLOY);
     const tool = counted('deployed');
