@@ -186,9 +186,9 @@ export class RunGuard {
    * Meters one model call: checks the wall clock, sets the price of its estimate aside (denied, as a
    * value, when the clock ran out or the budget cannot cover it), runs it with a signal aborted when the
    * wall clock runs out, and spends what its usage cost; a call that throws gives the estimate back, one
-   * cut short by the wall clock is charged its estimate and denied. A model call is not a step. Throws
-   * GuardrailValidationError for a model with no price while the plan has a budget, unless
-   * `unpricedModels` is `allow`.
+   * cut short by the wall clock is charged its estimate and denied. A model call is not a step. A model
+   * with no price, while the plan has a budget, is denied (`budget_blocked`, naming the policy key
+   * `models.<id>`) unless `unpricedModels` is `allow`.
    */
   async modelCall<T>(request: ModelCallRequest<T>): Promise<ModelCallDone<T> | Denied> {
     const run = isPlainObject(request) ? request['run'] : undefined;

@@ -1,11 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import {
-  errorTail,
-  GuardrailError,
-  GuardrailValidationError,
-  invalid,
-  isGuardrailViolationError,
-} from '../errors.js';
+import { errorTail, GuardrailError, invalid, isGuardrailViolationError } from '../errors.js';
 import { validRuntimeKey } from '../guardrails/AutonomyGuardrails.js';
 import { GuardrailEventType as E } from '../guardrails/events.js';
 import type { GuardCheck } from '../guardrails/GuardCheck.js';
@@ -142,8 +136,8 @@ export class ModelCallHandle {
 /**
  * Checks a model call's request, claims its id in `open` (the ids of calls open, given up once settled),
  * asks `gate` (the wall clock), and sets its estimate aside: returns the handle with the gate's answer, or
- * the check that refused (the gate's, or `budget_blocked`). Throws GuardrailValidationError for an id
- * already open, and for a model with no price while the plan has a budget, unless `unpriced` is `allow`.
+ * the check that refused (the gate's, or `budget_blocked`: also for a model with no price while the plan
+ * has a budget, unless `unpriced` is `allow`). Throws GuardrailValidationError for an id already open.
  */
 export async function openModelCall(
   service: AutonomyGuardrailService,
@@ -199,11 +193,12 @@ async function reserveModelCall(
     forget();
     return { denied: passed };
   }
-  if (rates === null && unpriced === 'deny' && (await service.getGuardrails(planId))?.toolBudget != null) {
-    throw new GuardrailValidationError(
-      `models.${modelId}`,
-      `model "${modelId}" has no price while the plan has a budget: add models.${modelId} (input, output and cached_input per million tokens) to the policy, or set unpriced_models: allow`,
-    );
+  if (rates === null && unpriced === 'deny') {
+    const priced = await service.checkUnpricedModel(planId, modelId);
+    if (!priced.allowed) {
+      forget();
+      return { denied: priced };
+    }
   }
   const reservation = await service.reserveBudget(planId, fromMicros(micros), { reservationId: callId });
   if (!reservation.allowed) {

@@ -145,6 +145,11 @@ const overrunReason: Reason = (c, after) =>
 export const MAX_APPROVAL_TTL_MS = 10 * 365 * 24 * 60 * 60 * 1000;
 
 /** The operations among `ops` that need a person: listed in the guardrails, or always. */
+const unpricedUnmetered: Reason = (_c, model) =>
+  `model "${model}" has no price and the plan no budget: it runs unmetered`;
+const unpricedBlocked: Reason = (_c, model) =>
+  `model "${model}" has no price while the plan has a budget: add models.${model} (input, output and cached_input per million tokens) to the policy, or set unpriced_models: allow`;
+
 function requiredOf(g: AutonomyGuardrails, ops: readonly string[], always: readonly string[]): string[] {
   return ops.filter((op) => always.includes(op) || g.requiresConfirmation(op));
 }
@@ -400,6 +405,25 @@ export class AutonomyGuardrailService {
         expiredDetails(details, expired);
         const mutation = expiring(spend ? { spendMicros: micros } : undefined, expired, now);
         return this.#audited(check, details, mutation, now);
+      });
+    });
+  }
+
+  /**
+   * A model with no price cannot be metered: denied (`budget_blocked`, its reason naming the model and
+   * the policy key `models.<id>` to add) while the plan has a budget, and recorded then. Allowed, and not
+   * recorded, for a plan with no budget.
+   */
+  checkUnpricedModel(planId: string, modelId: string): Promise<GuardCheck> {
+    return this.#checking(E.BUDGET_BLOCKED, checkItself, () => {
+      validatePlanId(planId);
+      const model = validRuntimeKey(modelId, 'modelId');
+      return this.#store.update(planId, (g) => {
+        if (!g) return this.#unconfigured(E.BUDGET_ALLOWED, E.BUDGET_BLOCKED, planId);
+        const limit = g.toolBudget;
+        if (limit === null) return { result: makeCheck(E.BUDGET_ALLOWED, unpricedUnmetered, null, 0, model) };
+        const check = makeCheck(E.BUDGET_BLOCKED, unpricedBlocked, limit, 0, model);
+        return this.#audited(check, { model, policy_key: `models.${model}`, limit });
       });
     });
   }

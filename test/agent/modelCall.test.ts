@@ -110,14 +110,24 @@ describe.each(LOCAL_STORES)('RunGuard model calls on %s', (_name, makeStore) => 
     expect([g?.budgetSpent, g?.budgetReserved]).toEqual([0, 0]);
   });
 
-  it('refuses a model with no price while the plan has a budget, naming the policy key', async () => {
+  it('denies a model with no price while the plan has a budget, naming the model and the policy key', async () => {
     const { guard } = await guarded(makeStore, { toolBudget: 1 }, { models: MODELS });
-    const call = guard.modelCall({
+    const out = await guard.modelCall({
       modelId: 'o3',
       estimate: ESTIMATE,
       run: () => ({ output: '', usage: { inputTokens: 0, outputTokens: 0 } }),
     });
-    expect(await rejectedField(call)).toBe('models.o3');
+    expect(out.allowed === false && out.check.eventType).toBe('budget_blocked');
+    expect(out.allowed === false && out.reason).toContain('model "o3" has no price');
+    expect(out.allowed === false && out.reason).toContain('models.o3');
+  });
+
+  it('records the denial of a model with no price, with the model and the policy key', async () => {
+    const { guard, service } = await guarded(makeStore, { toolBudget: 1 }, { models: MODELS });
+    await guard.openModelCall({ modelId: 'o3', estimate: ESTIMATE });
+    const entry = (await service.getAuditTrail(PLAN))?.entries.at(-1);
+    expect(entry?.eventType).toBe('budget_blocked');
+    expect(entry?.details).toMatchObject({ model: 'o3', policy_key: 'models.o3' });
   });
 
   it('runs a model with no price when unpriced models are allowed, spending nothing', async () => {
