@@ -90,8 +90,10 @@ export class ModelCallHandle {
   }
 
   /**
-   * Spends what `usage` costs at the model's price (nothing for an unpriced model). Rejects with
-   * `RESERVATION_NOT_OPEN` when the reservation was settled already (by another handle of its id).
+   * Spends what `usage` costs at the model's price (nothing for an unpriced model). A usage that cannot
+   * be priced charges the estimate, as `abandon()` does, and rejects with its GuardrailValidationError.
+   * Rejects with `RESERVATION_NOT_OPEN` when the reservation was settled already (by another handle of
+   * its id).
    */
   commit(usage: TokenUsage): Promise<ModelCallSettled> {
     if (this.#settled) return this.#settled;
@@ -99,7 +101,8 @@ export class ModelCallHandle {
     try {
       cost = this.#rates === null ? 0 : fromMicros(usageCostMicros(this.#rates, usage));
     } catch (error) {
-      return Promise.reject(error);
+      // A usage that cannot be priced leaves what the call was allowed: the estimate is charged.
+      return this.abandon().then(() => Promise.reject(error));
     }
     return this.#settle(cost, this.#reservation.commit(cost));
   }
@@ -229,13 +232,6 @@ export async function runModelCall<T>(
     else await handle.release({ error: errorTail(error) });
     throw error;
   }
-  let settled: ModelCallSettled;
-  try {
-    settled = await handle.commit(result.usage);
-  } catch (error) {
-    // A usage that cannot be priced leaves what the call was allowed: the estimate is charged.
-    await handle.abandon();
-    throw error;
-  }
+  const settled = await handle.commit(result.usage);
   return Object.freeze({ allowed: true as const, output: result.output, usage: result.usage, ...settled });
 }

@@ -238,6 +238,16 @@ describe.each(LOCAL_STORES)('RunGuard model calls on %s', (_name, makeStore) => 
       expect(String(entry?.details['note'])).toContain('cancelled before its finish');
     });
 
+    it('charges the estimate when the usage given at the finish cannot be priced, and rejects', async () => {
+      const { guard, service } = await guarded(makeStore, { toolBudget: 1 }, { models: MODELS });
+      const opened = await guard.openModelCall({ modelId: 'gpt-4o-mini', estimate: ESTIMATE });
+      if (!opened.allowed) throw new Error('the call should be allowed');
+      const bad = { inputTokens: 1, outputTokens: -1 };
+      expect(await rejectedField(opened.handle.commit(bad))).toBe('usage.outputTokens');
+      const g = await service.getGuardrails(PLAN);
+      expect([g?.budgetSpent, g?.budgetReserved]).toEqual([0.00045, 0]);
+    });
+
     it('settles once: an abandon after a commit answers as the commit did', async () => {
       const { guard, service } = await guarded(makeStore, { toolBudget: 1 }, { models: MODELS });
       const opened = await guard.openModelCall({ modelId: 'gpt-4o-mini', estimate: ESTIMATE });
