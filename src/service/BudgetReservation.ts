@@ -1,6 +1,6 @@
 import type { GuardCheck } from '../guardrails/GuardCheck.js';
 import { invalid } from '../errors.js';
-import { isPlainObject } from '../json.js';
+import { objectWithKeys } from '../guardrails/validate.js';
 import { fromMicros, toMicros } from '../money.js';
 import type { AutonomyGuardrailService } from './AutonomyGuardrailService.js';
 
@@ -57,8 +57,7 @@ export class BudgetReservation {
     if (this.#settled) return this.#settled;
     try {
       toMicros(actual, 'actual', 'up'); // a bad amount is refused before anything is settled
-      const note: unknown = isPlainObject(options) ? options.note : options;
-      if (note !== undefined && typeof note !== 'string') invalid('options.note', 'a string', note);
+      checkOptions(options, 'note');
     } catch (error) {
       return Promise.reject(error);
     }
@@ -71,7 +70,13 @@ export class BudgetReservation {
    * the release (as much of its end as the audit entry's details limit lets).
    */
   release(options: { error?: string } = {}): Promise<GuardCheck> {
-    this.#settled ??= this.#settle(null, options);
+    if (this.#settled) return this.#settled;
+    try {
+      checkOptions(options, 'error'); // refused before anything is settled, so a release can be given again
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    this.#settled = this.#settle(null, options);
     return this.#settled;
   }
 
@@ -81,4 +86,10 @@ export class BudgetReservation {
     // with the same id, which finds the reservation still open.
     return this.#service.settleReservation(this.planId, this.id, actual, options);
   }
+}
+
+/** A settle's options: an object with at most `key`, a string. */
+function checkOptions(options: unknown, key: 'note' | 'error'): void {
+  const text = objectWithKeys(options, 'options', [key])[key];
+  if (text !== undefined && typeof text !== 'string') invalid(`options.${key}`, 'a string', text);
 }

@@ -180,6 +180,19 @@ describe('commit', () => {
     expect((await guardrailsOf(service)).reservationMicros('r1')).toBe(4_000_000);
   });
 
+  it.each([
+    ['with an unknown key', { note: 'why', extra: 1 }, 'options.extra'],
+    ['that are a string', 'why', 'options'],
+  ])(
+    'refuses options %s, naming the field, and lets the commit be given again',
+    async (_l, options, field) => {
+      const { service } = await configured({ toolBudget: 10 });
+      const r = await service.reserveBudget('plan', 4, { reservationId: 'r1' });
+      expect(await rejectedField(r.commit(4, options as { note?: string }))).toBe(field);
+      expect((await r.commit(2)).eventType).toBe('budget_committed');
+    },
+  );
+
   it('spends only an actual cost below the estimate, and the rest is free again', async () => {
     const { service } = await configured({ toolBudget: 10 });
     await (await service.reserveBudget('plan', 5, { reservationId: 'r1' })).commit(2);
@@ -331,6 +344,15 @@ describe('release', () => {
     const released = await r.release();
     expect(await r.commit(4)).toBe(released);
     expect((await guardrailsOf(service)).budgetSpent).toBe(0);
+  });
+
+  it('refuses options with an unknown key, naming the field, and lets the release be given again', async () => {
+    const { service } = await configured({ toolBudget: 10 });
+    const r = await service.reserveBudget('plan', 4, { reservationId: 'r1' });
+    const bad = { error: 'boom', extra: 1 } as { error?: string };
+    expect(await rejectedField(r.release(bad))).toBe('options.extra');
+    expect((await r.release()).eventType).toBe('budget_released');
+    expect((await guardrailsOf(service)).budgetReserved).toBe(0);
   });
 
   it('frees the amount for another reservation', async () => {
