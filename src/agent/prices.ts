@@ -97,12 +97,16 @@ export function usageCostMicros(rates: ModelRates, usage: TokenUsage, field = 'u
   return costMicros(rates, input - cached, cached, output, field);
 }
 
-/** The most a call within `estimate` can cost, in micro-units: all its input priced uncached. */
+/**
+ * The most a call within `estimate` can cost, in micro-units: each input token at the higher of the input
+ * and cached input prices (a table may price cached input above uncached), plus its most output.
+ */
 export function estimateCostMicros(rates: ModelRates, estimate: TokenEstimate, field = 'estimate'): number {
   const e = objectWithKeys(estimate, field, ['inputTokens', 'maxOutputTokens']);
   const input = tokens(e['inputTokens'], `${field}.inputTokens`);
   const output = tokens(e['maxOutputTokens'], `${field}.maxOutputTokens`);
-  return costMicros(rates, input, 0, output, field);
+  const dearest = { ...rates, inputMicros: Math.max(rates.inputMicros, rates.cachedInputMicros) };
+  return costMicros(dearest, input, 0, output, field);
 }
 
 function costMicros(

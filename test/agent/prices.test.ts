@@ -30,8 +30,17 @@ describe('model prices', () => {
     expect(usageCostMicros(MINI, usage)).toBe(micros);
   });
 
-  it('prices an estimate as all of its input uncached plus its most output', () => {
+  it('prices an estimate as all of its input at the input price plus its most output', () => {
     expect(estimateCostMicros(MINI, { inputTokens: 1000, maxOutputTokens: 500 })).toBe(450);
+  });
+
+  it('prices an estimate at the cached input price when it is the higher one, so it bounds any usage', () => {
+    const rates = priceTable({ m: { input: 1, output: 0, cached_input: 3 } }).get('m')!;
+    const estimate = estimateCostMicros(rates, { inputTokens: 1000, maxOutputTokens: 0 });
+    expect(estimate).toBe(3000);
+    expect(usageCostMicros(rates, { inputTokens: 1000, outputTokens: 0, cachedInputTokens: 1000 })).toBe(
+      estimate,
+    );
   });
 
   it('refuses more cached tokens than input tokens, naming the field', () => {
