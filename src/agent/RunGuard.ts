@@ -271,7 +271,14 @@ export class RunGuard {
 
   /** Sets the plan's start time on first use, so the wall clock runs from the agent's first call. */
   #start(): Promise<void> {
-    this.#started ??= this.service.markStarted(this.planId);
+    if (this.#started === null) {
+      const started = this.service.markStarted(this.planId);
+      // A start that failed (a store out of reach) is asked for again by the next call.
+      started.catch(() => {
+        if (this.#started === started) this.#started = null;
+      });
+      this.#started = started;
+    }
     return this.#started;
   }
 

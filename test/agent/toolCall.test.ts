@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { AutonomyGuardrailService, NonRetryableError, RunGuard, toolResult } from '../../src/index.js';
 import { rejectedField } from '../support/service.js';
 import { counted, eventTypes, guarded, LOCAL_STORES, PLAN, settledUntil } from './support.js';
@@ -225,6 +225,17 @@ describe.each(LOCAL_STORES)('RunGuard.toolCall on %s', (_name, makeStore) => {
 });
 
 describe('RunGuard input', () => {
+  it('marks the plan started again after a start that failed', async () => {
+    const [, makeStore] = LOCAL_STORES[0] as (typeof LOCAL_STORES)[number];
+    const { guard, service } = await guarded(makeStore, {});
+    vi.spyOn(service, 'markStarted').mockRejectedValueOnce(new Error('store out of reach'));
+    await expect(guard.toolCall({ toolCallId: 'c1', toolName: 'search', run: () => 1 })).rejects.toThrow(
+      'store out of reach',
+    );
+    const out = await guard.toolCall({ toolCallId: 'c2', toolName: 'search', run: () => 2 });
+    expect(out.allowed).toBe(true);
+  });
+
   it('runs the call on its input as it was when the call started', async () => {
     const [, makeStore] = LOCAL_STORES[0] as (typeof LOCAL_STORES)[number];
     const { guard } = await guarded(makeStore, {});
