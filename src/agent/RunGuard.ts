@@ -1,5 +1,11 @@
 import { wait, type Clock } from '../clock.js';
-import { errorTail, invalid, isGuardrailError, isGuardrailViolationError } from '../errors.js';
+import {
+  errorTail,
+  invalid,
+  isGuardrailError,
+  isGuardrailViolationError,
+  type GuardrailViolationError,
+} from '../errors.js';
 import { validRuntimeKey } from '../guardrails/AutonomyGuardrails.js';
 import type { GuardCheck } from '../guardrails/GuardCheck.js';
 import { normalizeOperation } from '../guardrails/operation.js';
@@ -124,6 +130,9 @@ const OPTION_KEYS = [
 const REQUEST_KEYS = ['toolCallId', 'toolName', 'input', 'estimate', 'run'];
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+const CUT_SHORT =
+  'the wall clock ran out while the call ran: the reserved estimate is charged, since the tool may still be running';
+
 /** A denial as a value. */
 export function denied(check: GuardCheck, approval?: Approval | null): Denied {
   const out = { allowed: false as const, check, reason: check.reason };
@@ -134,10 +143,11 @@ export function denied(check: GuardCheck, approval?: Approval | null): Denied {
  * Guards a live agent loop's tool calls under one plan's guardrails, as the executor does for a plan's
  * decisions. Per call, each check audited in the plan's log: wall clock → step (one tool call is one
  * step) → confirmation (a single-use grant bound to the plan, the tool call id, the operations and the
- * hash of the tool's name with its input) → calls per plan of the tool and tool calls of this invocation (one guard is one
- * invocation) → budget reservation of the estimate → run, its signal aborted when the wall clock runs
- * out → commit of the actual cost, or release on failure. A failure is retried per failure (tool call id
- * and error name) up to `max_retries_per_failure`.
+ * hash of the tool's name with its input) → calls per plan of the tool and tool calls of this invocation
+ * (one guard is one invocation) → budget reservation of the estimate → run, its signal aborted when the
+ * wall clock runs out (the call denied and charged its estimate, since it may still be running) → commit
+ * of the actual cost, or release on failure. A failure is retried per failure (tool call id and error
+ * name) up to `max_retries_per_failure`.
  *
  * A denial is a value (`allowed: false`), never an exception; a call that needs a person is denied with
  * the pending approval, the same one for every call with its id until a person decides.
@@ -341,9 +351,15 @@ export class RunGuard {
       if ('denied' in opened) return denied(opened.denied);
       const reservation = opened.reservation;
       let outcome: Outcome;
+      const controller = new AbortController();
       try {
-        outcome = await this.#invoke(call, attempt, estimate, remainingMs(wall));
+        outcome = await this.#invoke(call, attempt, estimate, remainingMs(wall), controller);
       } catch (error) {
+        if (controller.signal.aborted && error === controller.signal.reason) {
+          // Cut short by the wall clock: the tool may still be running, so its estimate is spent.
+          await reservation.commit(estimate, { note: CUT_SHORT });
+          return denied((error as GuardrailViolationError).check);
+        }
         // The call's own failure, kept and audited; a guard's error says it all itself.
         const toolError = isGuardrailError(error) ? undefined : errorTail(error);
         await reservation.release(toolError === undefined ? {} : { error: toolError });
@@ -363,14 +379,17 @@ export class RunGuard {
     }
   }
 
-  /** Runs the call, its signal aborted and its result no longer waited for once the wall clock ran out. */
+  /**
+   * Runs the call, `controller` aborted (with the wall-clock violation, which it then rejects with) and its
+   * result no longer waited for once the wall clock ran out.
+   */
   async #invoke<T>(
     call: ToolCallRequest<T>,
     attempt: number,
     estimate: number,
     limit: number | null,
+    controller: AbortController,
   ): Promise<Outcome> {
-    const controller = new AbortController();
     const ctx: ToolCallContext = Object.freeze({
       toolCallId: call.toolCallId,
       attempt,

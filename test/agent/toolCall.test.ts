@@ -198,7 +198,7 @@ describe.each(LOCAL_STORES)('RunGuard.toolCall on %s', (_name, makeStore) => {
     });
 
     it("aborts the call's signal and denies it when the limit runs out", async () => {
-      const { guard, service, clock, timers } = await guarded(makeStore, {
+      const { guard, clock, timers } = await guarded(makeStore, {
         maxWallClockSeconds: 10,
         toolBudget: 5,
       });
@@ -219,7 +219,27 @@ describe.each(LOCAL_STORES)('RunGuard.toolCall on %s', (_name, makeStore) => {
       const out = await call;
       expect(out.allowed === false && out.check.eventType).toBe('wall_clock_blocked');
       expect(signal?.aborted).toBe(true);
-      expect((await eventTypes(service)).at(-1)).toBe('budget_released');
+    });
+
+    it('charges the estimate of a call cut short, since the tool may still be running', async () => {
+      const { guard, service, clock, timers } = await guarded(makeStore, {
+        maxWallClockSeconds: 10,
+        toolBudget: 5,
+      });
+      const call = guard.toolCall({
+        toolCallId: 'c1',
+        toolName: 'search',
+        estimate: 1,
+        run: () => new Promise<never>(() => undefined),
+      });
+      await settledUntil(() => timers.pending.length === 1);
+      clock.advance(10_001);
+      timers.fire();
+      await call;
+      const entry = (await service.getAuditTrail(PLAN))?.entries.at(-1);
+      expect(entry?.eventType).toBe('budget_committed');
+      expect(String(entry?.details['note'])).toContain('may still be running');
+      expect((await service.getGuardrails(PLAN))?.budgetSpent).toBe(1);
     });
   });
 });
