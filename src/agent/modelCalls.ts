@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { errorTail, GuardrailError, invalid, isGuardrailViolationError } from '../errors.js';
+import {
+  errorTail,
+  GuardrailError,
+  invalid,
+  isGuardrailValidationError,
+  isGuardrailViolationError,
+} from '../errors.js';
 import { validRuntimeKey } from '../guardrails/AutonomyGuardrails.js';
 import { GuardrailEventType as E } from '../guardrails/events.js';
 import type { GuardCheck } from '../guardrails/GuardCheck.js';
@@ -121,7 +127,7 @@ export class ModelCallHandle {
   }
 
   #settle(cost: number, settling: Promise<GuardCheck>, spends = true): Promise<ModelCallSettled> {
-    this.#settled = settling.then((check) => {
+    const settled = settling.then((check) => {
       this.#onSettled();
       // A commit the service answers with a release found nothing open: nothing was spent for this call.
       if (spends && check.eventType === E.BUDGET_RELEASED) {
@@ -132,7 +138,12 @@ export class ModelCallHandle {
       }
       return Object.freeze({ cost, check });
     });
-    return this.#settled;
+    // Options the reservation refused settled nothing: the call can be settled again.
+    settled.catch((error: unknown) => {
+      if (isGuardrailValidationError(error) && this.#settled === settled) this.#settled = undefined;
+    });
+    this.#settled = settled;
+    return settled;
   }
 }
 

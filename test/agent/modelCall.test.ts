@@ -248,6 +248,16 @@ describe.each(LOCAL_STORES)('RunGuard model calls on %s', (_name, makeStore) => 
       expect([g?.budgetSpent, g?.budgetReserved]).toEqual([0.00045, 0]);
     });
 
+    it('can be released again after a release with options it refused', async () => {
+      const { guard, service } = await guarded(makeStore, { toolBudget: 1 }, { models: MODELS });
+      const opened = await guard.openModelCall({ modelId: 'gpt-4o-mini', estimate: ESTIMATE });
+      if (!opened.allowed) throw new Error('the call should be allowed');
+      const bad = { error: 'boom', extra: 1 } as { error?: string };
+      expect(await rejectedField(opened.handle.release(bad))).toBe('options.extra');
+      expect((await opened.handle.release()).check.eventType).toBe('budget_released');
+      expect((await service.getGuardrails(PLAN))?.budgetReserved).toBe(0);
+    });
+
     it('settles once: an abandon after a commit answers as the commit did', async () => {
       const { guard, service } = await guarded(makeStore, { toolBudget: 1 }, { models: MODELS });
       const opened = await guard.openModelCall({ modelId: 'gpt-4o-mini', estimate: ESTIMATE });
