@@ -11,6 +11,7 @@ import { parsePlanFile } from '../src/cli/planFile.js';
 import { PlanRunner } from '../src/cli/runner.js';
 import { startDashboard } from '../src/dashboard/server.js';
 import { MemoryStore } from '../src/store/memory/MemoryStore.js';
+import { CHROMIUM, CHROMIUM_ARGS } from '../test/support/chromium.js';
 
 const RELEASE = `
 version: 1
@@ -49,7 +50,7 @@ decisions:
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const out = resolve(root, process.argv[3] ?? 'docs/dashboard.png');
-const executablePath = process.env['CHROMIUM'] ?? '/usr/bin/chromium';
+const executablePath = process.env['CHROMIUM'] ?? CHROMIUM;
 
 const clock = new ManualClock(Date.parse('2026-11-30T09:12:00.000Z'));
 const store = new MemoryStore();
@@ -81,16 +82,7 @@ clock.advance(130_000);
 const server = await startDashboard({ runner, host: '127.0.0.1', port: 0, clock });
 const browser = await chromium.launch({
   executablePath,
-  args: [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-  ],
+  args: [...CHROMIUM_ARGS],
 });
 try {
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 }, deviceScaleFactor: 1 });

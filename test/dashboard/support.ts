@@ -10,6 +10,7 @@ import { createDashboardApp } from '../../src/dashboard/app.js';
 import type { GuardrailStore } from '../../src/store/GuardrailStore.js';
 import { MemoryStore } from '../../src/store/memory/MemoryStore.js';
 import { SqliteStore } from '../../src/store/sqlite/SqliteStore.js';
+import { CHROMIUM } from '../support/chromium.js';
 import { onCI } from '../support/ci.js';
 
 export const T0 = Date.parse('2026-11-30T10:00:00.000Z');
@@ -156,7 +157,7 @@ export async function sqliteStore(): Promise<{
 }
 
 /** Where the browser tests find Chromium. */
-export const CHROMIUM = '/usr/bin/chromium';
+export { CHROMIUM } from '../support/chromium.js';
 
 /**
  * Why the browser tests are skipped, or null when they run. They always run on CI: there a missing browser
