@@ -55,6 +55,25 @@ describe.skipIf(skip)('a PostgresStore whose connections the server ends', () =>
     return lockRows(holder, `"${schema}"."${store.tablePrefix}plans"`);
   }
 
+  /**
+   * Starts `check` while the plan's row is locked, so that it waits on the server, ends the store's
+   * connections meanwhile, and gives back what the check came to.
+   */
+  async function endedDuring<T>(
+    made: Awaited<ReturnType<typeof configured>>,
+    check: () => Promise<T>,
+  ): Promise<PromiseSettledResult<T>> {
+    const lock = await lockPlans(made.store);
+    try {
+      const settled = Promise.allSettled([check()]);
+      await lockWaitOf(admin, made.applicationName);
+      await terminateBackends(admin, made.applicationName);
+      return (await settled)[0];
+    } finally {
+      await lock.unlock();
+    }
+  }
+
   beforeAll(async () => {
     await admin.query(`CREATE SCHEMA "${schema}"`);
   });
@@ -69,43 +88,22 @@ describe.skipIf(skip)('a PostgresStore whose connections the server ends', () =>
   });
 
   it('rejects with STORE_UNAVAILABLE a check in flight written in one statement', async () => {
-    const { store, service, applicationName } = await configured();
-    await service.checkToolBudget('p', 1); // the store now decides the next check from this one
-    const lock = await lockPlans(store);
-    try {
-      const check = expect(service.checkToolBudget('p', 1)).rejects.toMatchObject(unavailable);
-      await lockWaitOf(admin, applicationName);
-      await terminateBackends(admin, applicationName);
-      await check;
-    } finally {
-      await lock.unlock();
-    }
+    const made = await configured();
+    await made.service.checkToolBudget('p', 1); // the store now decides the next check from this one
+    const ended = await endedDuring(made, () => made.service.checkToolBudget('p', 1));
+    expect(ended).toMatchObject({ status: 'rejected', reason: unavailable });
   });
 
   it('rejects with STORE_UNAVAILABLE a check in flight in a transaction that locks the plan', async () => {
-    const { store, service, applicationName } = await configured();
-    const lock = await lockPlans(store);
-    try {
-      const check = expect(service.checkToolBudget('p', 1)).rejects.toMatchObject(unavailable);
-      await lockWaitOf(admin, applicationName);
-      await terminateBackends(admin, applicationName);
-      await check;
-    } finally {
-      await lock.unlock();
-    }
+    const made = await configured();
+    const ended = await endedDuring(made, () => made.service.checkToolBudget('p', 1));
+    expect(ended).toMatchObject({ status: 'rejected', reason: unavailable });
   });
 
   it('answers the check in flight denied with storeUnavailable "deny"', async () => {
-    const { store, service, applicationName } = await configured({ storeUnavailable: 'deny' });
-    const lock = await lockPlans(store);
-    try {
-      const check = service.checkToolBudget('p', 1);
-      await lockWaitOf(admin, applicationName);
-      await terminateBackends(admin, applicationName);
-      expect((await check).allowed).toBe(false);
-    } finally {
-      await lock.unlock();
-    }
+    const made = await configured({ storeUnavailable: 'deny' });
+    const ended = await endedDuring(made, () => made.service.checkToolBudget('p', 1));
+    expect(ended).toMatchObject({ status: 'fulfilled', value: { allowed: false } });
   });
 
   it('answers the checks waiting behind the one in flight once the server answers again', async () => {
