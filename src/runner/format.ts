@@ -78,24 +78,17 @@ export function linesOf(text: string): string[] {
   return trimmed === '' ? [] : trimmed.split(/\r?\n/);
 }
 
+/** True when `o` is an object whose fields have the given `typeof`s. */
+function hasFields(o: unknown, types: Readonly<Record<string, string>>): boolean {
+  if (typeof o !== 'object' || o === null) return false;
+  const r = o as Record<string, unknown>;
+  return Object.entries(types).every(([key, type]) => typeof r[key] === type);
+}
+
 function isShellOutput(o: unknown): o is { exit_code: number; stdout: string; stderr: string } {
-  const r = o as Record<string, unknown> | null;
-  return (
-    typeof o === 'object' &&
-    r !== null &&
-    typeof r['exit_code'] === 'number' &&
-    typeof r['stdout'] === 'string' &&
-    typeof r['stderr'] === 'string'
-  );
+  return hasFields(o, { exit_code: 'number', stdout: 'string', stderr: 'string' });
 }
 
 function isHttpOutput(o: unknown): o is { status: number; body: string; body_truncated?: boolean } {
-  const r = o as Record<string, unknown> | null;
-  return (
-    typeof o === 'object' &&
-    r !== null &&
-    typeof r['status'] === 'number' &&
-    typeof r['body'] === 'string' &&
-    typeof r['headers'] === 'object'
-  );
+  return hasFields(o, { status: 'number', body: 'string', headers: 'object' });
 }
