@@ -82,6 +82,7 @@ export {
   type AgentToolRule,
   type Denied,
   type RunGuardOptions,
+  type ToolCallStart,
   type ToolCallContext,
   type ToolCallDone,
   type ToolCallOutcome,

@@ -90,6 +90,8 @@ export interface ToolCallRequest<T> {
   readonly input?: unknown;
   /** Cost to reserve; it can raise the tool's `costPerCall`, never lower it. */
   readonly estimate?: number;
+  /** A person must confirm this call whatever the policy says (as a rule's `requiresConfirmation`). */
+  readonly requiresConfirmation?: boolean;
   /**
    * Does the call with `ctx.input`: returns its output, or `toolResult(output, { cost })` to report the
    * actual cost.
@@ -127,11 +129,17 @@ const OPTION_KEYS = [
   'models',
   'unpricedModels',
 ];
-const REQUEST_KEYS = ['toolCallId', 'toolName', 'input', 'estimate', 'run'];
+const REQUEST_KEYS = ['toolCallId', 'toolName', 'input', 'estimate', 'requiresConfirmation', 'run'];
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 const CUT_SHORT =
   'the wall clock ran out while the call ran: the reserved estimate is charged, since the tool may still be running';
+
+/** A tool call about to be asked for: its id, its tool and its input. */
+export type ToolCallStart = Pick<
+  ToolCallRequest<unknown>,
+  'toolCallId' | 'toolName' | 'input' | 'requiresConfirmation'
+>;
 
 /** A denial as a value. */
 export function denied(check: GuardCheck, approval?: Approval | null): Denied {
@@ -167,6 +175,8 @@ export class RunGuard {
   #started: Promise<void> | null = null;
   /** Model call ids of calls opened through this guard and not settled yet. */
   readonly #openModelCalls = new Set<string>();
+  /** What the last model call opened through this guard set aside, in micro-units. */
+  #lastModelMicros = 0;
   /** The last call in flight per tool call id: calls with one id go one at a time. */
   readonly #inFlight = new Map<string, Promise<unknown>>();
 
@@ -250,6 +260,7 @@ export class RunGuard {
       this.#openModelCalls,
     );
     if ('denied' in opened) return denied(opened.denied);
+    this.#lastModelMicros = toMicros(opened.handle.reserved, 'reserved', 'up');
     return { allowed: true as const, handle: opened.handle, wall: opened.gate ?? null };
   }
 
@@ -266,17 +277,67 @@ export class RunGuard {
       return Promise.reject(error);
     }
     const n = this.#calls++; // taken before any await: parallel calls are numbered apart
-    const before = this.#inFlight.get(call.toolCallId) ?? Promise.resolve();
-    const guarded = before.then(
-      () => this.#guardToolCall(call, n),
-      () => this.#guardToolCall(call, n),
-    );
-    this.#inFlight.set(call.toolCallId, guarded);
+    return this.#oneAtATime(call.toolCallId, () => this.#guardToolCall(call, n));
+  }
+
+  /**
+   * The approval a person must decide before a tool call may run, for a framework that asks before it
+   * runs a call: the one already asked for under the call's id, or one opened now (taking the call's
+   * step, so the call does not take another) when the call's operation needs a person and the wall clock
+   * and the steps let it go that far. Null when the call needs no person, or when a guard before the
+   * confirmation refused it: the call itself then answers with that denial. Idempotent per tool call id.
+   */
+  approvalFor(request: ToolCallStart): Promise<Approval | null> {
+    let call: ToolCallRequest<unknown>;
+    try {
+      call = validRequest({ ...request, run: () => undefined });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#oneAtATime(call.toolCallId, async () => {
+      const { service, planId } = this;
+      const asked = await service.findApproval(planId, call.toolCallId);
+      if (asked !== null) return asked;
+      const g = await service.getGuardrails(planId);
+      const ask = this.#ask(call);
+      if (
+        g === null ||
+        !ask.operation.some((op) => ask.alwaysRequire.includes(op) || g.requiresConfirmation(op))
+      )
+        return null;
+      await this.#start();
+      if (!(await service.checkWallClock(planId)).allowed) return null;
+      return (await this.#confirm(call))?.approval ?? null;
+    });
+  }
+
+  /**
+   * The limit that leaves the run nothing to do, read without changing anything or writing to the log:
+   * the wall clock run out, every step taken, or a budget left smaller than the last model call's
+   * estimate (or none left at all). Null while the run may go on. A loop asks this between its steps to
+   * end gracefully, before a call would be refused.
+   */
+  async limitReached(): Promise<GuardCheck | null> {
+    const g = await this.service.getGuardrails(this.planId);
+    if (g === null) return null;
+    const checks = [
+      g.checkWallClock(this.service.clock.now()),
+      g.checkStepLimit(g.stepCount),
+      g.checkToolBudgetMicros(this.#lastModelMicros),
+    ];
+    return checks.find((c) => !c.allowed) ?? null;
+  }
+
+  /** Runs `task` once the calls with the same tool call id before it are done, as they started. */
+  #oneAtATime<R>(toolCallId: string, task: () => Promise<R>): Promise<R> {
+    const before = this.#inFlight.get(toolCallId) ?? Promise.resolve();
+    const running = before.then(task, task);
+    this.#inFlight.set(toolCallId, running);
     const forget = (): void => {
-      if (this.#inFlight.get(call.toolCallId) === guarded) this.#inFlight.delete(call.toolCallId);
+      if (this.#inFlight.get(toolCallId) === running) this.#inFlight.delete(toolCallId);
     };
-    guarded.then(forget, forget);
-    return guarded;
+    running.then(forget, forget);
+    return running;
   }
 
   /** Sets the plan's start time on first use, so the wall clock runs from the agent's first call. */
@@ -310,21 +371,11 @@ export class RunGuard {
    */
   async #confirm<T>(call: ToolCallRequest<T>): Promise<Denied | null> {
     const { service, planId } = this;
-    const rule = this.#rules.get(call.toolName);
-    const always = rule?.requiresConfirmation === true;
-    const ask = {
-      decisionId: call.toolCallId,
-      operation: operationsToConfirm(call.toolName, rule?.operation, always),
-      // The grant is bound to the tool as well: two tools may share one operation.
-      input: { tool: call.toolName, input: call.input ?? null },
-      alwaysRequire: always ? [call.toolName] : [],
-      ttlMs: this.#approvalTtlMs,
-      // The loop goes on while a person decides: its wall clock keeps running.
-      pauseClock: false,
-    };
+    const ask = this.#ask(call);
     const asked = await service.findApproval(planId, call.toolCallId);
     if (asked !== null) {
-      const use = await service.useGrant(planId, asked.id, ask);
+      // A call that reaches its grant while nobody decided, or after a no, claims what leash never gave.
+      const use = await service.useGrant(planId, asked.id, { ...ask, recordRefusal: true });
       if (use.outcome === 'granted') return null;
       return denied(use.check, use.outcome === 'pending' ? use.approval : null);
     }
@@ -332,6 +383,23 @@ export class RunGuard {
     if (!step.allowed) return denied(step);
     const request = await service.requestConfirmation(planId, ask);
     return request.check.allowed ? null : denied(request.check, request.approval);
+  }
+
+  /** What a call's confirmation asks for: its operations, and the input its grant is bound to. */
+  #ask(call: ToolCallRequest<unknown>) {
+    const rule = this.#rules.get(call.toolName);
+    const always = rule?.requiresConfirmation === true || call.requiresConfirmation === true;
+    const operation = operationsToConfirm(call.toolName, rule?.operation, always);
+    return {
+      decisionId: call.toolCallId,
+      operation,
+      // The grant is bound to the tool as well: two tools may share one operation.
+      input: { tool: call.toolName, input: call.input ?? null },
+      alwaysRequire: always ? [normalizeOperation(call.toolName)] : [],
+      ttlMs: this.#approvalTtlMs,
+      // The loop goes on while a person decides: its wall clock keeps running.
+      pauseClock: false,
+    };
   }
 
   async #runWithRetries<T>(call: ToolCallRequest<T>, firstWall: GuardCheck): Promise<ToolCallOutcome<T>> {
@@ -419,6 +487,9 @@ function validRequest<T>(request: ToolCallRequest<T>): ToolCallRequest<T> {
   const input = r['input'] === undefined ? undefined : copyJsonValue(r['input'], 'input');
   const estimate = r['estimate'];
   if (estimate !== undefined) toMicros(estimate, 'estimate', 'up');
+  const confirm = r['requiresConfirmation'];
+  if (confirm !== undefined && typeof confirm !== 'boolean')
+    invalid('requiresConfirmation', 'a boolean', confirm);
   const run = r['run'];
   if (typeof run !== 'function') invalid('run', 'a function', run);
   return Object.freeze({
@@ -426,6 +497,7 @@ function validRequest<T>(request: ToolCallRequest<T>): ToolCallRequest<T> {
     toolName,
     ...(input === undefined ? {} : { input }),
     ...(estimate === undefined ? {} : { estimate: estimate as number }),
+    ...(confirm === true ? { requiresConfirmation: true } : {}),
     run: run as ToolCallRequest<T>['run'],
   });
 }

@@ -342,6 +342,11 @@ export class AutonomyGuardrailService {
   }
 
   /** A copy of the plan's guardrails, or null when it has none. */
+  /** The clock every check of this service reads. */
+  get clock(): Clock {
+    return this.#clock;
+  }
+
   async getGuardrails(planId: string): Promise<AutonomyGuardrails | null> {
     validatePlanId(planId);
     return (await this.#store.get(planId))?.guardrails ?? null;
@@ -884,6 +889,12 @@ export class AutonomyGuardrailService {
       alwaysRequire?: readonly string[];
       /** As given to requestConfirmation: false leaves the wall clock as it is. Default true. */
       pauseClock?: boolean;
+      /**
+       * Record a use that finds the approval pending or denied too (default false: the request and the
+       * decision were recorded, and a runner that waits asks again and again). For a caller whose use
+       * means the call was about to run: an approval claimed where leash has none.
+       */
+      recordRefusal?: boolean;
     },
   ): Promise<GrantUse> {
     return rejecting(() => {
@@ -895,6 +906,8 @@ export class AutonomyGuardrailService {
       const always = this.#operations(use.alwaysRequire ?? [], 'alwaysRequire', true);
       const hash = inputHash(use.input);
       const unpause = pauseClockOf(use.pauseClock);
+      const record = use.recordRefusal ?? false;
+      if (typeof record !== 'boolean') invalid('recordRefusal', 'a boolean', record);
       const now = this.#now();
       return this.#store.update(
         planId,
@@ -910,22 +923,17 @@ export class AutonomyGuardrailService {
             const details = { approval_id: id, decision_id: decisionId, ...operationsDetail(ops) };
             return { result, audit: this.#entry(check, details, now) };
           }
+          const details = { approval_id: id, decision_id: decisionId, ...operationsDetail(ops) };
+          const undecided = (outcome: 'pending' | 'denied', check: GuardCheck): PlanChange<GrantUse> => {
+            const result: GrantUse = { outcome, check, approval: a };
+            return record ? { result, audit: this.#entry(check, details, now) } : { result };
+          };
           if (a.status === 'pending' && now <= parseIsoMs(a.expiresAt)) {
-            return {
-              result: {
-                outcome: 'pending',
-                check: makeCheck(E.CONFIRMATION_REQUIRED, 'awaiting a decision', null),
-                approval: a,
-              },
-            };
+            return undecided('pending', makeCheck(E.CONFIRMATION_REQUIRED, 'awaiting a decision', null));
           }
           if (a.status === 'denied') {
-            const check = makeCheck(
-              E.CONFIRMATION_DENIED,
-              `denied by ${a.decidedBy ?? 'someone'}: ${a.reason ?? ''}`,
-              null,
-            );
-            return { result: { outcome: 'denied', check, approval: a } };
+            const reason = `denied by ${a.decidedBy ?? 'someone'}: ${a.reason ?? ''}`;
+            return undecided('denied', makeCheck(E.CONFIRMATION_DENIED, reason, null));
           }
           // What needs a person now: a grant covers exactly that, so a wider need asks again.
           const op = requiredOf(g, ops, always).join(',');
@@ -941,7 +949,6 @@ export class AutonomyGuardrailService {
                     : now > parseIsoMs(a.expiresAt)
                       ? `it expired at ${a.expiresAt}`
                       : null;
-          const details = { approval_id: id, decision_id: decisionId, ...operationsDetail(ops) };
           if (problem !== null) {
             const check = makeCheck(
               E.CONFIRMATION_GRANT_REFUSED,

@@ -413,6 +413,36 @@ describe('useGrant', () => {
     expect(use.approval).toMatchObject({ id: 'a1', status: 'used', usedAt: iso(T0 + 1_000) });
   });
 
+  it('records a use that finds the approval pending when asked to, naming the approval', async () => {
+    const { service } = await requested();
+    const use = await service.useGrant('plan', 'a1', { ...USE, recordRefusal: true });
+    const entry = await lastEntry(service);
+    expect(use.outcome).toBe('pending');
+    expect([entry.eventType, entry.result]).toEqual(['confirmation_required', 'denied']);
+    expect(entry.details).toMatchObject({ approval_id: 'a1', decision_id: 'd1' });
+  });
+
+  it('records a use that finds the approval denied when asked to', async () => {
+    const { service } = await requested();
+    await service.deny('a1', ANN);
+    await service.useGrant('plan', 'a1', { ...USE, recordRefusal: true });
+    expect((await lastEntry(service)).eventType).toBe('confirmation_denied');
+    expect((await eventTypes(service)).filter((t) => t === 'confirmation_denied')).toHaveLength(2);
+  });
+
+  it('leaves a use that finds the approval pending out of the log by default', async () => {
+    const { service } = await requested();
+    const before = await eventTypes(service);
+    await service.useGrant('plan', 'a1', USE);
+    expect(await eventTypes(service)).toEqual(before);
+  });
+
+  it('refuses a recordRefusal that is not a boolean, naming the field', async () => {
+    const { service } = await requested();
+    const use = { ...USE, recordRefusal: 'yes' as unknown as boolean };
+    expect(await fieldOf(() => service.useGrant('plan', 'a1', use))).toBe('recordRefusal');
+  });
+
   it('marks the approval used in the store', async () => {
     const { service } = await approved();
     await service.useGrant('plan', 'a1', USE);
