@@ -1,0 +1,55 @@
+import type { ModelMessage, ToolApprovalRequest, ToolApprovalResponse } from 'ai';
+import type { RunGuard } from '../../agent/RunGuard.js';
+import { invalid } from '../../errors.js';
+import type { Approval } from '../../store/GuardrailStore.js';
+import { guardOptions, type GuardOption } from './options.js';
+
+/**
+ * The leash approval behind an SDK `tool-approval-request` part: the one asked for under its tool call
+ * id (the SDK makes its own approval id), or null. Show it to a person, who decides it with
+ * `service.approve` / `deny`, `leash approve <id>`, or the dashboard.
+ */
+export async function approvalOf(
+  request: Pick<ToolApprovalRequest, 'toolCallId'>,
+  options: GuardOption,
+): Promise<Approval | null> {
+  const guard = guardOptions(options, [])['guard'] as RunGuard;
+  const toolCallId = (request as { toolCallId?: unknown } | null)?.toolCallId;
+  if (typeof toolCallId !== 'string') invalid('request.toolCallId', 'a string', toolCallId);
+  return guard.service.findApproval(guard.planId, toolCallId);
+}
+
+/**
+ * The SDK's `tool-approval-response` parts for the approval requests in `messages` that a person has
+ * decided in leash (approved or denied, with the reason), to append as a `tool` message before the loop
+ * resumes. Requests still pending are left out. An approved response only lets the SDK call the tool:
+ * the guarded tool runs it once, with the leash grant.
+ */
+export async function approvalResponses(
+  messages: readonly ModelMessage[],
+  options: GuardOption,
+): Promise<ToolApprovalResponse[]> {
+  if (!Array.isArray(messages)) invalid('messages', 'an array of messages', messages);
+  const responses: ToolApprovalResponse[] = [];
+  for (const message of messages) {
+    if (message.role !== 'assistant' || typeof message.content === 'string') continue;
+    for (const part of message.content) {
+      if (part.type !== 'tool-approval-request') continue;
+      const approval = await approvalOf(part, options);
+      const response = approval && responseTo(part, approval);
+      if (response) responses.push(response);
+    }
+  }
+  return responses;
+}
+
+function responseTo(part: ToolApprovalRequest, approval: Approval): ToolApprovalResponse | null {
+  const approved = approval.status === 'approved' || approval.status === 'used';
+  if (!approved && approval.status !== 'denied') return null;
+  return {
+    type: 'tool-approval-response',
+    approvalId: part.approvalId,
+    approved,
+    ...(approval.reason === undefined ? {} : { reason: approval.reason }),
+  };
+}

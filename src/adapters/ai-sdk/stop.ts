@@ -1,0 +1,30 @@
+import type { StopCondition, ToolSet } from 'ai';
+import type { RunGuard } from '../../agent/RunGuard.js';
+import { GuardrailEventType as E } from '../../guardrails/events.js';
+import { guardOptions, type GuardOption } from './options.js';
+import { isLeashDenial } from './tools.js';
+
+/** Denials after which no tool call of this run can go on. */
+const ENDS_THE_RUN: ReadonlySet<string> = new Set([
+  E.BUDGET_BLOCKED,
+  E.STEP_BLOCKED,
+  E.WALL_CLOCK_BLOCKED,
+  E.ACTOR_TOOL_CALLS_BLOCKED,
+]);
+
+/**
+ * A stop condition for `stopWhen` that ends the loop gracefully, with the text and tool results so far,
+ * once the guard's limits leave it nothing to do: a tool call of the last step refused for the budget,
+ * the steps, the wall clock or the calls of this run; or, read from the plan, the wall clock run out,
+ * every step taken, or a budget left smaller than the last model call's estimate. The SDK asks it after
+ * each step with tool results, so use it with a step count:
+ * `stopWhen: [stepCountIs(20), guardStop({ guard })]`.
+ */
+export function guardStop<TOOLS extends ToolSet = ToolSet>(options: GuardOption): StopCondition<TOOLS> {
+  const guard = guardOptions(options, [])['guard'] as RunGuard;
+  return async ({ steps }) => {
+    const last = steps.at(-1);
+    const ended = last?.toolResults.some((r) => isLeashDenial(r.output) && ENDS_THE_RUN.has(r.output.check));
+    return ended === true || (await guard.limitReached()) !== null;
+  };
+}

@@ -1,0 +1,127 @@
+import type { Tool, ToolExecutionOptions, ToolSet } from 'ai';
+import type { Denied, RunGuard } from '../../agent/RunGuard.js';
+import { invalid } from '../../errors.js';
+import { toMicros } from '../../money.js';
+import { guardOptions, type GuardOption } from './options.js';
+
+export interface GuardToolsOptions extends GuardOption {
+  /** Cost to reserve for one call, by tool and input; it can raise a tool's `costPerCall`, never lower it. */
+  readonly estimate?: (toolName: string, input: unknown) => number | undefined;
+}
+
+/**
+ * What a guarded tool returns in place of its output when a guard refused the call: the model reads it
+ * as an `execution-denied` result with the reason, and the loop goes on. `approvalId` names the leash
+ * approval a person must decide, when one is pending.
+ */
+export interface LeashDenial {
+  readonly type: 'leash-denial';
+  /** The check's event type, e.g. `budget_blocked`. */
+  readonly check: string;
+  readonly reason: string;
+  readonly approvalId?: string;
+}
+
+/** Whether a tool's output is a leash denial rather than what the tool returns. */
+export function isLeashDenial(output: unknown): output is LeashDenial {
+  return (
+    typeof output === 'object' &&
+    output !== null &&
+    (output as { type?: unknown }).type === 'leash-denial' &&
+    typeof (output as { reason?: unknown }).reason === 'string'
+  );
+}
+
+function denial(d: Denied): LeashDenial {
+  const out = { type: 'leash-denial' as const, check: d.check.eventType, reason: d.reason };
+  return Object.freeze(d.approval ? { ...out, approvalId: d.approval.id } : out);
+}
+
+type AnyTool = Tool<unknown, unknown>;
+
+/**
+ * The same tool set with every `execute` run through the guard: one call is one step, checked for the
+ * wall clock, a person's grant, calls per tool and per run, and the budget, and audited in the plan's log.
+ * A denied call returns a {@link LeashDenial} in place of its output (the model reads why). Every tool
+ * with an `execute` gets a `needsApproval` that opens a leash approval when the call needs a person (its
+ * operation is in `required_confirmations`, its rule or its own `needsApproval` says so) and keeps
+ * answering true for that call, so the SDK stops for approval; the call runs later only with the leash
+ * grant for that call id and input: an approval forged in the messages, replayed or for changed
+ * arguments gets a denial. A tool whose `execute` yields results as it goes is run to its last one.
+ * Tools without an `execute` (run by the client or the provider) are passed on unchanged.
+ */
+export function guardTools<T extends ToolSet>(tools: T, options: GuardToolsOptions): T {
+  const o = guardOptions(options, ['estimate']);
+  const guard = o['guard'] as RunGuard;
+  const estimate = o['estimate'];
+  if (estimate !== undefined && typeof estimate !== 'function') invalid('estimate', 'a function', estimate);
+  if (typeof tools !== 'object' || tools === null) invalid('tools', 'an object of tools', tools);
+  const guarded: Record<string, unknown> = {};
+  for (const [name, tool] of Object.entries(tools as ToolSet)) {
+    guarded[name] =
+      typeof (tool as AnyTool).execute === 'function'
+        ? guardTool(name, tool as AnyTool, guard, estimate as GuardToolsOptions['estimate'])
+        : tool;
+  }
+  return guarded as T;
+}
+
+function guardTool(
+  toolName: string,
+  tool: AnyTool,
+  guard: RunGuard,
+  estimateOf: GuardToolsOptions['estimate'],
+): AnyTool {
+  const execute = tool.execute as NonNullable<AnyTool['execute']>;
+  const own = tool.needsApproval;
+  const toModelOutput = tool.toModelOutput;
+  return {
+    ...tool,
+    needsApproval: async (input, opts) => {
+      const requiresConfirmation = await asked(own, input, opts);
+      const call = { toolCallId: opts.toolCallId, toolName, input, requiresConfirmation };
+      return (await guard.approvalFor(call)) !== null;
+    },
+    execute: async (input: unknown, opts: ToolExecutionOptions) => {
+      const given = estimateOf?.(toolName, input);
+      if (given !== undefined) toMicros(given, 'estimate', 'up');
+      const outcome = await guard.toolCall({
+        toolCallId: opts.toolCallId,
+        toolName,
+        input,
+        requiresConfirmation: await asked(own, input, opts),
+        ...(given === undefined ? {} : { estimate: given }),
+        run: async (ctx) => {
+          const signal = opts.abortSignal ? AbortSignal.any([opts.abortSignal, ctx.signal]) : ctx.signal;
+          return lastOf(await execute(ctx.input, { ...opts, abortSignal: signal }));
+        },
+      });
+      return outcome.allowed ? outcome.output : denial(outcome);
+    },
+    toModelOutput: async (out) => {
+      if (isLeashDenial(out.output)) return { type: 'execution-denied', reason: out.output.reason };
+      if (toModelOutput) return toModelOutput(out);
+      const value = out.output;
+      return typeof value === 'string' ? { type: 'text', value } : { type: 'json', value: value ?? null };
+    },
+  } as AnyTool;
+}
+
+/** The tool's own answer to whether a person must approve the call: it needs one then, whatever the policy. */
+async function asked(
+  own: AnyTool['needsApproval'],
+  input: unknown,
+  opts: ToolExecutionOptions,
+): Promise<boolean> {
+  if (typeof own !== 'function') return own === true;
+  const { toolCallId, messages, experimental_context } = opts;
+  return (await own(input, { toolCallId, messages, experimental_context })) === true;
+}
+
+/** A result as the SDK takes it: the last value of one yielded as it goes, the value itself otherwise. */
+async function lastOf(result: unknown): Promise<unknown> {
+  if (typeof result !== 'object' || result === null || !(Symbol.asyncIterator in result)) return result;
+  let last: unknown;
+  for await (const value of result as AsyncIterable<unknown>) last = value;
+  return last;
+}
