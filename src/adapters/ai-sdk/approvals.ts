@@ -22,19 +22,27 @@ export async function approvalOf(
 /**
  * The SDK's `tool-approval-response` parts for the approval requests in `messages` that a person has
  * decided in leash (approved or denied, with the reason), to append as a `tool` message before the loop
- * resumes. Requests still pending are left out. An approved response only lets the SDK call the tool:
- * the guarded tool runs it once, with the leash grant.
+ * resumes. Requests still pending, and those the messages answer already, are left out. An approved
+ * response only lets the SDK call the tool: the guarded tool runs it once, with the leash grant.
  */
 export async function approvalResponses(
   messages: readonly ModelMessage[],
   options: GuardOption,
 ): Promise<ToolApprovalResponse[]> {
   if (!Array.isArray(messages)) invalid('messages', 'an array of messages', messages);
+  const answered = new Set<string>();
+  for (const message of messages) {
+    if (message.role !== 'tool') continue;
+    for (const part of message.content) {
+      answered.add(part.type === 'tool-approval-response' ? part.approvalId : `call:${part.toolCallId}`);
+    }
+  }
   const responses: ToolApprovalResponse[] = [];
   for (const message of messages) {
     if (message.role !== 'assistant' || typeof message.content === 'string') continue;
     for (const part of message.content) {
       if (part.type !== 'tool-approval-request') continue;
+      if (answered.has(part.approvalId) || answered.has(`call:${part.toolCallId}`)) continue;
       const approval = await approvalOf(part, options);
       const response = approval && responseTo(part, approval);
       if (response) responses.push(response);

@@ -91,6 +91,13 @@ describe.each(LOCAL_STORES)('AI SDK approvals on %s', (_name, makeStore) => {
     expect((await service.getGuardrails('plan'))?.stepCount).toBe(1);
   });
 
+  it('leaves out a request the messages answer already', async () => {
+    const { service, guard, history } = await paused(makeStore);
+    await service.approve((await approvalOf(requestIn(history), { guard }))!.id, { by: 'alice' });
+
+    expect(await approvalResponses([...history, approvedBy(requestIn(history))], { guard })).toEqual([]);
+  });
+
   it('leaves a request nobody decided out of the responses', async () => {
     const { guard, history } = await paused(makeStore);
 

@@ -1,0 +1,130 @@
+// An AI SDK agent under leash: a budget, a step limit and a person's approval before it writes a file,
+// every check in a tamper-evident log. Offline it runs a scripted mock model; with OPENAI_API_KEY set
+// and @ai-sdk/openai installed it runs gpt-4o-mini.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generateText, stepCountIs, tool, type ModelMessage } from 'ai';
+import { MockLanguageModelV3 } from 'ai/test';
+import { z } from 'zod';
+import {
+  approvalResponses,
+  guardModel,
+  guardStop,
+  guardTools,
+  type GuardedLanguageModel,
+} from '../src/adapters/ai-sdk/index.js';
+import { AutonomyGuardrailService, RunGuard, SqliteStore, type ModelPrice } from '../src/index.js';
+
+const db = join(mkdtempSync(join(tmpdir(), 'leash-ai-sdk-')), 'leash.db');
+const store = new SqliteStore({ path: db });
+await store.migrate();
+const service = new AutonomyGuardrailService({ store });
+const planId = 'notes-agent';
+await service.configureGuardrails(planId, {
+  maxSteps: 6,
+  toolBudget: 0.05, // dollars
+  requiredConfirmations: ['write_file'],
+});
+
+const files = new Map([['notes.txt', 'leash keeps agents inside budgets, step limits and approvals.']]);
+const tools = {
+  read_file: tool({
+    description: 'read a file',
+    inputSchema: z.object({ path: z.string() }),
+    execute: async ({ path }) => files.get(path) ?? `no file ${path}`,
+  }),
+  write_file: tool({
+    description: 'write a file',
+    inputSchema: z.object({ path: z.string(), content: z.string() }),
+    execute: async ({ path, content }) => (files.set(path, content), `wrote ${content.length} bytes`),
+  }),
+};
+
+const { model, modelId, prices } = await pickModel();
+const messages: ModelMessage[] = [{ role: 'user', content: 'Summarise notes.txt into summary.txt.' }];
+for (let run = 1; ; run++) {
+  // One guard per run of the loop: per-run tool-call limits count from zero again.
+  const guard = new RunGuard({
+    service,
+    planId,
+    models: prices,
+    tools: { read_file: { costPerCall: 0.001 } },
+  });
+  const result = await generateText({
+    model: guardModel(model, { guard, modelId }),
+    tools: guardTools(tools, { guard }),
+    stopWhen: [stepCountIs(10), guardStop({ guard })],
+    messages,
+  });
+  messages.push(...result.response.messages);
+  console.log(`run ${run}: ${result.steps.length} step(s), text: ${JSON.stringify(result.text)}`);
+  const asked = result.content.filter((part) => part.type === 'tool-approval-request');
+  if (asked.length === 0) break;
+  for (const { toolCall } of asked) {
+    const approval = await service.findApproval(planId, toolCall.toolCallId);
+    console.log(
+      `  ${toolCall.toolName} waits for a person: npx leash approve ${approval?.id} --by you --db ${db}`,
+    );
+    // A person would decide with the command above or the dashboard; the example approves for them.
+    await service.approve(approval!.id, { by: 'example-reviewer', reason: 'summary looks right' });
+  }
+  messages.push({ role: 'tool', content: await approvalResponses(messages, { guard }) });
+}
+
+const g = await service.getGuardrails(planId);
+const trail = await service.getAuditTrail(planId);
+console.log(`summary.txt: ${JSON.stringify(files.get('summary.txt') ?? null)}`);
+console.log(`spent ${g?.budgetSpent} of ${g?.toolBudget} dollars in ${g?.stepCount} step(s)`);
+console.log(
+  `audit log: ${trail?.size} entries, ${trail?.deniedCount} denied; verify: npx leash verify --db ${db}`,
+);
+store.close();
+
+/** gpt-4o-mini when a key and the provider package are there; a scripted mock model otherwise. */
+async function pickModel(): Promise<{
+  model: GuardedLanguageModel;
+  modelId: string;
+  prices: Record<string, ModelPrice>;
+}> {
+  const provider = '@ai-sdk/openai';
+  if (process.env['OPENAI_API_KEY']) {
+    const openai = await import(provider).catch(() => null);
+    if (openai) {
+      // Dollars per million tokens; check your provider's current prices.
+      const prices = { 'gpt-4o-mini': { input: 0.15, output: 0.6, cached_input: 0.075 } };
+      return { model: openai.openai('gpt-4o-mini'), modelId: 'gpt-4o-mini', prices };
+    }
+  }
+  const usage = {
+    inputTokens: { total: 400, noCache: 400, cacheRead: 0, cacheWrite: 0 },
+    outputTokens: { total: 40, text: 40, reasoning: 0 },
+  };
+  const say = (text: string) => ({ type: 'text' as const, text });
+  const call = (id: string, name: string, input: object) => ({
+    type: 'tool-call' as const,
+    toolCallId: id,
+    toolName: name,
+    input: JSON.stringify(input),
+  });
+  const script = [
+    [say('Reading the notes first.'), call('call-1', 'read_file', { path: 'notes.txt' })],
+    [call('call-2', 'write_file', { path: 'summary.txt', content: 'leash: budgets, limits, approvals.' })],
+    [say('Done: summary.txt holds the summary.')],
+  ];
+  let n = 0;
+  const mock = new MockLanguageModelV3({
+    modelId: 'scripted',
+    doGenerate: async () => {
+      const content = script[Math.min(n++, script.length - 1)]!;
+      const calls = content.some((c) => c.type === 'tool-call');
+      return {
+        content,
+        usage,
+        warnings: [],
+        finishReason: { unified: calls ? 'tool-calls' : 'stop', raw: undefined },
+      };
+    },
+  });
+  return { model: mock, modelId: 'scripted', prices: { scripted: { input: 2.5, output: 10 } } };
+}
