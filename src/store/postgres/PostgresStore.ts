@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import pg from 'pg';
 import type { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 import { AuditEntry } from '../../audit/AuditEntry.js';
 import { AuditTrail, DEFAULT_AUDIT_CAPACITY } from '../../audit/AuditTrail.js';
@@ -42,6 +41,7 @@ import {
   type CheckpointPolicy,
 } from '../checkpoints.js';
 import { chainedFromRow, entryFromRow, logEntryFromRow, type LogRow as StoredLogRow } from '../auditRows.js';
+import { driver } from '../drivers.js';
 import { applyMutation, writesState } from '../mutation.js';
 import {
   checkDocument,
@@ -243,7 +243,7 @@ export class PostgresStore implements GuardrailStore {
     if (options.url !== undefined) {
       if (typeof options.url !== 'string' || options.url === '')
         invalid('url', 'a connection string', options.url);
-      this.#pool = new pg.Pool({
+      this.#pool = new (driver('pg').Pool)({
         connectionString: options.url,
         connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
       });

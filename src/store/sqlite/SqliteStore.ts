@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import type { AuditEntry } from '../../audit/AuditEntry.js';
 import { AuditTrail, DEFAULT_AUDIT_CAPACITY } from '../../audit/AuditTrail.js';
 import { chainEntry, type ChainedEntry, type Checkpoint, type MalformedEntry } from '../../audit/chain.js';
@@ -32,6 +32,7 @@ import {
   type CheckpointPolicy,
 } from '../checkpoints.js';
 import { chainedFromRow, entryFromRow, logEntryFromRow, type LogRow } from '../auditRows.js';
+import { driver } from '../drivers.js';
 import { applyMutation, writesState } from '../mutation.js';
 import {
   checkDocument,
@@ -338,6 +339,8 @@ export class SqliteStore implements GuardrailStore {
     }
     this.tablePrefix = prefix;
     this.#checkpoints = checkpointPolicy(o['checkpoints']);
+    // Loaded by the first store rather than on import; a given database needs it too, for its errors.
+    const Sqlite = driver('better-sqlite3');
     if (o['database'] !== undefined) {
       if (o['path'] !== undefined) {
         throw new GuardrailValidationError('path', 'path and database cannot both be given');
@@ -353,7 +356,7 @@ export class SqliteStore implements GuardrailStore {
           `path must be a file name or ":memory:", got ${describeValue(path)}`,
         );
       }
-      this.#db = this.#openDatabase(path);
+      this.#db = this.#openDatabase(Sqlite, path);
       this.#ownsDatabase = true;
     }
   }
@@ -623,10 +626,10 @@ export class SqliteStore implements GuardrailStore {
     }
   }
 
-  #openDatabase(path: string): Database.Database {
+  #openDatabase(Sqlite: typeof Database, path: string): Database.Database {
     let db: Database.Database | undefined;
     try {
-      db = new Database(path, { timeout: this.busyTimeoutMs });
+      db = new Sqlite(path, { timeout: this.busyTimeoutMs });
       db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
       db.pragma('foreign_keys = ON');
       if (!db.memory) {
@@ -990,7 +993,7 @@ export class SqliteStore implements GuardrailStore {
 
   /** The error to report for `error`: SQLite's own errors become GuardrailErrors; others pass as they are. */
   #failure(error: unknown, doing: string): unknown {
-    if (error instanceof Database.SqliteError) {
+    if (error instanceof driver('better-sqlite3').SqliteError) {
       if (error.code.startsWith('SQLITE_CONSTRAINT')) {
         return new GuardrailError(
           'STORE_CONTRACT',
