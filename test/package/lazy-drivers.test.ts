@@ -1,0 +1,49 @@
+// `import 'leash'` loads no database driver: each is loaded by the first store that needs it. A child
+// process imports the package afresh and reports which drivers it has loaded (test/package/loaded-drivers.mjs),
+// from the TypeScript source always, and from the built dist/ on CI, where `npm run build` runs first.
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { onCI } from '../support/ci.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const PROBE = fileURLToPath(new URL('./loaded-drivers.mjs', import.meta.url));
+
+interface Loaded {
+  afterImport: string[];
+  afterSqliteStore: string[];
+  afterPostgresStore: string[];
+}
+
+function probe(entry: string, execArgv: readonly string[]): Loaded {
+  const r = spawnSync(process.execPath, [...execArgv, PROBE, pathToFileURL(`${ROOT}/${entry}`).href], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  if (r.status !== 0) throw new Error(`the probe exited with ${r.status}: ${r.stderr}`);
+  return JSON.parse(r.stdout) as Loaded;
+}
+
+describe.each([
+  { entry: 'src/index.ts', execArgv: ['--import', 'tsx'], run: true },
+  { entry: 'dist/index.js', execArgv: [], run: onCI() },
+])('the drivers $entry loads', ({ entry, execArgv, run }) => {
+  let loaded: Loaded;
+
+  beforeAll(() => {
+    if (run) loaded = probe(entry, execArgv);
+  }, 60_000);
+
+  it.runIf(run)('are none on import', () => {
+    expect(loaded.afterImport).toEqual([]);
+  });
+
+  it.runIf(run)('are better-sqlite3 alone once a SqliteStore is constructed', () => {
+    expect(loaded.afterSqliteStore).toEqual(['better-sqlite3']);
+  });
+
+  it.runIf(run)('include pg once a PostgresStore is constructed with a url', () => {
+    expect(loaded.afterPostgresStore).toContain('pg');
+  });
+});
