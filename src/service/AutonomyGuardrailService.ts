@@ -349,7 +349,9 @@ export class AutonomyGuardrailService {
 
   async getGuardrails(planId: string): Promise<AutonomyGuardrails | null> {
     validatePlanId(planId);
-    return (await this.#store.get(planId))?.guardrails ?? null;
+    const store = this.#store;
+    if (store.getGuardrails) return store.getGuardrails(planId);
+    return (await store.get(planId))?.guardrails ?? null;
   }
 
   /** Checks `step` against `max_steps` and records the check. Counts nothing: see {@link takeStep}. */

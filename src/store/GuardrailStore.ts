@@ -151,6 +151,12 @@ export interface GuardrailStore {
   get(planId: string): Promise<PlanRecord | null>;
 
   /**
+   * The plan's guardrails alone, or null when it is not configured: what `get` returns without reading
+   * the audit window, for callers that check limits often. Optional: without it, callers use `get`.
+   */
+  getGuardrails?(planId: string): Promise<AutonomyGuardrails | null>;
+
+  /**
    * The plan's whole durable audit log, oldest first: seq 1..n, each entry chained to the one before it
    * (see `chainEntry`). Empty for a plan that is not configured. Every store is an `AuditLogSource`.
    */

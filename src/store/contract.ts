@@ -209,6 +209,26 @@ export function runStoreContract(name: string, options: StoreContractOptions): v
         expect(second.audit.size).toBe(0);
       });
 
+      it('reads the guardrails alone as get reads them, after updates', async () => {
+        if (!store.getGuardrails) return;
+        await store.put('p', guardrails({ requiredConfirmations: ['deploy'] }));
+        await store.update('p', () => ({ result: null, mutation: { steps: 2 } }));
+        expect((await store.getGuardrails('p'))?.toJSON()).toEqual((await stored('p')).guardrails.toJSON());
+        expect((await store.getGuardrails('p'))?.stepCount).toBe(2);
+      });
+
+      it('reads null guardrails for a plan that was never stored', async () => {
+        if (!store.getGuardrails) return;
+        expect(await store.getGuardrails('missing')).toBeNull();
+      });
+
+      it('returns a copy from getGuardrails, so changing it changes nothing stored', async () => {
+        if (!store.getGuardrails) return;
+        await store.put('p', guardrails());
+        (await store.getGuardrails('p'))?.incrementStep();
+        expect((await store.getGuardrails('p'))?.stepCount).toBe(0);
+      });
+
       it('deletes a plan, its guardrails and its audit trail', async () => {
         await store.put('p', guardrails());
         await store.update('p', () => ({ result: null, audit: entry('step_allowed', 1) }));

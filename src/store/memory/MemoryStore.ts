@@ -157,6 +157,11 @@ export class MemoryStore implements GuardrailStore {
     return entry ? { guardrails: entry.guardrails.clone(), audit: entry.audit.clone() } : null;
   }
 
+  async getGuardrails(planId: string): Promise<AutonomyGuardrails | null> {
+    this.#open();
+    return this.#plans.get(planId)?.guardrails.clone() ?? null;
+  }
+
   async readAuditLog(planId: string): Promise<readonly ChainedEntry[]> {
     this.#open();
     if (!this.keepLog) {

@@ -655,6 +655,16 @@ export class PostgresStore implements GuardrailStore {
     return { guardrails: readGuardrails(planId, row.guardrails), audit: trail };
   }
 
+  async getGuardrails(planId: string): Promise<AutonomyGuardrails | null> {
+    this.#open();
+    storable(planId, 'plan_id');
+    await this.#whenReady();
+    const doing = `read plan ${describeValue(planId)}`;
+    const found = await query<{ guardrails: string }>(this.#pool, doing, this.#sql.getGuardrails, [planId]);
+    const row = found.rows[0];
+    return row === undefined ? null : readGuardrails(planId, row.guardrails);
+  }
+
   async readAuditLog(planId: string): Promise<readonly ChainedEntry[]> {
     return (await this.#readLog(planId)).map((row) => chainedOf(planId, row));
   }
@@ -1004,6 +1014,7 @@ interface Statements {
   readonly insertEntries: string;
   readonly readLog: string;
   readonly getPlan: string;
+  readonly getGuardrails: string;
   readonly deletePlan: string;
   readonly saveDocument: string;
   readonly createDocument: string;
@@ -1072,6 +1083,7 @@ function statements(t: Tables): Statements {
                   WHERE plan_id = p.plan_id AND seq >= p.window_start
                   ORDER BY seq DESC LIMIT $2) e) AS entries
       FROM ${t.plans} p WHERE p.plan_id = $1`,
+    getGuardrails: `SELECT guardrails FROM ${t.plans} WHERE plan_id = $1`,
     // The plan and its document go in one statement; entries and approvals cascade with the plan.
     deletePlan: `WITH d AS (DELETE FROM ${t.documents} WHERE plan_id = $1 RETURNING 1),
         p AS (DELETE FROM ${t.plans} WHERE plan_id = $1 RETURNING 1)

@@ -264,6 +264,7 @@ interface Transactions {
   update: (updates: readonly Pending[]) => Updated;
   put: (planId: string, guardrails: string, entries: readonly AuditEntry[] | undefined) => void;
   get: (planId: string) => PlanRecord | null;
+  getGuardrails: (planId: string) => AutonomyGuardrails | null;
   readLog: (planId: string) => ChainedRow[];
   delete: (planId: string) => boolean;
   saveDocument: (doc: CheckedDocument) => PlanDocument;
@@ -524,6 +525,15 @@ export class SqliteStore implements GuardrailStore {
     const tx = this.#afterUpdates();
     try {
       return tx.get(planId);
+    } catch (error) {
+      throw this.#failure(error, `read plan "${planId}"`);
+    }
+  }
+
+  async getGuardrails(planId: string): Promise<AutonomyGuardrails | null> {
+    const tx = this.#afterUpdates();
+    try {
+      return tx.getGuardrails(planId);
     } catch (error) {
       throw this.#failure(error, `read plan "${planId}"`);
     }
@@ -935,6 +945,10 @@ export class SqliteStore implements GuardrailStore {
       update: (updates) => update.immediate(updates),
       put: (planId, guardrails, entries) => put.immediate(planId, guardrails, entries),
       get: (planId) => get.deferred(planId),
+      getGuardrails: (planId) => {
+        const json = s.selectPlan.get(planId);
+        return json === undefined ? null : readGuardrails(planId, json);
+      },
       readLog: (planId) => readLog.deferred(planId),
       delete: (planId) => remove.immediate(planId),
       saveDocument: (doc) => saveDocument.immediate(doc),
