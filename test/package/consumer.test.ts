@@ -31,6 +31,32 @@ function readmeExample(readme: string): string {
   return match[1];
 }
 
+/** An AI SDK loop on the mock model asking for three tool calls, against a budget for two. */
+const AI_SDK_CONSUMER = `import { generateText, stepCountIs, tool } from 'ai';
+import { MockLanguageModelV3 } from 'ai/test';
+import { z } from 'zod';
+import { AutonomyGuardrailService, RunGuard } from 'leash';
+import { guardModel, guardStop, guardTools } from 'leash/ai-sdk';
+
+const service = new AutonomyGuardrailService();
+await service.configureGuardrails('agent', { toolBudget: 0.2 });
+const guard = new RunGuard({ service, planId: 'agent', tools: { search: { costPerCall: 0.1 } }, unpricedModels: 'allow' });
+let runs = 0;
+const search = tool({ inputSchema: z.object({ q: z.string() }), execute: async () => ++runs });
+const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
+const calls = [1, 2, 3].map((n) => ({ type: 'tool-call' as const, toolCallId: 'c' + n, toolName: 'search', input: '{"q":"x"}' }));
+const model = new MockLanguageModelV3({
+  doGenerate: { content: calls, finishReason: { unified: 'tool-calls', raw: undefined }, usage, warnings: [] },
+});
+await generateText({
+  model: guardModel(model, { guard }),
+  tools: guardTools({ search }, { guard }),
+  stopWhen: [stepCountIs(3), guardStop({ guard })],
+  prompt: 'search',
+});
+console.log('ran ' + runs + ' of 3 calls, spent ' + (await service.getGuardrails('agent'))?.budgetSpent);
+`;
+
 let dir: string;
 
 function run(command: string, args: readonly string[], cwd: string) {
@@ -97,6 +123,21 @@ describe.runIf(RUN)(
       expect(node.stderr).toBe('');
       expect(node.stdout).toMatch(/^budget check: allowed/m);
       expect(node.stdout).toMatch(/^plan research-1: completed, 1 decision done \(s1\)/m);
+    }, 120_000);
+
+    it('compiles and runs a leash/ai-sdk consumer once it installs ai, which leash does not install', () => {
+      expect(readdirSync(join(dir, 'node_modules'))).not.toContain('ai');
+      installDependencies(dir, ['ai']);
+      writeFileSync(join(dir, 'agent.ts'), AI_SDK_CONSUMER);
+      writeFileSync(
+        join(dir, 'tsconfig.agent.json'),
+        JSON.stringify({ extends: './tsconfig.json', files: ['agent.ts'] }),
+      );
+      const tsc = run(process.execPath, [TSC, '-p', 'tsconfig.agent.json'], dir);
+      expect(tsc.stdout + tsc.stderr).toBe('');
+      const node = run(process.execPath, ['out/agent.js'], dir);
+      expect(node.stderr).toBe('');
+      expect(node.stdout.trim()).toBe('ran 2 of 3 calls, spent 0.2');
     }, 120_000);
 
     it('loads from CommonJS with await import', () => {
