@@ -1,7 +1,7 @@
-/** Resolves the benchmarks' `../src/index.js` to the compiled `../dist/index.js`. */
+/** Resolves the benchmarks' `../src/…` modules to the compiled `../dist/…` ones. */
 export async function resolve(specifier, context, next) {
-  if (specifier === '../src/index.js' && context.parentURL?.includes('/bench/')) {
-    return next('../dist/index.js', context);
+  if (specifier.startsWith('../src/') && context.parentURL?.includes('/bench/')) {
+    return next(`../dist/${specifier.slice('../src/'.length)}`, context);
   }
   return next(specifier, context);
 }

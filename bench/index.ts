@@ -24,6 +24,7 @@ import {
   serviceWithFullTrail,
   START_MS,
 } from './fixtures.js';
+import { aiSdkCases, aiSdkTargets } from './ai-sdk.js';
 import { runCases, type BenchCase, type CaseResult } from './harness.js';
 import {
   latencyTarget,
@@ -230,6 +231,7 @@ async function main(): Promise<void> {
     ...executorCases(),
     metadataCase,
     ...trailCases,
+    ...aiSdkCases(),
   ];
   const results = await runCases(cases, {
     timeMs: TIME_MS,
@@ -285,6 +287,7 @@ async function main(): Promise<void> {
       find(results, NAMES.trailAddCold(1_000_000)),
       find(results, NAMES.trailAdd(10)),
     ),
+    ...aiSdkTargets((name) => find(results, name)),
   ];
 
   const notes = [
@@ -292,6 +295,7 @@ async function main(): Promise<void> {
     `Service and executor rows use the service's default store, keeping the window only (keepLog: false; audit capacity 1,000, full, so every check also evicts) and a ManualClock, except the systemClock row; the keepLog row keeps every entry, so its memory and garbage collection grow with the run. RateLimiterMemory has Number.MAX_SAFE_INTEGER points over 3,600 s and reads Date.now() on every call.`,
     `Metadata round trip: toMetadata → JSON.stringify → JSON.parse → loadFromMetadata of ${(metadataJsonLength / 1024).toLocaleString('en-US', { maximumFractionDigits: 0 })} KiB of JSON.`,
     `AuditTrail.add: each trail is pre-filled to capacity with distinct entries, so every add evicts one; the appended entries cycle through ${HOT_ENTRIES.toLocaleString('en-US')} ready-made ones that stay in cache, as a freshly built entry would. The "cold evictions" row appends the fill entries again instead, so each add evicts an entry last touched ${(1_000_000).toLocaleString('en-US')} adds earlier and pays a cache miss: it prices memory, not the ring, and has no target.`,
+    'AI SDK rows: real generateText calls of one step (stopWhen: stepCountIs(1)) on the AI SDK mock model, which asks for one tool call with a new id each time; guarded rows give the step guardTools with a new RunGuard (one per run, as an app makes) on a plan with roomy limits (a step, the wall clock, the per-invocation count, a reservation and its commit per call, each audited). The 1 ms rows hold the thread for 1 ms in the model call (a timer would round the step to whole milliseconds).',
   ];
 
   console.log(`\n${resultTable(results)}\n`);

@@ -1,0 +1,131 @@
+// The cost leash/ai-sdk adds to a tool call: real generateText steps on the AI SDK's mock model, one
+// tool call each, bare and guarded, on the memory and SQLite stores; and the same step with 1 ms of
+// simulated model latency (the thread held, not a timer), to see the guard's share of a step.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generateText, stepCountIs, tool, type ToolSet } from 'ai';
+import { MockLanguageModelV3 } from 'ai/test';
+import { z } from 'zod';
+import { guardTools } from '../src/adapters/ai-sdk/index.js';
+import {
+  AutonomyGuardrailService,
+  ManualClock,
+  MemoryStore,
+  RunGuard,
+  SqliteStore,
+  type GuardrailStore,
+} from '../src/index.js';
+import { fail, PLAN_ID, ROOMY_LIMITS, START_MS } from './fixtures.js';
+import type { BenchCase, CaseResult } from './harness.js';
+import { latencyTarget, overheadTarget, type Target } from './report.js';
+
+export const AI_NAMES = {
+  bare: 'generateText step, 1 tool call (bare)',
+  memory: 'generateText step, 1 tool call (guardTools, MemoryStore)',
+  sqlite: 'generateText step, 1 tool call (guardTools, SqliteStore file)',
+  bareSlow: 'generateText step, 1 tool call, 1 ms model (bare)',
+  memorySlow: 'generateText step, 1 tool call, 1 ms model (guardTools, MemoryStore)',
+} as const;
+
+const echo = tool({ inputSchema: z.object({ n: z.number() }), execute: async ({ n }) => n });
+
+/**
+ * Holds the thread for `ms`: a model's latency without a timer, whose 1 ms granularity would round a
+ * step up to whole milliseconds and hide or exaggerate what the guard adds.
+ */
+function busyFor(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until);
+}
+
+/** A mock model whose every call asks for one `echo` call with a new id, after `latencyMs` when set. */
+function mockModel(latencyMs: number): MockLanguageModelV3 {
+  let n = 0;
+  return new MockLanguageModelV3({
+    doGenerate: async () => {
+      if (latencyMs > 0) busyFor(latencyMs);
+      const id = `call-${++n}`;
+      return {
+        content: [{ type: 'tool-call', toolCallId: id, toolName: 'echo', input: `{"n":${n}}` }],
+        finishReason: { unified: 'tool-calls', raw: undefined },
+        usage: {
+          inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 },
+          outputTokens: { total: 5, text: 5, reasoning: 0 },
+        },
+        warnings: [],
+      };
+    },
+  });
+}
+
+/** One step: a model call and the one tool call it asks for, with the tools `toolsFor` gives. */
+function stepCase(name: string, latencyMs: number, toolsFor: () => Promise<() => ToolSet>): BenchCase {
+  return {
+    name,
+    async: true,
+    prepare: async () => {
+      const model = mockModel(latencyMs);
+      const tools = await toolsFor();
+      const op = async () => {
+        const r = await generateText({ model, tools: tools(), stopWhen: stepCountIs(1), prompt: 'go' });
+        if (r.toolResults.length !== 1 || typeof r.toolResults[0]?.output !== 'number')
+          fail(`${name}: no result`);
+        return r;
+      };
+      await op();
+      return { op };
+    },
+  };
+}
+
+/** Guarded tools on `store`: one RunGuard per generateText call, as an app makes one per run. */
+function guarded(store: () => Promise<GuardrailStore>): () => Promise<() => ToolSet> {
+  return async () => {
+    const service = new AutonomyGuardrailService({ clock: new ManualClock(START_MS), store: await store() });
+    await service.configureGuardrails(PLAN_ID, ROOMY_LIMITS);
+    return () => guardTools({ echo }, { guard: new RunGuard({ service, planId: PLAN_ID }) });
+  };
+}
+
+const memory = async (): Promise<GuardrailStore> => new MemoryStore({ keepLog: false });
+const sqlite = async (): Promise<GuardrailStore> => {
+  const store = new SqliteStore({ path: join(mkdtempSync(join(tmpdir(), 'leash-bench-')), 'leash.db') });
+  await store.migrate();
+  return store;
+};
+const bare = async () => () => ({ echo });
+
+export function aiSdkCases(): BenchCase[] {
+  return [
+    stepCase(AI_NAMES.bare, 0, bare),
+    stepCase(AI_NAMES.memory, 0, guarded(memory)),
+    stepCase(AI_NAMES.sqlite, 0, guarded(sqlite)),
+    stepCase(AI_NAMES.bareSlow, 1, bare),
+    stepCase(AI_NAMES.memorySlow, 1, guarded(memory)),
+  ];
+}
+
+export function aiSdkTargets(find: (name: string) => CaseResult): Target[] {
+  return [
+    overheadTarget(
+      'time guardTools adds per tool call over a bare AI SDK tool call (MemoryStore)',
+      find(AI_NAMES.memory),
+      find(AI_NAMES.bare),
+      1,
+      50_000,
+    ),
+    overheadTarget(
+      'time guardTools adds per tool call over a bare AI SDK tool call (SqliteStore file)',
+      find(AI_NAMES.sqlite),
+      find(AI_NAMES.bare),
+      1,
+    ),
+    latencyTarget(
+      'guarded ÷ bare step with 1 ms of model latency (ns/op)',
+      find(AI_NAMES.memorySlow),
+      find(AI_NAMES.bareSlow),
+      1.02,
+    ),
+  ];
+}
