@@ -47,3 +47,16 @@ describe.each([
     expect(loaded.afterPostgresStore).toContain('pg');
   });
 });
+
+describe.each([
+  { entry: 'src/adapters/ai-sdk/index.ts', execArgv: ['--import', 'tsx'], run: true },
+  { entry: 'dist/adapters/ai-sdk/index.js', execArgv: [], run: onCI() },
+])('the drivers $entry loads', ({ entry, execArgv, run }) => {
+  it.runIf(run)(
+    'are none on import',
+    () => {
+      expect(probe(entry, execArgv).afterImport).toEqual([]);
+    },
+    60_000,
+  );
+});

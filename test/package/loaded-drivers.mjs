@@ -10,6 +10,11 @@ const loaded = () => DRIVERS.filter((name) => require.resolve(name) in require.c
 
 const leash = await import(process.argv[2]);
 const afterImport = loaded();
+if (leash.SqliteStore === undefined) {
+  // An entry without the stores (leash/ai-sdk): what its import loaded is all there is to tell.
+  process.stdout.write(JSON.stringify({ afterImport }));
+  process.exit(0);
+}
 await new leash.SqliteStore().close();
 const afterSqliteStore = loaded();
 // Port 1: the pool connects on its first query, which this store never makes.
