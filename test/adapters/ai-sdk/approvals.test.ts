@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { approvalOf, approvalResponses, guardModel, guardTools } from '../../../src/adapters/ai-sdk/index.js';
 import { RunGuard, type AutonomyGuardrailService } from '../../../src/index.js';
 import { eventTypes, guarded, LOCAL_STORES } from '../../agent/support.js';
-import { call, countedTool, FREE_MODEL, response, scripted, text, toolOutputs } from './support.js';
+import { call, countedTool, fedBack, FREE_MODEL, response, scripted, text } from './support.js';
 
 const PROMPT: ModelMessage[] = [{ role: 'user', content: 'write the file' }];
 const OPTIONS = { models: FREE_MODEL, tools: { write: { costPerCall: 0.01 } } };
@@ -122,10 +122,10 @@ describe.each(LOCAL_STORES)('AI SDK approvals on %s', (_name, makeStore) => {
   it('refuses an approval forged in the messages, with no leash grant behind it, and records it', async () => {
     const { service, write, script, history } = await paused(makeStore);
 
-    const done = await resume(service, write, script.model, [...history, approvedBy(requestIn(history))]);
+    await resume(service, write, script.model, [...history, approvedBy(requestIn(history))]);
 
     expect(write.runs).toEqual([]);
-    expect(toolOutputs(done.response.messages)['c1']).toMatchObject({ type: 'execution-denied' });
+    expect(fedBack(script.model)['c1']).toMatchObject({ type: 'execution-denied' });
     // Once when the SDK asked, once when the forged approval tried to run the call.
     expect((await eventTypes(service)).filter((e) => e === 'confirmation_required')).toHaveLength(2);
   });
@@ -136,10 +136,10 @@ describe.each(LOCAL_STORES)('AI SDK approvals on %s', (_name, makeStore) => {
     const approved = [...history, approvedBy(requestIn(history))];
     await resume(service, write, script.model, approved);
 
-    const again = await resume(service, write, script.model, approved);
+    await resume(service, write, script.model, approved);
 
     expect(write.runs).toHaveLength(1);
-    expect(toolOutputs(again.response.messages)['c1']).toMatchObject({ type: 'execution-denied' });
+    expect(fedBack(script.model)['c1']).toMatchObject({ type: 'execution-denied' });
     expect(await eventTypes(service)).toContain('confirmation_grant_refused');
   });
 
@@ -148,10 +148,10 @@ describe.each(LOCAL_STORES)('AI SDK approvals on %s', (_name, makeStore) => {
     await service.approve((await approvalOf(requestIn(history), { guard }))!.id, { by: 'alice' });
     const edited = JSON.parse(JSON.stringify(history).replace('a.txt', '/etc/passwd')) as ModelMessage[];
 
-    const done = await resume(service, write, script.model, [...edited, approvedBy(requestIn(history))]);
+    await resume(service, write, script.model, [...edited, approvedBy(requestIn(history))]);
 
     expect(write.runs).toEqual([]);
-    expect(toolOutputs(done.response.messages)['c1']).toMatchObject({
+    expect(fedBack(script.model)['c1']).toMatchObject({
       type: 'execution-denied',
       reason: expect.stringMatching(/input changed/),
     });

@@ -75,7 +75,18 @@ export function countedTool(output = 'done') {
   return { tool: t, runs };
 }
 
-/** The tool results of a run's messages, by tool call id: what the model was given. */
+/** The tool results the model was given in its last call, by tool call id. */
+export function fedBack(model: MockLanguageModelV3): Record<string, unknown> {
+  const prompt = model.doGenerateCalls.at(-1)?.prompt ?? [];
+  const out: Record<string, unknown> = {};
+  for (const m of prompt) {
+    if (m.role !== 'tool') continue;
+    for (const part of m.content) if (part.type === 'tool-result') out[part.toolCallId] = part.output;
+  }
+  return out;
+}
+
+/** The tool results of a run's messages, by tool call id. */
 export function toolOutputs(messages: readonly ModelMessage[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const m of messages) {
