@@ -31,7 +31,7 @@ import type {
   PlanChange,
   PlanMutation,
 } from '../store/GuardrailStore.js';
-import { operationsDetail, validDecision, type Decision } from './approvals.js';
+import { operationsDetail, validDecision, validToolName, type Decision } from './approvals.js';
 import { BudgetReservation } from './BudgetReservation.js';
 import { inputHash } from './hash.js';
 import { APPROVAL_STATUSES } from '../store/approvalRows.js';
@@ -44,6 +44,7 @@ import {
   type MetadataLimits,
 } from './metadata.js';
 import { validatePlanId } from './planId.js';
+import { inputPreview } from './preview.js';
 
 export interface AutonomyGuardrailServiceOptions {
   /**
@@ -739,7 +740,9 @@ export class AutonomyGuardrailService {
    * Checks whether `operation` needs a person's confirmation and, if it does, atomically opens a pending
    * approval for this decision and input, and stops the plan's wall clock until the approval is used or
    * denied (`pauseClock: false` leaves it running, for a caller that goes on while the person decides).
-   * Recorded either way.
+   * Recorded either way. The approval shows the person what they are asked about: `toolName`, and a
+   * bounded one-line preview of `preview` (see {@link inputPreview}), or of `input` when only `toolName`
+   * is given; without either, no preview.
    */
   requestConfirmation(
     planId: string,
@@ -753,6 +756,10 @@ export class AutonomyGuardrailService {
       alwaysRequire?: readonly string[];
       /** Stop the wall clock while the person decides; default true. */
       pauseClock?: boolean;
+      /** The tool an agent wants to call, shown to the person asked. */
+      toolName?: string;
+      /** The JSON value to show the person a preview of, e.g. the tool's arguments. */
+      preview?: unknown;
     },
   ): Promise<ConfirmationRequest> {
     return this.#checking(E.CONFIRMATION_REQUIRED, requestOf, () => {
@@ -762,6 +769,14 @@ export class AutonomyGuardrailService {
       const ops = this.#operations(request.operation);
       const always = this.#operations(request.alwaysRequire ?? [], 'alwaysRequire', true);
       const pause = pauseClockOf(request.pauseClock);
+      const toolName = request.toolName === undefined ? undefined : validToolName(request.toolName);
+      // What the person is shown of the input: `preview`, else the input of a named tool, else nothing.
+      const shown =
+        request.preview !== undefined
+          ? { value: request.preview, field: 'preview' }
+          : toolName === undefined
+            ? null
+            : { value: request.input, field: 'input' };
       const ttlMs = intField(request.ttlMs, 'ttlMs', 1, false) as number;
       if (ttlMs > MAX_APPROVAL_TTL_MS) invalid('ttlMs', `at most ${MAX_APPROVAL_TTL_MS} (ten years)`, ttlMs);
       const now = this.#now();
@@ -793,6 +808,9 @@ export class AutonomyGuardrailService {
           planId,
           decisionId,
           operation: op,
+          ...(toolName === undefined ? {} : { toolName }),
+          // Like the hash, made only when a person must confirm.
+          ...(shown === null ? {} : { inputPreview: inputPreview(shown.value, shown.field) }),
           inputHash: inputHash(request.input), // hashed only when a person must confirm
           requestedAt: formatIso(now),
           expiresAt: formatIso(expires),

@@ -1,9 +1,11 @@
-import { describeValue, GuardrailValidationError } from '../errors.js';
+import { describeValue, GuardrailValidationError, invalid } from '../errors.js';
 import { isPlainObject, isWellFormed, notWellFormed } from '../json.js';
 
 /** Longest name of who decided, and longest reason, kept in an approval. */
 export const MAX_DECIDER_LENGTH = 256;
 export const MAX_REASON_LENGTH = 2048;
+/** Longest name of the tool an approval is for. */
+export const MAX_TOOL_NAME_LENGTH = 256;
 
 // Who decided is shown to people: invisible and format characters could make one name pass for another.
 const HIDDEN = /[\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
@@ -48,6 +50,24 @@ export function validDecision(value: unknown, reasonRequired: boolean): { by: st
   }
   if (!isWellFormed(reason)) notWellFormed(reason, 'reason');
   return { by: by.trim(), reason: reason.trim() };
+}
+
+/** Validates the name of the tool an approval is for: shown to people, like who decided. */
+export function validToolName(value: unknown): string {
+  if (
+    typeof value !== 'string' ||
+    value.trim().length === 0 ||
+    value.length > MAX_TOOL_NAME_LENGTH ||
+    HIDDEN.test(value)
+  ) {
+    invalid(
+      'toolName',
+      `a tool's name of 1 to ${MAX_TOOL_NAME_LENGTH} characters, none of them control or invisible`,
+      value,
+    );
+  }
+  if (!isWellFormed(value)) notWellFormed(value, 'toolName');
+  return value;
 }
 
 /** How an audit entry names the operations of a confirmation: `operation` for one, `operations` for several. */

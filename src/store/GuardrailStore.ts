@@ -49,6 +49,10 @@ export interface Approval {
   readonly decisionId: string;
   /** Normalized operation name(s) needing confirmation, comma-separated. */
   readonly operation: string;
+  /** The tool an agent wanted to call, when the request named one. */
+  readonly toolName?: string;
+  /** What it wanted to call it with, as the person asked sees it: one line, escaped, at most 200 characters. */
+  readonly inputPreview?: string;
   /** SHA-256 (hex) of the decision's input as canonical JSON. */
   readonly inputHash: string;
   readonly requestedAt: string;

@@ -12,7 +12,19 @@ export const APPROVAL_STATUSES: readonly ApprovalStatus[] = Object.freeze([
 /** The columns of an approval row, in the order {@link approvalRowValues} gives their values. */
 export const APPROVAL_COLUMNS =
   'id, plan_id, decision_id, operation, input_hash, requested_at, expires_at, status, ' +
-  'decided_by, decided_at, reason, used_at';
+  'decided_by, decided_at, reason, used_at, tool_name, input_preview';
+
+const COLUMN_NAMES = APPROVAL_COLUMNS.split(', ');
+
+/** `column = excluded.column` for every column but the id: what replacing an approval's row sets. */
+export const APPROVAL_UPDATES = COLUMN_NAMES.slice(1)
+  .map((c) => `${c} = excluded.${c}`)
+  .join(', ');
+
+/** The placeholders of an approval row's values: `?, ?, …` (SQLite) or `$1, $2, …` (PostgreSQL). */
+export function approvalPlaceholders(style: '?' | '$'): string {
+  return COLUMN_NAMES.map((_c, i) => (style === '?' ? '?' : `$${i + 1}`)).join(', ');
+}
 
 /** An approval as a SQL store keeps it: one column a field, NULL for an absent one. */
 export interface ApprovalRow {
@@ -28,6 +40,8 @@ export interface ApprovalRow {
   decided_at: string | null;
   reason: string | null;
   used_at: string | null;
+  tool_name: string | null;
+  input_preview: string | null;
 }
 
 export type ApprovalRowValues = [
@@ -43,6 +57,8 @@ export type ApprovalRowValues = [
   string | null,
   string | null,
   string | null,
+  string | null,
+  string | null,
 ];
 
 const REQUIRED = [
@@ -54,7 +70,7 @@ const REQUIRED = [
   'requestedAt',
   'expiresAt',
 ] as const;
-const OPTIONAL = ['decidedBy', 'decidedAt', 'reason', 'usedAt'] as const;
+const OPTIONAL = ['decidedBy', 'decidedAt', 'reason', 'usedAt', 'toolName', 'inputPreview'] as const;
 // A lone surrogate is stored as U+FFFD and NUL ends a C string: either would change what is kept.
 const LONE_SURROGATE = /\p{Cs}/u;
 
@@ -87,6 +103,8 @@ export function approvalFromRow(row: ApprovalRow, store: string): Approval {
     planId: row.plan_id,
     decisionId: row.decision_id,
     operation: row.operation,
+    ...(row.tool_name === null ? {} : { toolName: row.tool_name }),
+    ...(row.input_preview === null ? {} : { inputPreview: row.input_preview }),
     inputHash: row.input_hash,
     requestedAt: row.requested_at,
     expiresAt: row.expires_at,

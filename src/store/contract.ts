@@ -88,6 +88,11 @@ function approval(id: string, planId: string, i = 0, status: ApprovalStatus = 'p
   };
 }
 
+/** `a` with the tool an agent called and the preview of its input that a person is shown. */
+function withTool(a: Approval): Approval {
+  return { ...a, toolName: 'deploy', inputPreview: '{"env":"prod","note":"\\u202e"}' };
+}
+
 function ids(trail: AuditTrail): unknown[] {
   return trail.entries.map((e) => e.details['i']);
 }
@@ -550,6 +555,40 @@ export function runStoreContract(name: string, options: StoreContractOptions): v
         await store.put('p', guardrails());
         await insert(approval('a1', 'p'));
         expect(await handed('p')).toBeNull();
+      });
+
+      it('reads back the tool and the input preview of an approval by id, listed and handed to a change', async () => {
+        await store.put('p', guardrails());
+        await insert(withTool(approval('a1', 'p')));
+        const read = [
+          await store.getApproval('a1'),
+          ...(await store.listApprovals({ planId: 'p', status: 'pending' })),
+          await handed('p', 'a1'),
+        ];
+        expect(read).toStrictEqual([1, 2, 3].map(() => withTool(approval('a1', 'p'))));
+      });
+
+      it('reads back an approval stored without a tool or a preview without them', async () => {
+        await store.put('p', guardrails());
+        await insert(approval('a1', 'p'));
+        const read = [
+          await store.getApproval('a1'),
+          ...(await store.listApprovals()),
+          await handed('p', 'a1'),
+        ];
+        expect(read.map((a) => a !== null && ('toolName' in a || 'inputPreview' in a))).toEqual([
+          false,
+          false,
+          false,
+        ]);
+      });
+
+      it('keeps the tool and the input preview when a decided approval replaces the pending one', async () => {
+        await store.put('p', guardrails());
+        await insert(withTool(approval('a1', 'p')));
+        const denied: Approval = { ...withTool(approval('a1', 'p')), status: 'denied', reason: 'no' };
+        await insert(denied);
+        expect(await store.getApproval('a1')).toStrictEqual(denied);
       });
 
       it('lists approvals oldest request first', async () => {

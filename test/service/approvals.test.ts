@@ -211,6 +211,74 @@ describe('requestConfirmation', () => {
   });
 });
 
+describe('what the person asked is shown', () => {
+  const SHOWN = { ...REQUEST, toolName: 'deploy_service', preview: { to: 'prod', note: 'a\u202eb' } };
+
+  it('keeps the tool name and a preview of the value given in the approval', async () => {
+    const { service } = await configured();
+    const { approval } = await service.requestConfirmation('plan', SHOWN);
+    expect([approval?.toolName, approval?.inputPreview]).toEqual([
+      'deploy_service',
+      '{"note":"a\\u202eb","to":"prod"}',
+    ]);
+  });
+
+  it('previews the input when a tool name comes without a preview', async () => {
+    const { service } = await configured();
+    const { approval } = await service.requestConfirmation('plan', { ...REQUEST, toolName: 'deploy' });
+    expect(approval?.inputPreview).toBe(canonicalJson(INPUT));
+  });
+
+  it('previews a preview given without a tool name', async () => {
+    const { service } = await configured();
+    const { approval } = await service.requestConfirmation('plan', { ...REQUEST, preview: [1] });
+    expect([approval?.inputPreview, approval !== undefined && 'toolName' in approval]).toEqual([
+      '[1]',
+      false,
+    ]);
+  });
+
+  it('opens an approval without a tool name or a preview when the request gives neither', async () => {
+    const { service } = await configured();
+    const { approval } = await service.requestConfirmation('plan', REQUEST);
+    expect(approval !== undefined && ('toolName' in approval || 'inputPreview' in approval)).toBe(false);
+  });
+
+  it('binds the grant to the input, whatever the preview shows', async () => {
+    const { service } = await configured();
+    await service.requestConfirmation('plan', { ...SHOWN, preview: 'something else' });
+    await service.approve('a1', ANN);
+    expect((await service.useGrant('plan', 'a1', USE)).outcome).toBe('granted');
+  });
+
+  it.each([
+    ['empty', ''],
+    ['only space', '  '],
+    ['longer than 256 characters', 't'.repeat(257)],
+    ['holding a control character', 'deploy\u001b[2J'],
+    ['holding a bidi override', 'deploy\u202e'],
+    ['holding a zero-width space', 'dep\u200bloy'],
+    ['holding a lone surrogate', 'deploy\ud800'],
+    ['a number', 7],
+  ])('refuses a tool name that is %s, naming toolName', async (_label, toolName) => {
+    const { service } = await configured();
+    const call = () => service.requestConfirmation('plan', { ...REQUEST, toolName: toolName as string });
+    expect(await fieldOf(call)).toBe('toolName');
+  });
+
+  it('refuses a preview that is not plain JSON, naming where', async () => {
+    const { service } = await configured();
+    const call = () => service.requestConfirmation('plan', { ...REQUEST, preview: { at: new Date(T0) } });
+    expect(await fieldOf(call)).toBe('preview.at');
+  });
+
+  it('opens nothing for a refused tool name', async () => {
+    const { service } = await configured();
+    await fieldOf(() => service.requestConfirmation('plan', { ...REQUEST, toolName: '' }));
+    expect(await service.listApprovals()).toEqual([]);
+  });
+});
+
 describe('approve', () => {
   it('records who approved, when and why in the approval', async () => {
     const { service, clock } = await requested();

@@ -149,6 +149,27 @@ describe.skipIf(skip)('PostgresStore', () => {
     return store;
   }
 
+  /** A table of `store`, schema and prefix included. */
+  const tableOf = (store: PostgresStore, name: string) => `"${schema}"."${store.tablePrefix}${name}"`;
+
+  /**
+   * Takes `store`'s tables back to the schema of `version`, as that version of leash left them, undoing
+   * each newer migration (the approvals' tool and preview columns, then the plans' versions).
+   */
+  async function backTo(store: PostgresStore, version: number): Promise<void> {
+    const t = (name: string) => tableOf(store, name);
+    if (version < 6) {
+      await pool.query(`ALTER TABLE ${t('approvals')} DROP COLUMN tool_name, DROP COLUMN input_preview`);
+    }
+    if (version < 5) {
+      await pool.query(`DROP TRIGGER "${store.tablePrefix}plans_version" ON ${t('plans')}`);
+      await pool.query(`DROP FUNCTION ${t('new_plan_version')}()`);
+      await pool.query(`ALTER TABLE ${t('plans')} DROP COLUMN version`);
+      await pool.query(`DROP SEQUENCE ${t('plan_versions')}`);
+    }
+    await pool.query(`DELETE FROM ${t('schema_version')} WHERE version > $1`, [version]);
+  }
+
   /** Rows of one of `store`'s tables. */
   async function count(store: PostgresStore, table: string): Promise<number> {
     const found = await pool.query<{ n: number }>(
@@ -227,6 +248,41 @@ describe.skipIf(skip)('PostgresStore', () => {
       ]);
       const store = new PostgresStore({ pool, schema, tablePrefix: first.tablePrefix });
       await expect(store.get('p')).rejects.toMatchObject({ code: 'STORE_SCHEMA_TOO_NEW' });
+    });
+
+    it('reads the approvals of tables from before approvals named a tool, and keeps a tool on new ones', async () => {
+      const store = await migrated();
+      await store.put('p', AutonomyGuardrails.create());
+      await backTo(store, 5);
+      const old = {
+        id: 'old',
+        planId: 'p',
+        decisionId: 'd1',
+        operation: 'deploy',
+        inputHash: 'a'.repeat(64),
+        requestedAt: '2026-11-30T10:00:00.000Z',
+        expiresAt: '2026-11-30T11:00:00.000Z',
+        status: 'pending' as const,
+      };
+      await pool.query(
+        `INSERT INTO ${tableOf(store, 'approvals')} (id, plan_id, decision_id, operation, input_hash,
+           requested_at, expires_at, status) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+        [
+          old.id,
+          old.planId,
+          old.decisionId,
+          old.operation,
+          old.inputHash,
+          old.requestedAt,
+          old.expiresAt,
+          old.status,
+        ],
+      );
+      const again = new PostgresStore({ pool, schema, tablePrefix: store.tablePrefix });
+      await again.migrate();
+      const shown = { ...old, id: 'new', toolName: 'deploy', inputPreview: '{"to":"prod"}' };
+      await again.update('p', () => ({ result: null, newApproval: shown }));
+      expect([await again.getApproval('old'), await again.getApproval('new')]).toStrictEqual([old, shown]);
     });
 
     it('refuses, with STORE_NOT_MIGRATED, to use tables that were never migrated', async () => {
@@ -425,18 +481,13 @@ describe.skipIf(skip)('PostgresStore', () => {
       await store.put('p', AutonomyGuardrails.create());
       await store.put('q', AutonomyGuardrails.create());
       await store.update('p', () => ({ result: null, audit: stepEntry(1) }));
-      const t = (name: string) => `"${schema}"."${store.tablePrefix}${name}"`;
-      await pool.query(`DROP TRIGGER "${store.tablePrefix}plans_version" ON ${t('plans')}`);
-      await pool.query(`DROP FUNCTION ${t('new_plan_version')}()`);
-      await pool.query(`ALTER TABLE ${t('plans')} DROP COLUMN version`);
-      await pool.query(`DROP SEQUENCE ${t('plan_versions')}`);
-      await pool.query(`DELETE FROM ${t('schema_version')} WHERE version = $1`, [POSTGRES_SCHEMA_VERSION]);
+      await backTo(store, 4);
       const again = new PostgresStore({ pool, schema, tablePrefix: store.tablePrefix });
       await again.migrate();
       await again.update('p', () => ({ result: null, audit: stepEntry(2) }));
       await again.update('p', () => ({ result: null, audit: stepEntry(3) }));
       const versions = await pool.query<{ n: number; distinct: number }>(
-        `SELECT count(*)::integer AS n, count(DISTINCT version)::integer AS distinct FROM ${t('plans')}`,
+        `SELECT count(*)::integer AS n, count(DISTINCT version)::integer AS distinct FROM ${tableOf(store, 'plans')}`,
       );
       const report = await verifyAuditLog(again, 'p');
       expect([versions.rows[0], report.ok, report.size]).toEqual([{ n: 2, distinct: 2 }, true, 3]);

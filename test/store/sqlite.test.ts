@@ -12,7 +12,7 @@ import {
 } from '../../src/index.js';
 import { verifyAuditLog } from '../../src/audit/verify.js';
 import { runStoreContract } from '../../src/store/contract.js';
-import type { GuardrailStore } from '../../src/store/GuardrailStore.js';
+import type { Approval, GuardrailStore } from '../../src/store/GuardrailStore.js';
 import { SQLITE_SCHEMA_VERSION, SqliteStore } from '../../src/store/sqlite/SqliteStore.js';
 import { fieldOf } from '../support/thrown.js';
 
@@ -246,6 +246,39 @@ describe('SqliteStore', () => {
       const store = await open({ database: db });
       const report = await verifyAuditLog(store, 'p');
       expect([report.ok, report.size]).toEqual([true, 3]);
+    });
+
+    it('reads the approvals of a file from before approvals named a tool, and keeps a tool on new ones', async () => {
+      const path = newFile();
+      const first = await open({ path });
+      await first.put('p', guardrails());
+      await first.close();
+      const old: Approval = {
+        id: 'old',
+        planId: 'p',
+        decisionId: 'd1',
+        operation: 'deploy',
+        inputHash: 'a'.repeat(64),
+        requestedAt: '2026-11-30T10:00:00.000Z',
+        expiresAt: '2026-11-30T11:00:00.000Z',
+        status: 'pending',
+      };
+      // The file as version 4 left it: no tool or preview columns, an approval written then.
+      const db = new Database(path);
+      db.exec(`
+        ALTER TABLE leash_approvals DROP COLUMN tool_name;
+        ALTER TABLE leash_approvals DROP COLUMN input_preview;
+        DELETE FROM leash_schema_version WHERE version > 4;
+      `);
+      db.prepare('INSERT INTO leash_approvals VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL)').run(
+        ...[old.id, old.planId, old.decisionId, old.operation, old.inputHash, old.requestedAt],
+        ...[old.expiresAt, old.status],
+      );
+      db.close();
+      const store = await open({ path });
+      const shown: Approval = { ...old, id: 'new', toolName: 'deploy', inputPreview: '{"to":"prod"}' };
+      await store.update('p', () => ({ result: null, newApproval: shown }));
+      expect([await store.getApproval('old'), await store.getApproval('new')]).toStrictEqual([old, shown]);
     });
 
     it('refuses a database whose schema is newer than the code knows', async () => {

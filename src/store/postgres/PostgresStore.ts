@@ -28,7 +28,9 @@ import type {
 import {
   APPROVAL_COLUMNS,
   APPROVAL_STATUSES,
+  APPROVAL_UPDATES,
   approvalFromRow,
+  approvalPlaceholders,
   approvalRowValues,
   type ApprovalRow,
 } from '../approvalRows.js';
@@ -181,6 +183,8 @@ const MIGRATIONS: readonly ((t: Tables) => readonly string[])[] = [
     `CREATE TRIGGER ${quote(`${t.prefix}plans_version`)} BEFORE INSERT OR UPDATE ON ${t.plans}
        FOR EACH ROW EXECUTE FUNCTION ${t.newPlanVersion}()`,
   ],
+  // What an approval is for, as the person asked sees it: the tool an agent called, a preview of its input.
+  (t) => [`ALTER TABLE ${t.approvals} ADD COLUMN tool_name text, ADD COLUMN input_preview text`],
 ];
 
 /** The schema version this code reads and writes; `migrate()` brings a database up to it. */
@@ -1030,7 +1034,7 @@ interface Statements {
 function statements(t: Tables): Statements {
   const order = 'ORDER BY requested_at COLLATE "C", id COLLATE "C"';
   const insertApproval = `INSERT INTO ${t.approvals} (${APPROVAL_COLUMNS})
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`;
+    VALUES (${approvalPlaceholders('$')})`;
   return {
     lockPlan: `SELECT guardrails, head_seq::text AS head_seq, head_hash, version::text AS version
       FROM ${t.plans} WHERE plan_id = $1 FOR UPDATE`,
@@ -1053,11 +1057,7 @@ function statements(t: Tables): Statements {
       SELECT version FROM written`,
     // Replaces an approval of this plan only: a row of another plan is left alone and nothing returned.
     upsertApproval: `${insertApproval}
-      ON CONFLICT (id) DO UPDATE SET
-        decision_id = EXCLUDED.decision_id, operation = EXCLUDED.operation,
-        input_hash = EXCLUDED.input_hash, requested_at = EXCLUDED.requested_at,
-        expires_at = EXCLUDED.expires_at, status = EXCLUDED.status, decided_by = EXCLUDED.decided_by,
-        decided_at = EXCLUDED.decided_at, reason = EXCLUDED.reason, used_at = EXCLUDED.used_at
+      ON CONFLICT (id) DO UPDATE SET ${APPROVAL_UPDATES}
       WHERE ${t.approvals}.plan_id = EXCLUDED.plan_id
       RETURNING id`,
     insertApproval: `${insertApproval} ON CONFLICT (id) DO NOTHING RETURNING id`,

@@ -18,7 +18,9 @@ import type {
 } from '../GuardrailStore.js';
 import {
   APPROVAL_COLUMNS,
+  APPROVAL_UPDATES,
   approvalFromRow,
+  approvalPlaceholders,
   approvalRowValues,
   type ApprovalRow,
   type ApprovalRowValues,
@@ -137,6 +139,11 @@ const MIGRATIONS: readonly ((p: string) => string)[] = [
       PRIMARY KEY (plan_id, size)
     );
   `,
+  // What an approval is for, as the person asked sees it: the tool an agent called, a preview of its input.
+  (p) => `
+    ALTER TABLE ${p}approvals ADD COLUMN tool_name TEXT;
+    ALTER TABLE ${p}approvals ADD COLUMN input_preview TEXT;
+  `,
 ];
 
 /** The migration that added the hash chain: rows it finds are chained right after it runs. */
@@ -145,11 +152,7 @@ const CHAIN_MIGRATION = 2;
 /** The schema version this code writes and reads. */
 export const SQLITE_SCHEMA_VERSION = MIGRATIONS.length;
 
-const APPROVAL_VALUES = '?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?';
-const APPROVAL_UPDATES = APPROVAL_COLUMNS.split(', ')
-  .slice(1)
-  .map((c) => `${c} = excluded.${c}`)
-  .join(', ');
+const APPROVAL_VALUES = approvalPlaceholders('?');
 
 interface AuditRow {
   seq: number;
