@@ -395,6 +395,9 @@ export class RunGuard {
       operation,
       // The grant is bound to the tool as well: two tools may share one operation.
       input: { tool: call.toolName, input: call.input ?? null },
+      // What a person is shown: the tool, and a preview of its input.
+      toolName: call.toolName,
+      preview: call.input ?? null,
       alwaysRequire: always ? [normalizeOperation(call.toolName)] : [],
       ttlMs: this.#approvalTtlMs,
       // The loop goes on while a person decides: its wall clock keeps running.

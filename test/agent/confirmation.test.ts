@@ -17,6 +17,21 @@ describe.each(LOCAL_STORES)('RunGuard confirmations on %s', (_name, makeStore) =
     expect((await eventTypes(service)).filter((t) => t === 'step_allowed')).toHaveLength(1);
   });
 
+  it('shows the tool name and a preview of the input on the pending approval of a denied call', async () => {
+    const { guard, service } = await guarded(makeStore, DEPLOY);
+    const input = { to: 'prod', replicas: 3 };
+    const out = await guard.toolCall({ toolCallId: 'c1', toolName: 'deploy', input, run: () => 'done' });
+    const shown = { toolName: 'deploy', inputPreview: '{"replicas":3,"to":"prod"}' };
+    expect(out.allowed === false && out.approval).toMatchObject(shown);
+    expect(await service.findApproval(PLAN, 'c1')).toMatchObject(shown);
+  });
+
+  it('previews the input of a call that has none as null', async () => {
+    const { guard } = await guarded(makeStore, DEPLOY);
+    const out = await guard.toolCall({ toolCallId: 'c1', toolName: 'deploy', run: () => 'done' });
+    expect(out.allowed === false && out.approval?.inputPreview).toBe('null');
+  });
+
   it('opens one approval for parallel calls with one tool call id', async () => {
     const { guard, service } = await guarded(makeStore, DEPLOY);
     const call = { toolCallId: 'c1', toolName: 'deploy', run: () => 'done' };
