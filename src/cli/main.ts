@@ -35,6 +35,7 @@ import { parsePlanFile, planFileJsonSchema } from './planFile.js';
 import {
   clockOf,
   PlanRunner,
+  type DecisionReport,
   type PlanListRow,
   type PlanStatus,
   type RunOutcome,
@@ -489,7 +490,9 @@ Example:
 
   program
     .command('approve')
-    .description('approve a pending confirmation, then resume the paused plan')
+    .description(
+      'approve a pending confirmation, then resume the paused plan (an application resumes its own run)',
+    )
     .argument('<approval-id>', 'id of the confirmation request (see `leash approvals`)')
     .requiredOption('--by <name>', 'who approves (recorded in the audit log)')
     .option('--reason <text>', 'why (recorded in the audit log)')
@@ -504,14 +507,15 @@ Example:
     .action(async (id: string, o: { by: string; reason?: string; resume: boolean; db?: string }) => {
       code = await withRunner(o.db, async (runner) => {
         const decision = { by: o.by, ...(o.reason === undefined ? {} : { reason: o.reason }) };
-        const { approval, run } = await runner.approve(id, decision, { resume: o.resume });
-        return decided(approval, run);
+        return decided(await runner.approve(id, decision, { resume: o.resume }));
       });
     });
 
   program
     .command('deny')
-    .description('deny a pending confirmation; the paused plan ends without running the step')
+    .description(
+      'deny a pending confirmation; the paused plan ends without running the step (an application is told)',
+    )
     .argument('<approval-id>', 'id of the confirmation request (see `leash approvals`)')
     .requiredOption('--by <name>', 'who denies (recorded in the audit log)')
     .requiredOption('--reason <text>', 'why (required, recorded in the audit log)')
@@ -520,19 +524,24 @@ Example:
     .addHelpText('after', '\nExample:\n  $ leash deny 0f3c… --by alice --reason "not during the freeze"')
     .action(async (id: string, o: { by: string; reason: string; db?: string }) => {
       await withRunner(o.db, async (runner) => {
-        const { approval, run } = await runner.deny(id, { by: o.by, reason: o.reason }, { resume: true });
         // The denial was recorded and the plan ended as asked: exit 0, whatever the plan's end says.
-        decided(approval, run);
+        decided(await runner.deny(id, { by: o.by, reason: o.reason }, { resume: true }));
       });
     });
 
-  function decided(approval: Approval, run: RunReport | null): number {
+  function decided({ approval, run, resumedBy }: DecisionReport): number {
     if (json) {
-      printJson({ approval, run: run === null ? null : { plan_id: run.planId, ...runJson(run) } });
+      const ran = run === null ? null : { plan_id: run.planId, ...runJson(run) };
+      printJson({ approval, run: ran, resumed_by: resumedBy });
+      return run === null ? EXIT.OK : exitOf(run);
+    }
+    const line = `${approval.status} ${safe(approval.id)} (plan ${safe(approval.planId)}, decision ${safe(approval.decisionId)}) by ${safe(approval.decidedBy ?? '')}`;
+    if (resumedBy === 'application') {
+      // Not a plan the runner started: the application that asked goes on when it asks again.
+      const next = approval.status === 'approved' ? 'resumes the run' : 'gets the denial when it asks again';
+      print(`${line}; the application that asked ${next}`);
     } else {
-      print(
-        `${approval.status} ${safe(approval.id)} (plan ${safe(approval.planId)}, decision ${safe(approval.decisionId)}) by ${safe(approval.decidedBy ?? '')}`,
-      );
+      print(line);
       if (run !== null) print(describeRun(run, dbArg));
       else if (approval.status === 'approved')
         print(`resume the plan with: leash resume ${approval.planId}${dbArg}`);
@@ -863,8 +872,9 @@ function verifyTable(reports: readonly PlanVerification[]): string {
   return [table(['PLAN', 'ENTRIES', 'HEAD', 'CHAIN'], rows), ...findings].join('\n');
 }
 
+/** The requests as a table, each followed by the tool it is for and a preview of its input, when known. */
 function approvalsTable(list: readonly Approval[]): string {
-  return table(
+  const [header = '', ...rows] = table(
     ['ID', 'PLAN', 'DECISION', 'OPERATION', 'STATUS', 'REQUESTED', 'BY', 'REASON'],
     list.map((a) => [
       safe(a.id),
@@ -876,7 +886,17 @@ function approvalsTable(list: readonly Approval[]): string {
       safe(a.decidedBy ?? ''),
       safe((a.reason ?? '').replace(/\s+/g, ' ')),
     ]),
-  );
+  ).split('\n');
+  return [header, ...rows.flatMap((row, i) => [row, ...askedFor(list[i] as Approval)])].join('\n');
+}
+
+/** The line under a request that names its tool and previews its input; none when it has neither. */
+function askedFor(a: Approval): string[] {
+  const parts = [
+    ...(a.toolName === undefined ? [] : [`tool ${safe(a.toolName)}`]),
+    ...(a.inputPreview === undefined ? [] : [`input ${safe(a.inputPreview)}`]),
+  ];
+  return parts.length === 0 ? [] : [`  ${parts.join(' · ')}`];
 }
 
 function readFileText(path: string, what: string): string {

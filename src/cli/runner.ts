@@ -71,6 +71,20 @@ export interface RunReport {
   readonly completed: readonly CompletedDecision[];
 }
 
+/**
+ * Who continues a plan once a person decided its confirmation: the runner, for a plan it started, or the
+ * application that asked (an agent guarded by a `RunGuard`, or any other user of the service).
+ */
+export type ResumedBy = 'runner' | 'application';
+
+/** What {@link PlanRunner.approve} and {@link PlanRunner.deny} did. */
+export interface DecisionReport {
+  readonly approval: Approval;
+  /** The run resumed after the decision: only for a plan the runner started, and asked to resume. */
+  readonly run: RunReport | null;
+  readonly resumedBy: ResumedBy;
+}
+
 /** One row of {@link PlanRunner.list}: a plan's status, or why it cannot be read. */
 export type PlanListRow =
   { readonly status: PlanStatus } | { readonly planId: string; readonly error: string };
@@ -204,26 +218,36 @@ export class PlanRunner {
     return this.#run(planId, plan, claimed);
   }
 
-  /** A person approves a pending confirmation; with `resume`, the paused plan then continues. */
+  /**
+   * A person approves a pending confirmation; with `resume`, a paused plan the runner started then
+   * continues. Any other plan is left to the application that asked, which resumes its run itself.
+   */
   async approve(
     approvalId: string,
     decision: ApprovalDecision,
     options: { resume?: boolean } = {},
-  ): Promise<{ approval: Approval; run: RunReport | null }> {
-    const approval = await this.service.approve(approvalId, decision);
-    const run = options.resume ? await this.resumeIfPaused(approval.planId) : null;
-    return { approval, run };
+  ): Promise<DecisionReport> {
+    return this.#afterDecision(await this.service.approve(approvalId, decision), options.resume === true);
   }
 
-  /** A person denies a pending confirmation; with `resume`, the paused plan then ends (failed). */
+  /**
+   * A person denies a pending confirmation; with `resume`, a paused plan the runner started then ends
+   * (failed). Any other plan is left to the application that asked.
+   */
   async deny(
     approvalId: string,
     decision: ApprovalDecision,
     options: { resume?: boolean } = {},
-  ): Promise<{ approval: Approval; run: RunReport | null }> {
-    const approval = await this.service.deny(approvalId, decision);
-    const run = options.resume ? await this.resumeIfPaused(approval.planId) : null;
-    return { approval, run };
+  ): Promise<DecisionReport> {
+    return this.#afterDecision(await this.service.deny(approvalId, decision), options.resume === true);
+  }
+
+  /** Who continues the plan of a decided approval, and the run resumed when that is the runner. */
+  async #afterDecision(approval: Approval, resume: boolean): Promise<DecisionReport> {
+    const doc = await this.store.getPlanDocument(approval.planId);
+    if (doc === null || !startedByRunner(doc)) return { approval, run: null, resumedBy: 'application' };
+    const run = resume ? await this.resumeIfPaused(approval.planId) : null;
+    return { approval, run, resumedBy: 'runner' };
   }
 
   /** One plan as the store has it, or null when the store knows no such plan. */
@@ -480,10 +504,15 @@ function runRecordOf(doc: PlanDocument): RunRecord | null {
   }
 }
 
+/** Whether a runner saved the document, of this version of leash or another. */
+function startedByRunner(doc: PlanDocument): boolean {
+  return doc.body['format'] === RECORD_FORMAT;
+}
+
 /** A run record read back from the store: checked like any input, since another writer may have saved it. */
 function readRecord(doc: PlanDocument): RunRecord {
   const b = doc.body;
-  if (b['format'] !== RECORD_FORMAT || b['version'] !== RECORD_VERSION) {
+  if (!startedByRunner(doc) || b['version'] !== RECORD_VERSION) {
     throw new GuardrailError(
       'PLAN_NOT_RUNNABLE',
       `plan "${doc.planId}" was not started by the leash runner (its document is not a ${RECORD_FORMAT} v${RECORD_VERSION} record)`,

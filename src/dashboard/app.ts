@@ -4,7 +4,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { getCookie, setCookie } from 'hono/cookie';
 import { verifyAuditLog } from '../audit/verify.js';
 import { systemClock, type Clock } from '../clock.js';
-import type { PlanRunner, PlanStatus, RunReport } from '../cli/runner.js';
+import type { DecisionReport, PlanRunner, PlanStatus, RunReport } from '../cli/runner.js';
 import { errorText, invalid, isGuardrailError } from '../errors.js';
 import { isGuardName } from '../guardrails/events.js';
 import { validatePlanId } from '../service/planId.js';
@@ -240,13 +240,12 @@ export function createDashboardApp(o: DashboardAppOptions): Hono {
       const missing = missingInForm(action, by, reasonText);
       if (missing !== null) return inbox(c, { ...typed, message: missing }, 400);
       const decision = { by, ...(reasonText === '' ? {} : { reason: reasonText }) };
-      let planId: string;
+      let decided: DecisionReport;
       try {
-        const { approval } =
+        decided =
           action === 'approve'
             ? await runner.approve(approvalId, decision, { resume: false })
             : await runner.deny(approvalId, decision, { resume: false });
-        planId = approval.planId;
       } catch (error) {
         if (!isGuardrailError(error)) throw error;
         const statusCode =
@@ -259,9 +258,13 @@ export function createDashboardApp(o: DashboardAppOptions): Hono {
                 : 400;
         return inbox(c, { ...typed, message: error.message }, statusCode);
       }
-      // The plan continues without this request: a long step must not hold the browser.
-      const run = resumeInBackground(runner, planId, log);
-      o.onBackground?.(run);
+      const planId = decided.approval.planId;
+      // A plan the runner started continues without this request: a long step must not hold the browser.
+      // Any other plan is resumed by the application that asked, when it asks again.
+      if (decided.resumedBy === 'runner') {
+        const run = resumeInBackground(runner, planId, log);
+        o.onBackground?.(run);
+      }
       return c.redirect(planPath(planId), 303);
     });
   }
@@ -351,7 +354,7 @@ function resumeInBackground(
     const run = await runner.resumeIfPaused(planId);
     if (run === null) {
       log(
-        `plan "${planId}" not resumed: it is not awaiting confirmation (another process resumed it, or it is not a runner's plan)`,
+        `plan "${planId}" not resumed: it is not awaiting confirmation (another process resumed it, or it ended)`,
       );
     } else {
       const { status, reason } = run.outcome;

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { AutonomyGuardrailService, RunGuard, SqliteStore, type ToolCallOutcome } from '../../src/index.js';
 
 // Each test starts the command a few times, each start a new Node.js process.
 vi.setConfig({ testTimeout: 60_000 });
@@ -402,6 +403,119 @@ describe('approving and denying from the terminal', () => {
     plan('hello.plan.yaml', TWO_ECHOES);
     leash(['run', 'hello.plan.yaml']);
     expect(leash(['resume', 'hello']).code).toBe(2);
+  });
+});
+
+describe('approving and denying the calls of an agent', () => {
+  const DB = 'agent.db';
+
+  /** Runs `body` with a RunGuard of plan `agent` and its service, on the SQLite file the command uses. */
+  async function withGuard<T>(body: (guard: RunGuard, service: AutonomyGuardrailService) => Promise<T>) {
+    const store = new SqliteStore({ path: join(dir, DB) });
+    await store.migrate();
+    try {
+      const service = new AutonomyGuardrailService({ store });
+      return await body(new RunGuard({ service, planId: 'agent' }), service);
+    } finally {
+      await store.close();
+    }
+  }
+
+  /** The agent's call of `deploy`, which counts its runs in `ran`. */
+  const ran = { calls: 0 };
+  const deploy = (input: unknown = { to: 'prod' }) => ({
+    toolCallId: 'call-1',
+    toolName: 'deploy',
+    input,
+    run: () => ++ran.calls,
+  });
+
+  /** An agent's plan whose call of `deploy` waits for a person; the approval's id. */
+  async function agentAsked(input?: unknown): Promise<string> {
+    ran.calls = 0;
+    return withGuard(async (guard, service) => {
+      await service.configureGuardrails('agent', { requiredConfirmations: ['deploy'] });
+      const out = await guard.toolCall(deploy(input));
+      if (out.allowed || out.approval === undefined) throw new Error('the call should wait for a person');
+      return out.approval.id;
+    });
+  }
+
+  /** The agent calls `deploy` again, as it does after a person decided. */
+  function callAgain(): Promise<ToolCallOutcome<number>> {
+    return withGuard((guard) => guard.toolCall(deploy()));
+  }
+
+  function approval(id: string) {
+    return withGuard((_guard, service) => service.getApproval(id));
+  }
+
+  it('lists the tool and a preview of the input the agent asked to call', async () => {
+    await agentAsked();
+    const r = leash(['approvals', '--db', DB]);
+    expect(r.stdout).toContain('\n  tool deploy · input {"to":"prod"}');
+  });
+
+  it('lists the tool and the preview under --json', async () => {
+    await agentAsked();
+    const [a] = json<{ toolName: string; inputPreview: string }[]>(
+      leash(['approvals', '--db', DB, '--json']),
+    );
+    expect([a?.toolName, a?.inputPreview]).toEqual(['deploy', '{"to":"prod"}']);
+  });
+
+  it('shows a character of the input that could rewrite the line as an escape', async () => {
+    await agentAsked({ to: 'prod\u202e', bell: '\u0007' });
+    const r = leash(['approvals', '--db', DB]);
+    expect([r.stdout.includes('\u202e'), r.stdout.includes('\u0007')]).toEqual([false, false]);
+    expect(r.stdout).toContain('input {"bell":"\\u0007","to":"prod\\u202e"}');
+  });
+
+  it('approves, records who and why, exits 0 and says the application resumes the run', async () => {
+    const id = await agentAsked();
+    const r = leash(['approve', id, '--by', 'alice', '--reason', 'checked', '--db', DB]);
+    expect([r.code, r.stdout]).toEqual([
+      0,
+      expect.stringContaining('the application that asked resumes the run'),
+    ]);
+    expect(await approval(id)).toMatchObject({ status: 'approved', decidedBy: 'alice', reason: 'checked' });
+  });
+
+  it('says under --json that the application resumes the run', async () => {
+    const id = await agentAsked();
+    const r = leash(['approve', id, '--by', 'alice', '--db', DB, '--json']);
+    const out = json<{ approval: { status: string }; run: null; resumed_by: string }>(r);
+    expect([r.code, out.approval.status, out.run, out.resumed_by]).toEqual([
+      0,
+      'approved',
+      null,
+      'application',
+    ]);
+  });
+
+  it('lets the agent run the approved call once', async () => {
+    const id = await agentAsked();
+    leash(['approve', id, '--by', 'alice', '--db', DB]);
+    const first = await callAgain();
+    const second = await callAgain();
+    expect([first.allowed, second.allowed, ran.calls]).toEqual([true, false, 1]);
+  });
+
+  it('denies, records who and why, exits 0 and says the application gets the denial', async () => {
+    const id = await agentAsked();
+    const r = leash(['deny', id, '--by', 'bob', '--reason', 'not today', '--db', DB]);
+    expect([r.code, r.stdout]).toEqual([
+      0,
+      expect.stringContaining('the application that asked gets the denial'),
+    ]);
+    expect(await approval(id)).toMatchObject({ status: 'denied', decidedBy: 'bob', reason: 'not today' });
+  });
+
+  it('refuses the denied call to the agent without running it', async () => {
+    const id = await agentAsked();
+    leash(['deny', id, '--by', 'bob', '--reason', 'not today', '--db', DB]);
+    const out = await callAgain();
+    expect([out.allowed === false && out.check.eventType, ran.calls]).toEqual(['confirmation_denied', 0]);
   });
 });
 

@@ -93,6 +93,59 @@ describe('PlanRunner', () => {
     expect([run.outcome.status, run.outcome.guard]).toEqual(['failed', 'step_limit']);
   });
 
+  it('says it resumes a plan it started after an approval', async () => {
+    const { runner, start } = setup();
+    const paused = await start();
+    const decided = await runner.approve(
+      paused.outcome.approvalId as string,
+      { by: 'alice' },
+      { resume: true },
+    );
+    expect([decided.resumedBy, decided.run?.outcome.status]).toEqual(['runner', 'completed']);
+  });
+
+  it('leaves a plan it did not start to the application that asked, after an approval', async () => {
+    const { runner } = setup();
+    await runner.service.configureGuardrails('agent', { requiredConfirmations: ['deploy'] });
+    const asked = await runner.service.requestConfirmation('agent', {
+      decisionId: 'call-1',
+      operation: 'deploy',
+      ttlMs: 60_000,
+    });
+    const decided = await runner.approve(asked.approval?.id as string, { by: 'alice' }, { resume: true });
+    expect([decided.approval.status, decided.run, decided.resumedBy]).toEqual([
+      'approved',
+      null,
+      'application',
+    ]);
+  });
+
+  it('leaves a paused plan whose document another program saved to that program, after a denial', async () => {
+    const { store, runner } = setup();
+    await runner.service.configureGuardrails('other', { requiredConfirmations: ['deploy'] });
+    const asked = await runner.service.requestConfirmation('other', {
+      decisionId: 'd1',
+      operation: 'deploy',
+      ttlMs: 60_000,
+    });
+    await store.savePlanDocument({
+      planId: 'other',
+      phase: 'awaiting_confirmation',
+      body: { mine: true },
+      updatedAt: '2026-11-30T10:00:00Z',
+    });
+    const decided = await runner.deny(
+      asked.approval?.id as string,
+      { by: 'bob', reason: 'no' },
+      { resume: true },
+    );
+    expect([decided.approval.status, decided.run, decided.resumedBy]).toEqual([
+      'denied',
+      null,
+      'application',
+    ]);
+  });
+
   it('refuses to resume a plan whose document another program saved', async () => {
     const { store, runner } = setup();
     await store.savePlanDocument({

@@ -5,6 +5,7 @@ import { allowedHostsFor } from '../../src/dashboard/server.js';
 import { GuardrailError } from '../../src/errors.js';
 import { EXECUTION_KEY } from '../../src/executor/state.js';
 import type { JsonObject } from '../../src/json.js';
+import { RunGuard } from '../../src/agent/RunGuard.js';
 import { MemoryStore } from '../../src/store/memory/MemoryStore.js';
 import {
   COOKIE,
@@ -310,7 +311,7 @@ describe('state changes', () => {
   it('logs a resume that fails, and its background run still resolves', async () => {
     const f = fixture();
     const approvalId = await pausedPlan(f);
-    await resave(f, 'release', { body: () => ({ format: 'someone.else' }) });
+    await resave(f, 'release', { body: (b) => ({ ...b, version: 99 }) });
     const { post, csrf, settle, logged } = dashboard(f);
     const res = await post(`/approvals/${approvalId}/approve`, { by: 'alice', csrf: await csrf() });
     expect(res.status).toBe(303);
@@ -318,6 +319,39 @@ describe('state changes', () => {
     expect(logged).toEqual([
       expect.stringMatching(/^plan "release" could not be resumed: .*not started by the leash runner/),
     ]);
+  });
+
+  it("approves an agent's request with name and reason, redirects to its plan and resumes nothing", async () => {
+    const f = fixture();
+    const approvalId = await agentAsked(f);
+    const { post, csrf, settle, get, logged } = dashboard(f);
+    const res = await post(`/approvals/${approvalId}/approve`, {
+      by: 'alice',
+      reason: 'ok',
+      csrf: await csrf(),
+    });
+    expect([res.status, res.headers.get('location')]).toEqual([303, '/plans/agent']);
+    expect(await f.runner.service.getApproval(approvalId)).toMatchObject({
+      status: 'approved',
+      decidedBy: 'alice',
+      reason: 'ok',
+    });
+    expect([await settle(), logged]).toEqual([[], []]);
+    expect((await get('/plans/agent')).status).toBe(200);
+  });
+
+  it("denies an agent's request with name and reason, and resumes nothing", async () => {
+    const f = fixture();
+    const approvalId = await agentAsked(f);
+    const { post, csrf, settle } = dashboard(f);
+    const res = await post(`/approvals/${approvalId}/deny`, { by: 'bob', reason: 'no', csrf: await csrf() });
+    expect(res.status).toBe(303);
+    expect(await f.runner.service.getApproval(approvalId)).toMatchObject({
+      status: 'denied',
+      decidedBy: 'bob',
+      reason: 'no',
+    });
+    expect(await settle()).toEqual([]);
   });
 
   it('audits the decision with who and why, on the audit page', async () => {
@@ -875,6 +909,16 @@ function auditEvents(page: string): string[] {
 }
 
 /** Saves plan `planId`'s document again, with another phase or body: what another writer might leave. */
+/** Plan `agent`, configured through the service, whose agent's call of `deploy` waits for a person. */
+async function agentAsked(f: Fixture, input: unknown = { to: 'prod' }): Promise<string> {
+  const service = f.runner.service;
+  await service.configureGuardrails('agent', { requiredConfirmations: ['deploy'] });
+  const guard = new RunGuard({ service, planId: 'agent' });
+  const out = await guard.toolCall({ toolCallId: 'call-1', toolName: 'deploy', input, run: () => 'done' });
+  if (out.allowed || out.approval === undefined) throw new Error('the call should wait for a person');
+  return out.approval.id;
+}
+
 async function resave(
   f: Fixture,
   planId: string,
