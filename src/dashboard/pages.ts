@@ -322,7 +322,8 @@ export function planPage(
       ${
         record === null
           ? html`<p class="muted">
-              This plan was not started by the leash runner: its decisions are not known here.
+              This plan was not started by the leash runner: its decisions are not known here. The application
+              running it resumes it once a person decides.
             </p>`
           : timelineChart(timelineOf(s, log))
       }
@@ -538,7 +539,7 @@ function approvalRow(ctx: PageContext, a: Approval, typed: Flash | null, showPla
   return html`<tr>
     ${showPlan ? html`<td class="nowrap"><a href="${planPath(a.planId)}">${a.planId}</a></td>` : ''}
     <td class="nowrap"><code>${a.decisionId}</code></td>
-    <td><code>${a.operation}</code></td>
+    <td><code>${a.operation}</code>${askedFor(a)}</td>
     <td class="small nowrap">
       ${time(parseIsoMs(a.requestedAt))}<br /><span class="${expired ? 'bad' : 'muted'}"
         >${expired ? 'expired' : 'expires'} ${time(parseIsoMs(a.expiresAt))}</span
@@ -549,6 +550,12 @@ function approvalRow(ctx: PageContext, a: Approval, typed: Flash | null, showPla
       ${a.status === 'pending' ? decideForm(ctx, a, typed) : decidedBy(a)}
     </td>
   </tr>`;
+}
+
+/** The tool a request is for and a preview of its input (escaped already, and again as markup). */
+function askedFor(a: Approval): Html | '' {
+  if (a.toolName === undefined && a.inputPreview === undefined) return '';
+  return html`${a.toolName === undefined ? '' : html`<br /><span class="small">tool <code>${a.toolName}</code></span>`}${a.inputPreview === undefined ? '' : html`<br /><code class="preview">${a.inputPreview}</code>`}`;
 }
 
 function decidedBy(a: Approval): Html {

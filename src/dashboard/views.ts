@@ -38,6 +38,7 @@ dl.kv dd{margin:0;word-break:break-all}
 .muted{color:#6e7781}
 .small{font-size:12px}
 .mono,code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}
+code.preview{overflow-wrap:anywhere}
 .details{max-width:560px;font-size:12px}
 pre.error{margin:0;padding:6px 8px;background:#f6f8fa;border-radius:4px;font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere}
 .kvp{display:inline-block;margin:0 14px 2px 0;overflow-wrap:anywhere}

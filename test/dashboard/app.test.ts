@@ -337,7 +337,7 @@ describe('state changes', () => {
       reason: 'ok',
     });
     expect([await settle(), logged]).toEqual([[], []]);
-    expect((await get('/plans/agent')).status).toBe(200);
+    expect(textOf((await get('/plans/agent')).text)).toMatch(/application running it resumes it/);
   });
 
   it("denies an agent's request with name and reason, and resumes nothing", async () => {
@@ -870,6 +870,23 @@ decisions:
       expect(text).not.toContain('<script>');
       expect(text).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
     }
+  });
+
+  it("shows the tool and the preview of an agent's request in the inbox and on its plan page", async () => {
+    const f = fixture();
+    await agentAsked(f, { to: 'prod' });
+    const { get } = dashboard(f);
+    for (const path of ['/approvals', '/plans/agent']) {
+      expect(textOf((await get(path)).text)).toContain('deploy tool deploy {"to":"prod"}');
+    }
+  });
+
+  it("escapes markup and hidden characters in the preview of an agent's request", async () => {
+    const f = fixture();
+    await agentAsked(f, { to: '</code><script>alert(1)</script>\u202e' });
+    const { text } = await dashboard(f).get('/approvals');
+    expect([text.includes('<script>'), text.includes('\u202e')]).toEqual([false, false]);
+    expect(text).toContain('&lt;/code&gt;&lt;script&gt;alert(1)&lt;/script&gt;\\u202e');
   });
 
   it('escapes a reason holding markup, in the inbox and the audit page', async () => {

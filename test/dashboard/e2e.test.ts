@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parsePlanFile } from '../../src/cli/planFile.js';
+import { RunGuard } from '../../src/agent/RunGuard.js';
 import { PlanRunner } from '../../src/cli/runner.js';
 import { startDashboard, type RunningDashboard } from '../../src/dashboard/server.js';
 import type { SqliteStore } from '../../src/store/sqlite/SqliteStore.js';
@@ -28,6 +29,7 @@ describe.skipIf(skipped !== null)('the dashboard in a real browser', { timeout: 
   let browser: Browser;
   let runner: PlanRunner;
   let approvalId: string;
+  let agentApprovalId: string;
   /** The session cookie a first visit with the token gets, made once for the tests that need one. */
   let session: { name: string; value: string };
   /** A fresh browser context for each test: no cookie unless the test signs in. */
@@ -58,6 +60,17 @@ describe.skipIf(skipped !== null)('the dashboard in a real browser', { timeout: 
       id: 'broken',
     });
     expect(failed.outcome.error).toMatch(/x{300}/);
+    // An agent's call waiting for a person, its input a line far wider than a phone.
+    await runner.service.configureGuardrails('agent', { requiredConfirmations: ['deploy'] });
+    const guard = new RunGuard({ service: runner.service, planId: 'agent' });
+    const input = { to: 'prod\u202e', note: 'y'.repeat(300) };
+    const asked = await guard.toolCall({
+      toolCallId: 'call-1',
+      toolName: 'deploy',
+      input,
+      run: () => 'done',
+    });
+    agentApprovalId = asked.allowed ? '' : (asked.approval?.id ?? '');
     server = await startDashboard({ runner, host: '127.0.0.1', port: 0, log: (line) => logged.push(line) });
     const res = await fetch(`${server.url}/?token=${server.token}`, { redirect: 'manual' });
     const [name, value] = (res.headers.get('set-cookie') ?? '').split(';')[0]?.split('=') ?? [];
@@ -192,6 +205,20 @@ describe.skipIf(skipped !== null)('the dashboard in a real browser', { timeout: 
     expect(box?.x).toBeGreaterThanOrEqual(0);
     expect((box?.x ?? Infinity) + (box?.width ?? 0)).toBeLessThanOrEqual(NARROW.width);
   }
+
+  it("shows the tool and the preview of an agent's request in the inbox, in view at 390 px", async () => {
+    await signIn();
+    await page.setViewportSize(NARROW);
+    await page.goto(`${server.url}/approvals`);
+    const row = page.locator('tr', {
+      has: page.locator(`form[action="/approvals/${agentApprovalId}/approve"]`),
+    });
+    const preview = row.locator('code.preview');
+    expect(await row.textContent()).toContain('tool deploy');
+    expect(await preview.textContent()).toMatch(/^\{"note":"y+…$/);
+    const box = await preview.boundingBox();
+    expect((box?.x ?? Infinity) + (box?.width ?? 0)).toBeLessThanOrEqual(NARROW.width);
+  });
 
   it('keeps the decision timeline readable and in view at 390 px', async () => {
     await signIn();
