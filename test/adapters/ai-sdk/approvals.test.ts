@@ -1,7 +1,12 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { generateText, stepCountIs, type ModelMessage, type ToolApprovalRequest } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { approvalOf, approvalResponses, guardModel, guardTools } from '../../../src/adapters/ai-sdk/index.js';
-import { RunGuard, type AutonomyGuardrailService } from '../../../src/index.js';
+import { AutonomyGuardrailService, RunGuard, SqliteStore } from '../../../src/index.js';
 import { eventTypes, guarded, LOCAL_STORES } from '../../agent/support.js';
 import { call, countedTool, fedBack, FREE_MODEL, response, scripted, text } from './support.js';
 
@@ -173,4 +178,71 @@ describe.each(LOCAL_STORES)('AI SDK approvals on %s', (_name, makeStore) => {
     expect(write.runs).toEqual([]);
     expect(await service.listApprovals({ planId: 'plan', status: 'pending' })).toHaveLength(1);
   });
+});
+
+describe('AI SDK approval decided by another process on a shared SQLite file', () => {
+  const ROOT = join(import.meta.dirname, '../../..');
+  const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
+
+  async function onFile(file: string) {
+    const store = new SqliteStore({ path: file });
+    await store.migrate();
+    return { store, service: new AutonomyGuardrailService({ store }) };
+  }
+
+  it('pauses, is approved with leash approve, and on resume runs the tool exactly once', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'leash-ai-sdk-')), 'leash.db');
+    const first = await onFile(file);
+    await first.service.configureGuardrails('plan', { requiredConfirmations: ['write'], toolBudget: 1 });
+    const write = countedTool('written');
+    const script = scripted([
+      response([call('c1', 'write', { path: 'a.txt' })]),
+      response([text('all done')]),
+    ]);
+    const paused = await run(
+      new RunGuard({ service: first.service, planId: 'plan', ...OPTIONS }),
+      write,
+      script.model,
+      PROMPT,
+    );
+    const history = [...PROMPT, ...paused.response.messages];
+    const approval = await first.service.findApproval('plan', 'c1');
+    await first.store.close();
+
+    const cli = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        TSX,
+        join(ROOT, 'src/cli/bin.ts'),
+        'approve',
+        approval!.id,
+        '--by',
+        'alice',
+        '--reason',
+        'fine',
+        '--db',
+        file,
+      ],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    expect(cli.status).toBe(0);
+
+    // The app comes back (a new process would open the file the same way) and resumes the run.
+    const later = await onFile(file);
+    const guard = new RunGuard({ service: later.service, planId: 'plan', ...OPTIONS });
+    const responses = await approvalResponses(history, { guard });
+    const done = await run(guard, write, script.model, [...history, { role: 'tool', content: responses }]);
+    const again = new RunGuard({ service: later.service, planId: 'plan', ...OPTIONS });
+    await run(again, write, script.model, [...history, { role: 'tool', content: responses }]);
+
+    expect(write.runs).toEqual([{ path: 'a.txt' }]);
+    expect(done.text).toBe('all done');
+    expect(await later.service.getApproval(approval!.id)).toMatchObject({
+      status: 'used',
+      decidedBy: 'alice',
+      reason: 'fine',
+    });
+    await later.store.close();
+  }, 60_000);
 });
