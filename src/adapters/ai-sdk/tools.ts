@@ -92,8 +92,12 @@ function guardTool(
         requiresConfirmation: await asked(own, input, opts),
         ...(given === undefined ? {} : { estimate: given }),
         run: async (ctx) => {
-          const signal = opts.abortSignal ? AbortSignal.any([opts.abortSignal, ctx.signal]) : ctx.signal;
-          return lastOf(await execute(ctx.input, { ...opts, abortSignal: signal }));
+          const [signal, done] = eitherAborts(opts.abortSignal, ctx.signal);
+          try {
+            return await lastOf(await execute(ctx.input, { ...opts, abortSignal: signal }));
+          } finally {
+            done();
+          }
         },
       });
       return outcome.allowed ? outcome.output : denial(outcome);
@@ -116,6 +120,28 @@ async function asked(
   if (typeof own !== 'function') return own === true;
   const { toolCallId, messages, experimental_context } = opts;
   return (await own(input, { toolCallId, messages, experimental_context })) === true;
+}
+
+/**
+ * A signal that aborts when either does, and a function that stops listening once the call is over.
+ * (AbortSignal.any costs some 9 µs a call on Node 20 and keeps its sources' listeners until collected.)
+ */
+function eitherAborts(outer: AbortSignal | undefined, inner: AbortSignal): [AbortSignal, () => void] {
+  if (outer === undefined) return [inner, () => undefined];
+  const both = new AbortController();
+  const onOuter = (): void => both.abort(outer.reason);
+  const onInner = (): void => both.abort(inner.reason);
+  if (outer.aborted) onOuter();
+  else if (inner.aborted) onInner();
+  outer.addEventListener('abort', onOuter, { once: true });
+  inner.addEventListener('abort', onInner, { once: true });
+  return [
+    both.signal,
+    () => {
+      outer.removeEventListener('abort', onOuter);
+      inner.removeEventListener('abort', onInner);
+    },
+  ];
 }
 
 /** A result as the SDK takes it: the last value of one yielded as it goes, the value itself otherwise. */

@@ -1,0 +1,107 @@
+import { generateText, stepCountIs, tool } from 'ai';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { guardTools, isLeashDenial } from '../../../src/adapters/ai-sdk/index.js';
+import { GuardrailValidationError } from '../../../src/index.js';
+import { guarded, LOCAL_STORES, settledUntil } from '../../agent/support.js';
+import { call, countedTool, response, scripted, text } from './support.js';
+
+const [, makeStore] = LOCAL_STORES[0]!;
+
+/** A tool that waits until its signal aborts, and reports what it was given. */
+function waiting() {
+  const seen: { signal?: AbortSignal | undefined } = {};
+  const t = tool({
+    inputSchema: z.object({}),
+    execute: (_input, { abortSignal }) =>
+      new Promise<string>((resolve) => {
+        seen.signal = abortSignal;
+        abortSignal?.addEventListener('abort', () => resolve('stopped'));
+      }),
+  });
+  return { tool: t, seen };
+}
+
+describe('guardTools', () => {
+  it("aborts the tool's signal when the app aborts the run", async () => {
+    const { guard } = await guarded(makeStore, {});
+    const wait = waiting();
+    const { model } = scripted([response([call('c1', 'wait', {})]), response([text('ok')])]);
+    const app = new AbortController();
+
+    const run = generateText({
+      model,
+      tools: guardTools({ wait: wait.tool }, { guard }),
+      stopWhen: stepCountIs(1),
+      abortSignal: app.signal,
+      prompt: 'go',
+    });
+    await settledUntil(() => wait.seen.signal !== undefined);
+    app.abort();
+    await run.catch(() => undefined);
+
+    expect(wait.seen.signal?.aborted).toBe(true);
+  });
+
+  it("aborts the tool's signal when the wall clock runs out, and the model reads why", async () => {
+    const { guard, clock, timers } = await guarded(makeStore, { maxWallClockSeconds: 10 });
+    const wait = waiting();
+    const { model } = scripted([response([call('c1', 'wait', {})]), response([text('ok')])]);
+
+    const run = generateText({
+      model,
+      tools: guardTools({ wait: wait.tool }, { guard }),
+      stopWhen: stepCountIs(1),
+      prompt: 'go',
+    });
+    await settledUntil(() => wait.seen.signal !== undefined && timers.pending.length === 1);
+    clock.advance(10_001);
+    timers.fire();
+    const result = await run;
+
+    expect(wait.seen.signal?.aborted).toBe(true);
+    const output = result.toolResults[0]?.output;
+    expect(isLeashDenial(output) && output.check).toBe('wall_clock_blocked');
+  });
+
+  it('passes a tool without an execute on unchanged', async () => {
+    const { guard } = await guarded(makeStore, {});
+    const clientSide = { inputSchema: z.object({}) };
+
+    expect(guardTools({ clientSide }, { guard }).clientSide).toBe(clientSide);
+  });
+
+  it('runs a tool whose execute yields results as it goes to its last one', async () => {
+    const { guard } = await guarded(makeStore, {});
+    const progress = tool({
+      inputSchema: z.object({}),
+      async *execute() {
+        yield 'half';
+        yield 'all';
+      },
+    });
+    const { model } = scripted([response([call('c1', 'progress', {})])]);
+
+    const result = await generateText({
+      model,
+      tools: guardTools({ progress }, { guard }),
+      stopWhen: stepCountIs(1),
+      prompt: 'go',
+    });
+
+    expect(result.toolResults[0]?.output).toBe('all');
+  });
+
+  it('refuses options without a RunGuard, naming the field', () => {
+    const { tool: t } = countedTool();
+
+    expect(() => guardTools({ t }, { guard: undefined as never })).toThrow(GuardrailValidationError);
+    expect(() => guardTools({ t }, { guard: undefined as never })).toThrow(/^guard must be a RunGuard/);
+  });
+
+  it('refuses an estimate that is not a function, naming the field', async () => {
+    const { guard } = await guarded(makeStore, {});
+
+    expect(() => guardTools({}, { guard, estimate: 3 as never })).toThrow(/estimate must be a function/);
+  });
+});
