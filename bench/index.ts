@@ -233,6 +233,14 @@ async function main(): Promise<void> {
     ...trailCases,
     ...aiSdkCases(),
   ];
+  // `npm run bench -- <text>` times only the cases whose name holds the text (no targets then).
+  const only = process.argv[2];
+  if (only !== undefined) {
+    const picked = cases.filter((c) => c.name.includes(only));
+    const results = await runCases(picked, { timeMs: TIME_MS, warmupMs: WARMUP_MS, sampleMs: SAMPLE_MS });
+    console.log(`\n${resultTable(results)}`);
+    return;
+  }
   const results = await runCases(cases, {
     timeMs: TIME_MS,
     warmupMs: WARMUP_MS,

@@ -80,7 +80,7 @@ export function latencyTarget(label: string, a: CaseResult, b: CaseResult, atMos
     label,
     value,
     rmePercent: Math.hypot(a.rmePercent, b.rmePercent),
-    goal: atMost === undefined ? 'none' : `≤ ${fixed(atMost, 1)}`,
+    goal: atMost === undefined ? 'none' : `≤ ${fixed(atMost, Number.isInteger(atMost * 10) ? 1 : 2)}`,
     pass: atMost === undefined ? undefined : value <= atMost,
   };
 }

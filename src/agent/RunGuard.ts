@@ -6,7 +6,7 @@ import {
   isGuardrailViolationError,
   type GuardrailViolationError,
 } from '../errors.js';
-import { validRuntimeKey } from '../guardrails/AutonomyGuardrails.js';
+import { validRuntimeKey, type AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
 import type { GuardCheck } from '../guardrails/GuardCheck.js';
 import { normalizeOperation } from '../guardrails/operation.js';
 import { objectWithKeys } from '../guardrails/validate.js';
@@ -27,7 +27,7 @@ import {
   type UnpricedModels,
 } from './modelCalls.js';
 import { priceTable, type ModelPrice, type ModelPrices } from './prices.js';
-import { realTimers, remainingMs, wallClockDeadline, type Timers } from './deadline.js';
+import { LazyAbort, realTimers, remainingMs, wallClockDeadline, type Timers } from './deadline.js';
 import {
   backoffMs,
   errorName,
@@ -175,6 +175,8 @@ export class RunGuard {
   #started: Promise<void> | null = null;
   /** Model call ids of calls opened through this guard and not settled yet. */
   readonly #openModelCalls = new Set<string>();
+  /** The plan's guardrails as this guard first read them, to tell calls that need no person. */
+  #firstRead: Promise<AutonomyGuardrails | null> | undefined;
   /** What the last model call opened through this guard set aside, in micro-units. */
   #lastModelMicros = 0;
   /** The last call in flight per tool call id: calls with one id go one at a time. */
@@ -288,26 +290,34 @@ export class RunGuard {
    * confirmation refused it: the call itself then answers with that denial. Idempotent per tool call id.
    */
   approvalFor(request: ToolCallStart): Promise<Approval | null> {
+    const start = { ...request, run: () => undefined };
     let call: ToolCallRequest<unknown>;
     try {
-      call = validRequest({ ...request, run: () => undefined });
+      call = validRequest(start, false); // the input is copied only if an approval is opened
     } catch (error) {
       return Promise.reject(error);
     }
     return this.#oneAtATime(call.toolCallId, async () => {
       const { service, planId } = this;
+      const ask = this.#ask(call);
+      const needs = async (g: Promise<AutonomyGuardrails | null>): Promise<boolean> => {
+        const read = await g;
+        return (
+          read !== null &&
+          ask.operation.some((op) => ask.alwaysRequire.includes(op) || read.requiresConfirmation(op))
+        );
+      };
+      // A call no operation of which needs a person, by the plan as this guard first read it, has no
+      // approval to find. (A list changed since then is still enforced when the call runs: it is denied
+      // and its approval opened there.)
+      if (!(await needs(this.#firstReadOf()))) return null;
       const asked = await service.findApproval(planId, call.toolCallId);
       if (asked !== null) return asked;
-      const g = await service.getGuardrails(planId);
-      const ask = this.#ask(call);
-      if (
-        g === null ||
-        !ask.operation.some((op) => ask.alwaysRequire.includes(op) || g.requiresConfirmation(op))
-      )
-        return null;
+      if (!(await needs(service.getGuardrails(planId)))) return null;
+      const copied = validRequest(start);
       await this.#start();
       if (!(await service.checkWallClock(planId)).allowed) return null;
-      return (await this.#confirm(call))?.approval ?? null;
+      return (await this.#confirm(copied))?.approval ?? null;
     });
   }
 
@@ -326,6 +336,18 @@ export class RunGuard {
       g.checkToolBudgetMicros(this.#lastModelMicros),
     ];
     return checks.find((c) => !c.allowed) ?? null;
+  }
+
+  /** The plan's guardrails as this guard first read them; a read that failed is tried again. */
+  #firstReadOf(): Promise<AutonomyGuardrails | null> {
+    if (this.#firstRead === undefined) {
+      const read = this.service.getGuardrails(this.planId);
+      read.catch(() => {
+        if (this.#firstRead === read) this.#firstRead = undefined;
+      });
+      this.#firstRead = read;
+    }
+    return this.#firstRead;
   }
 
   /** Runs `task` once the calls with the same tool call id before it are done, as they started. */
@@ -422,11 +444,11 @@ export class RunGuard {
       if ('denied' in opened) return denied(opened.denied);
       const reservation = opened.reservation;
       let outcome: Outcome;
-      const controller = new AbortController();
+      const controller = new LazyAbort();
       try {
         outcome = await this.#invoke(call, attempt, estimate, remainingMs(wall), controller);
       } catch (error) {
-        if (controller.signal.aborted && error === controller.signal.reason) {
+        if (controller.aborted && error === controller.reason) {
           // Cut short by the wall clock: the tool may still be running, so its estimate is spent.
           await reservation.commit(estimate, { note: CUT_SHORT });
           return denied((error as GuardrailViolationError).check);
@@ -459,13 +481,15 @@ export class RunGuard {
     attempt: number,
     estimate: number,
     limit: number | null,
-    controller: AbortController,
+    controller: LazyAbort,
   ): Promise<Outcome> {
     const ctx: ToolCallContext = Object.freeze({
       toolCallId: call.toolCallId,
       attempt,
       input: call.input as JsonValue | undefined,
-      signal: controller.signal,
+      get signal() {
+        return controller.signal;
+      },
     });
     const running = Promise.resolve().then(() => call.run(ctx));
     const deadline =
@@ -478,8 +502,11 @@ export class RunGuard {
   }
 }
 
-/** The request, checked, as a frozen copy: its input copied now, so later changes to it reach nothing. */
-function validRequest<T>(request: ToolCallRequest<T>): ToolCallRequest<T> {
+/**
+ * The request, checked, as a frozen copy: its input copied now (unless `copyInput` is false), so later
+ * changes to it reach nothing.
+ */
+function validRequest<T>(request: ToolCallRequest<T>, copyInput = true): ToolCallRequest<T> {
   const r = objectWithKeys(request, 'request', REQUEST_KEYS);
   const toolCallId = validRuntimeKey(r['toolCallId'], 'toolCallId');
   const toolName = r['toolName'];
@@ -487,7 +514,7 @@ function validRequest<T>(request: ToolCallRequest<T>): ToolCallRequest<T> {
     invalid('toolName', 'a non-empty string', toolName);
   }
   normalizeOperation(toolName, 'toolName');
-  const input = r['input'] === undefined ? undefined : copyJsonValue(r['input'], 'input');
+  const input = r['input'] === undefined || !copyInput ? r['input'] : copyJsonValue(r['input'], 'input');
   const estimate = r['estimate'];
   if (estimate !== undefined) toMicros(estimate, 'estimate', 'up');
   const confirm = r['requiresConfirmation'];

@@ -20,6 +20,39 @@ export function remainingMs(wall: GuardCheck | null): number | null {
   return Math.max(0, Math.ceil((wall.limit - wall.observed) * 1000));
 }
 
+/**
+ * An abort controller made only once its signal is asked for: most calls end with nobody listening,
+ * and an AbortController costs more than the rest of a guarded call's bookkeeping.
+ */
+export class LazyAbort {
+  #controller: AbortController | undefined;
+  #aborted = false;
+  #reason: unknown;
+
+  get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#aborted) this.#controller.abort(this.#reason);
+    }
+    return this.#controller.signal;
+  }
+
+  get aborted(): boolean {
+    return this.#aborted;
+  }
+
+  get reason(): unknown {
+    return this.#reason;
+  }
+
+  abort(reason: unknown): void {
+    if (this.#aborted) return;
+    this.#aborted = true;
+    this.#reason = reason;
+    this.#controller?.abort(reason);
+  }
+}
+
 /** The wall-clock limit of one call in flight; see {@link wallClockDeadline}. */
 export interface Deadline {
   /** Rejects with the wall-clock violation once the plan's clock says the limit ran out. */
@@ -39,7 +72,7 @@ export function wallClockDeadline(
   planId: string,
   limitMs: number,
   timers: Timers,
-  controller: AbortController,
+  controller: { abort(reason: unknown): void },
 ): Deadline {
   let timer: unknown;
   // Set once the call is over: a clock check still out then neither re-arms the timer, which nothing

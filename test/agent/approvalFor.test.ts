@@ -51,6 +51,16 @@ describe.each(LOCAL_STORES)('RunGuard.approvalFor on %s', (_name, makeStore) => 
     expect(await service.listApprovals({ planId: PLAN })).toEqual([]);
   });
 
+  it('leaves a list changed after its first read to the call itself, which is denied and asks a person', async () => {
+    const { guard, service } = await guarded(makeStore, {});
+    await guard.approvalFor({ ...CALL, toolCallId: 'c0' });
+    await service.configureGuardrails(PLAN, DEPLOY);
+
+    expect(await guard.approvalFor(CALL)).toBeNull();
+    const run = await guard.toolCall({ ...CALL, run: () => 'deployed' });
+    expect(run.allowed === false && run.approval?.status).toBe('pending');
+  });
+
   it('lets the call use the grant of the approval it opened, without a second step', async () => {
     const { guard, service } = await guarded(makeStore, DEPLOY);
     const approval = await guard.approvalFor(CALL);

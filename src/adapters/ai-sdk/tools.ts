@@ -92,11 +92,17 @@ function guardTool(
         requiresConfirmation: await asked(own, input, opts),
         ...(given === undefined ? {} : { estimate: given }),
         run: async (ctx) => {
-          const [signal, done] = eitherAborts(opts.abortSignal, ctx.signal);
+          // The signal is made when the tool asks for it: most never do.
+          let merged: [AbortSignal, () => void] | undefined;
+          const options = { ...opts };
+          Object.defineProperty(options, 'abortSignal', {
+            enumerable: true,
+            get: () => (merged ??= eitherAborts(opts.abortSignal, ctx.signal))[0],
+          });
           try {
-            return await lastOf(await execute(ctx.input, { ...opts, abortSignal: signal }));
+            return await lastOf(await execute(ctx.input, options));
           } finally {
-            done();
+            merged?.[1]();
           }
         },
       });
