@@ -342,12 +342,12 @@ export class AutonomyGuardrailService {
     return fresh.clone();
   }
 
-  /** A copy of the plan's guardrails, or null when it has none. */
   /** The clock every check of this service reads. */
   get clock(): Clock {
     return this.#clock;
   }
 
+  /** A copy of the plan's guardrails, or null when it has none. */
   async getGuardrails(planId: string): Promise<AutonomyGuardrails | null> {
     validatePlanId(planId);
     const store = this.#store;
@@ -784,6 +784,11 @@ export class AutonomyGuardrailService {
       if (!isSerializableTimestamp(expires))
         invalid('ttlMs', 'small enough to expire before the year 10000', ttlMs);
       return this.#store.update(planId, (g): PlanChange<ConfirmationRequest> => {
+        if (!g && always.length > 0) {
+          // A rule says a person must confirm: with no plan to keep an approval in, nobody can (fail closed).
+          const reason = `${always.join(', ')} always needs a person's confirmation, and plan "${planId}" is not configured to ask one`;
+          return { result: { check: makeCheck(E.CONFIRMATION_REQUIRED, reason, null) } };
+        }
         if (!g) {
           return {
             result: {

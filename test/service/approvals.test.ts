@@ -471,6 +471,21 @@ describe('who decided and why', () => {
   });
 });
 
+describe('requestConfirmation for a plan that is not configured', () => {
+  it('denies a confirmation a rule always requires, since no approval can be kept', async () => {
+    const { service } = await configured();
+    const asked = await service.requestConfirmation('elsewhere', { ...REQUEST, alwaysRequire: ['deploy'] });
+    expect([asked.check.allowed, asked.check.eventType]).toEqual([false, 'confirmation_required']);
+    expect(asked.check.reason).toMatch(/not configured/);
+    expect(asked.approval).toBeUndefined();
+  });
+
+  it('needs no confirmation the plan list alone would ask for', async () => {
+    const { service } = await configured();
+    expect((await service.requestConfirmation('elsewhere', REQUEST)).check.allowed).toBe(true);
+  });
+});
+
 describe('useGrant', () => {
   it('grants an approved approval for its decision, operation and input', async () => {
     const { service, clock } = await approved();

@@ -2,7 +2,7 @@ import { generateText, stepCountIs, tool } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { guardTools, isLeashDenial } from '../../../src/adapters/ai-sdk/index.js';
-import { GuardrailValidationError } from '../../../src/index.js';
+import { GuardrailValidationError, RunGuard } from '../../../src/index.js';
 import { guarded, LOCAL_STORES, settledUntil } from '../../agent/support.js';
 import { call, countedTool, response, scripted, text } from './support.js';
 
@@ -62,6 +62,24 @@ describe('guardTools', () => {
     expect(wait.seen.signal?.aborted).toBe(true);
     const output = result.toolResults[0]?.output;
     expect(isLeashDenial(output) && output.check).toBe('wall_clock_blocked');
+  });
+
+  it('does not run a tool that says it needs approval when the plan is not configured', async () => {
+    const { service } = await guarded(makeStore, {});
+    const guard = new RunGuard({ service, planId: 'not-configured' });
+    const write = countedTool();
+    const { model } = scripted([response([call('c1', 'write', { path: 'a' })])]);
+
+    const result = await generateText({
+      model,
+      tools: guardTools({ write: { ...write.tool, needsApproval: true } }, { guard }),
+      stopWhen: stepCountIs(1),
+      prompt: 'go',
+    });
+
+    expect(write.runs).toEqual([]);
+    const output = result.toolResults[0]?.output;
+    expect(isLeashDenial(output) && output.check).toBe('confirmation_required');
   });
 
   it('passes a tool without an execute on unchanged', async () => {
