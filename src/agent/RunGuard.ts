@@ -6,13 +6,14 @@ import {
   isGuardrailViolationError,
   type GuardrailViolationError,
 } from '../errors.js';
-import { validRuntimeKey, type AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
+import { validRuntimeKey } from '../guardrails/AutonomyGuardrails.js';
 import type { GuardCheck } from '../guardrails/GuardCheck.js';
 import { normalizeOperation } from '../guardrails/operation.js';
 import { objectWithKeys } from '../guardrails/validate.js';
 import { copyJsonValue, isPlainObject, type JsonValue } from '../json.js';
 import { toMicros } from '../money.js';
 import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
+import { inputHash } from '../service/hash.js';
 import { validatePlanId } from '../service/planId.js';
 import type { Approval } from '../store/GuardrailStore.js';
 import { openCall, operationsToConfirm } from './calls.js';
@@ -175,8 +176,6 @@ export class RunGuard {
   #started: Promise<void> | null = null;
   /** Model call ids of calls opened through this guard and not settled yet. */
   readonly #openModelCalls = new Set<string>();
-  /** The plan's guardrails as this guard first read them, to tell calls that need no person. */
-  #firstRead: Promise<AutonomyGuardrails | null> | undefined;
   /** What the last model call opened through this guard set aside, in micro-units. */
   #lastModelMicros = 0;
   /** The last call in flight per tool call id: calls with one id go one at a time. */
@@ -290,34 +289,26 @@ export class RunGuard {
    * confirmation refused it: the call itself then answers with that denial. Idempotent per tool call id.
    */
   approvalFor(request: ToolCallStart): Promise<Approval | null> {
-    const start = { ...request, run: () => undefined };
     let call: ToolCallRequest<unknown>;
     try {
-      call = validRequest(start, false); // the input is copied only if an approval is opened
+      call = validRequest({ ...request, run: () => undefined });
     } catch (error) {
       return Promise.reject(error);
     }
     return this.#oneAtATime(call.toolCallId, async () => {
       const { service, planId } = this;
       const ask = this.#ask(call);
-      const needs = async (g: Promise<AutonomyGuardrails | null>): Promise<boolean> => {
-        const read = await g;
-        return (
-          read !== null &&
-          ask.operation.some((op) => ask.alwaysRequire.includes(op) || read.requiresConfirmation(op))
-        );
-      };
-      // A call no operation of which needs a person, by the plan as this guard first read it, has no
-      // approval to find. (A list changed since then is still enforced when the call runs: it is denied
-      // and its approval opened there.)
-      if (!(await needs(this.#firstReadOf()))) return null;
-      const asked = await service.findApproval(planId, call.toolCallId);
+      const asked = await this.#askedFor(ask);
       if (asked !== null) return asked;
-      if (!(await needs(service.getGuardrails(planId)))) return null;
-      const copied = validRequest(start);
+      const g = await service.getGuardrails(planId);
+      if (
+        g === null ||
+        !ask.operation.some((op) => ask.alwaysRequire.includes(op) || g.requiresConfirmation(op))
+      )
+        return null;
       await this.#start();
       if (!(await service.checkWallClock(planId)).allowed) return null;
-      return (await this.#confirm(copied))?.approval ?? null;
+      return (await this.#confirm(call))?.approval ?? null;
     });
   }
 
@@ -338,16 +329,14 @@ export class RunGuard {
     return checks.find((c) => !c.allowed) ?? null;
   }
 
-  /** The plan's guardrails as this guard first read them; a read that failed is tried again. */
-  #firstReadOf(): Promise<AutonomyGuardrails | null> {
-    if (this.#firstRead === undefined) {
-      const read = this.service.getGuardrails(this.planId);
-      read.catch(() => {
-        if (this.#firstRead === read) this.#firstRead = undefined;
-      });
-      this.#firstRead = read;
-    }
-    return this.#firstRead;
+  /**
+   * The approval asked for under the call's id, or null. An id used again for other input once its
+   * approval was used or refused (ids a model reuses across conversations) is a new decision: null.
+   */
+  async #askedFor(ask: { decisionId: string; input: unknown }): Promise<Approval | null> {
+    const asked = await this.service.findApproval(this.planId, ask.decisionId);
+    if (asked === null || (asked.status !== 'used' && asked.status !== 'denied')) return asked;
+    return asked.inputHash === inputHash(ask.input) ? asked : null;
   }
 
   /** Runs `task` once the calls with the same tool call id before it are done, as they started. */
@@ -394,7 +383,7 @@ export class RunGuard {
   async #confirm<T>(call: ToolCallRequest<T>): Promise<Denied | null> {
     const { service, planId } = this;
     const ask = this.#ask(call);
-    const asked = await service.findApproval(planId, call.toolCallId);
+    const asked = await this.#askedFor(ask);
     if (asked !== null) {
       // A call that reaches its grant while nobody decided, or after a no, claims what leash never gave.
       const use = await service.useGrant(planId, asked.id, { ...ask, recordRefusal: true });
@@ -502,11 +491,8 @@ export class RunGuard {
   }
 }
 
-/**
- * The request, checked, as a frozen copy: its input copied now (unless `copyInput` is false), so later
- * changes to it reach nothing.
- */
-function validRequest<T>(request: ToolCallRequest<T>, copyInput = true): ToolCallRequest<T> {
+/** The request, checked, as a frozen copy: its input copied now, so later changes to it reach nothing. */
+function validRequest<T>(request: ToolCallRequest<T>): ToolCallRequest<T> {
   const r = objectWithKeys(request, 'request', REQUEST_KEYS);
   const toolCallId = validRuntimeKey(r['toolCallId'], 'toolCallId');
   const toolName = r['toolName'];
@@ -514,7 +500,7 @@ function validRequest<T>(request: ToolCallRequest<T>, copyInput = true): ToolCal
     invalid('toolName', 'a non-empty string', toolName);
   }
   normalizeOperation(toolName, 'toolName');
-  const input = r['input'] === undefined || !copyInput ? r['input'] : copyJsonValue(r['input'], 'input');
+  const input = r['input'] === undefined ? undefined : copyJsonValue(r['input'], 'input');
   const estimate = r['estimate'];
   if (estimate !== undefined) toMicros(estimate, 'estimate', 'up');
   const confirm = r['requiresConfirmation'];

@@ -51,14 +51,32 @@ describe.each(LOCAL_STORES)('RunGuard.approvalFor on %s', (_name, makeStore) => 
     expect(await service.listApprovals({ planId: PLAN })).toEqual([]);
   });
 
-  it('leaves a list changed after its first read to the call itself, which is denied and asks a person', async () => {
-    const { guard, service } = await guarded(makeStore, {});
-    await guard.approvalFor({ ...CALL, toolCallId: 'c0' });
-    await service.configureGuardrails(PLAN, DEPLOY);
+  it('asks anew for a call id used again with other input once its approval was used', async () => {
+    const { guard, service } = await guarded(makeStore, DEPLOY);
+    await service.approve((await guard.approvalFor(CALL))!.id, { by: 'ann' });
+    await guard.toolCall({ ...CALL, run: () => 'deployed' });
 
-    expect(await guard.approvalFor(CALL)).toBeNull();
-    const run = await guard.toolCall({ ...CALL, run: () => 'deployed' });
-    expect(run.allowed === false && run.approval?.status).toBe('pending');
+    const again = await guard.approvalFor({ ...CALL, input: { to: 'staging' } });
+
+    expect(again).toMatchObject({ id: 'a2', status: 'pending' });
+  });
+
+  it('asks anew for a call id used again with other input once its approval was denied', async () => {
+    const { guard, service } = await guarded(makeStore, DEPLOY);
+    await service.deny((await guard.approvalFor(CALL))!.id, { by: 'ann', reason: 'not now' });
+
+    expect((await guard.approvalFor({ ...CALL, input: { to: 'staging' } }))?.id).toBe('a2');
+  });
+
+  it('keeps a used approval for the same call id and input: a replay is refused, not asked again', async () => {
+    const { guard, service } = await guarded(makeStore, DEPLOY);
+    await service.approve((await guard.approvalFor(CALL))!.id, { by: 'ann' });
+    await guard.toolCall({ ...CALL, run: () => 'deployed' });
+
+    const replay = await guard.toolCall({ ...CALL, run: () => 'deployed again' });
+
+    expect(replay.allowed === false && replay.check.eventType).toBe('confirmation_grant_refused');
+    expect(await service.listApprovals({ planId: PLAN })).toHaveLength(1);
   });
 
   it('lets the call use the grant of the approval it opened, without a second step', async () => {

@@ -30,6 +30,7 @@ export async function approvalResponses(
   options: GuardOption,
 ): Promise<ToolApprovalResponse[]> {
   if (!Array.isArray(messages)) invalid('messages', 'an array of messages', messages);
+  const guard = guardOptions(options, [])['guard'] as RunGuard;
   const answered = new Set<string>();
   for (const message of messages) {
     if (message.role !== 'tool') continue;
@@ -44,20 +45,37 @@ export async function approvalResponses(
       if (part.type !== 'tool-approval-request') continue;
       if (answered.has(part.approvalId) || answered.has(`call:${part.toolCallId}`)) continue;
       const approval = await approvalOf(part, options);
-      const response = approval && responseTo(part, approval);
+      const response = approval && responseTo(part, approval, guard.service.clock.now());
       if (response) responses.push(response);
     }
   }
   return responses;
 }
 
-function responseTo(part: ToolApprovalRequest, approval: Approval): ToolApprovalResponse | null {
-  const approved = approval.status === 'approved' || approval.status === 'used';
-  if (!approved && approval.status !== 'denied') return null;
-  return {
+function responseTo(
+  part: ToolApprovalRequest,
+  approval: Approval,
+  nowMs: number,
+): ToolApprovalResponse | null {
+  const response = (approved: boolean, reason?: string): ToolApprovalResponse => ({
     type: 'tool-approval-response',
     approvalId: part.approvalId,
     approved,
-    ...(approval.reason === undefined ? {} : { reason: approval.reason }),
-  };
+    ...(reason === undefined ? {} : { reason }),
+  });
+  switch (approval.status) {
+    case 'approved':
+      return response(true, approval.reason);
+    case 'denied':
+      return response(false, approval.reason);
+    case 'pending':
+      // Nobody decided in time: the call is answered no, or the run would wait for ever.
+      return Date.parse(approval.expiresAt) < nowMs
+        ? response(false, `approval ${approval.id} expired at ${approval.expiresAt} with nobody deciding`)
+        : null;
+    default:
+      // Used already (by a call that ran, perhaps of another conversation with this id), or expired:
+      // nothing a person said lets this request go on.
+      return response(false, `approval ${approval.id} is ${approval.status}`);
+  }
 }

@@ -103,6 +103,25 @@ describe.each(LOCAL_STORES)('AI SDK approvals on %s', (_name, makeStore) => {
     expect(await approvalResponses([...history, approvedBy(requestIn(history))], { guard })).toEqual([]);
   });
 
+  it('answers a request nobody decided before it expired with a denial that says so', async () => {
+    const { guard, clock, history } = await paused(makeStore);
+    clock.advance(24 * 60 * 60 * 1000 + 1);
+
+    const [response] = await approvalResponses(history, { guard });
+
+    expect(response).toMatchObject({ approved: false, reason: expect.stringMatching(/expired/) });
+  });
+
+  it('answers a request whose approval was used already with a denial, never an approval', async () => {
+    const { service, guard, write, script, history } = await paused(makeStore);
+    await service.approve((await approvalOf(requestIn(history), { guard }))!.id, { by: 'alice' });
+    await resume(service, write, script.model, [...history, approvedBy(requestIn(history))]);
+
+    const [response] = await approvalResponses(history, { guard });
+
+    expect(response).toMatchObject({ approved: false, reason: expect.stringMatching(/is used/) });
+  });
+
   it('leaves a request nobody decided out of the responses', async () => {
     const { guard, history } = await paused(makeStore);
 
