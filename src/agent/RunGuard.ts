@@ -27,7 +27,14 @@ import {
   type ModelCallStart,
   type UnpricedModels,
 } from './modelCalls.js';
-import { priceTable, type ModelPrice, type ModelPrices } from './prices.js';
+import {
+  estimateCostMicros,
+  priceTable,
+  type ModelPrice,
+  type ModelPrices,
+  type ModelRates,
+  type TokenEstimate,
+} from './prices.js';
 import { LazyAbort, realTimers, remainingMs, wallClockDeadline, type Timers } from './deadline.js';
 import {
   backoffMs,
@@ -132,6 +139,7 @@ const OPTION_KEYS = [
 ];
 const REQUEST_KEYS = ['toolCallId', 'toolName', 'input', 'estimate', 'requiresConfirmation', 'run'];
 const DAY_MS = 24 * 60 * 60 * 1000;
+const FREE_RATES: ModelRates = Object.freeze({ inputMicros: 0, outputMicros: 0, cachedInputMicros: 0 });
 
 const CUT_SHORT =
   'the wall clock ran out while the call ran: the reserved estimate is charged, since the tool may still be running';
@@ -176,8 +184,8 @@ export class RunGuard {
   #started: Promise<void> | null = null;
   /** Model call ids of calls opened through this guard and not settled yet. */
   readonly #openModelCalls = new Set<string>();
-  /** What the last model call opened through this guard set aside, in micro-units. */
-  #lastModelMicros = 0;
+  /** The price and estimate of the last model call opened through this guard, to foresee the next. */
+  #lastModel: { readonly rates: ModelRates | null; readonly estimate: TokenEstimate } | null = null;
   /** The last call in flight per tool call id: calls with one id go one at a time. */
   readonly #inFlight = new Map<string, Promise<unknown>>();
 
@@ -261,7 +269,8 @@ export class RunGuard {
       this.#openModelCalls,
     );
     if ('denied' in opened) return denied(opened.denied);
-    this.#lastModelMicros = toMicros(opened.handle.reserved, 'reserved', 'up');
+    const rates = this.#prices.get(opened.handle.modelId) ?? null;
+    this.#lastModel = { rates, estimate: (start as ModelCallStart).estimate };
     return { allowed: true as const, handle: opened.handle, wall: opened.gate ?? null };
   }
 
@@ -314,17 +323,30 @@ export class RunGuard {
 
   /**
    * The limit that leaves the run nothing to do, read without changing anything or writing to the log:
-   * the wall clock run out, every step taken, or a budget left smaller than the last model call's
-   * estimate (or none left at all). Null while the run may go on. A loop asks this between its steps to
-   * end gracefully, before a call would be refused.
+   * the wall clock run out, every step taken, or a budget left smaller than the next model call may
+   * cost: the last one's estimate with `moreInputTokens` more prompt (what the last step added to it), or
+   * none left at all. Reservations past their time are not counted. Null while the run may go on. A
+   * loop asks this between its steps to end gracefully, before a call would be refused.
    */
-  async limitReached(): Promise<GuardCheck | null> {
-    const g = await this.service.getGuardrails(this.planId);
-    if (g === null) return null;
+  async limitReached(options: { readonly moreInputTokens?: number } = {}): Promise<GuardCheck | null> {
+    const more = objectWithKeys(options, 'options', ['moreInputTokens'])['moreInputTokens'] ?? 0;
+    if (!Number.isSafeInteger(more) || (more as number) < 0)
+      invalid('moreInputTokens', 'an integer >= 0', more);
+    const read = await this.service.getGuardrails(this.planId);
+    if (read === null) return null;
+    const now = this.service.clock.now();
+    const g = read.withoutExpired(now);
+    const last = this.#lastModel;
+    const next = last
+      ? estimateCostMicros(last.rates ?? FREE_RATES, {
+          inputTokens: last.estimate.inputTokens + (more as number),
+          maxOutputTokens: last.estimate.maxOutputTokens,
+        })
+      : 0;
     const checks = [
-      g.checkWallClock(this.service.clock.now()),
+      g.checkWallClock(now),
       g.checkStepLimit(g.stepCount),
-      g.checkToolBudgetMicros(this.#lastModelMicros),
+      g.checkToolBudgetMicros(Math.max(1, next)),
     ];
     return checks.find((c) => !c.allowed) ?? null;
   }

@@ -122,6 +122,37 @@ describe.each(LOCAL_STORES)('RunGuard.limitReached on %s', (_name, makeStore) =>
     expect((await guard.limitReached())?.eventType).toBe('budget_blocked');
   });
 
+  it('counts what the last step added to the prompt into the next model call', async () => {
+    const models = { m: { input: 1_000_000, output: 0 } }; // one unit per token
+    const { guard } = await guarded(makeStore, { toolBudget: 5 }, { models });
+    const run = () => ({ output: 'ok', usage: { inputTokens: 2, outputTokens: 0 } });
+    await guard.modelCall({ modelId: 'm', estimate: { inputTokens: 2, maxOutputTokens: 0 }, run });
+
+    expect(await guard.limitReached()).toBeNull();
+    expect((await guard.limitReached({ moreInputTokens: 2 }))?.eventType).toBe('budget_blocked');
+  });
+
+  it('names the budget once none is left, before any model call', async () => {
+    const { guard } = await guarded(makeStore, { toolBudget: 1 }, { tools: { t: { costPerCall: 1 } } });
+    await guard.toolCall({ toolCallId: 'c1', toolName: 't', run: () => 'ok' });
+
+    expect((await guard.limitReached())?.eventType).toBe('budget_blocked');
+  });
+
+  it('does not count a reservation past its time', async () => {
+    const { guard, service, clock } = await guarded(makeStore, { toolBudget: 1 });
+    await service.reserveBudget(PLAN, 1, { reservationId: 'r1' });
+    clock.advance(24 * 60 * 60 * 1000);
+
+    expect(await guard.limitReached()).toBeNull();
+  });
+
+  it('refuses a negative moreInputTokens, naming the field', async () => {
+    const { guard } = await guarded(makeStore, {});
+
+    await expect(guard.limitReached({ moreInputTokens: -1 })).rejects.toThrow(/moreInputTokens/);
+  });
+
   it('writes nothing to the log', async () => {
     const { guard, service } = await guarded(makeStore, { maxSteps: 1 });
     await guard.toolCall({ toolCallId: 'c0', toolName: 'read', run: () => 'ok' });

@@ -16,7 +16,8 @@ const ENDS_THE_RUN: ReadonlySet<string> = new Set([
  * A stop condition for `stopWhen` that ends the loop gracefully, with the text and tool results so far,
  * once the guard's limits leave it nothing to do: a tool call of the last step refused for the budget,
  * the steps, the wall clock or the calls of this run; or, read from the plan, the wall clock run out,
- * every step taken, or a budget left smaller than the last model call's estimate. The SDK asks it after
+ * every step taken, or a budget left smaller than the next model call may cost (the last one's estimate
+ * with what the last step added to the prompt). The SDK asks it after
  * each step with tool results, so use it with a step count:
  * `stopWhen: [stepCountIs(20), guardStop({ guard })]`.
  */
@@ -25,6 +26,16 @@ export function guardStop<TOOLS extends ToolSet = ToolSet>(options: GuardOption)
   return async ({ steps }) => {
     const last = steps.at(-1);
     const ended = last?.toolResults.some((r) => isLeashDenial(r.output) && ENDS_THE_RUN.has(r.output.check));
-    return ended === true || (await guard.limitReached()) !== null;
+    return ended === true || (await guard.limitReached({ moreInputTokens: addedTokens(last) })) !== null;
   };
+}
+
+/** What a step adds to the next prompt (its text, calls and results), at a token per 3 bytes. */
+function addedTokens(step: { readonly content: unknown } | undefined): number {
+  if (step === undefined) return 0;
+  try {
+    return Math.ceil(Buffer.byteLength(JSON.stringify(step.content) ?? '') / 3);
+  } catch {
+    return 0; // not JSON (a cycle, a bigint): the next model call is still checked before it is made
+  }
 }

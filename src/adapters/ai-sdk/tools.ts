@@ -22,19 +22,22 @@ export interface LeashDenial {
   readonly approvalId?: string;
 }
 
-/** Whether a tool's output is a leash denial rather than what the tool returns. */
+/** The denials this module made: a tool's own output shaped like one is not one. */
+const DENIALS = new WeakSet<object>();
+
+/**
+ * Whether a tool's output is a denial a guard of this process made, rather than what the tool returned
+ * (a tool whose output only looks like one, say fetched JSON, is not taken for a denial).
+ */
 export function isLeashDenial(output: unknown): output is LeashDenial {
-  return (
-    typeof output === 'object' &&
-    output !== null &&
-    (output as { type?: unknown }).type === 'leash-denial' &&
-    typeof (output as { reason?: unknown }).reason === 'string'
-  );
+  return typeof output === 'object' && output !== null && DENIALS.has(output);
 }
 
 function denial(d: Denied): LeashDenial {
   const out = { type: 'leash-denial' as const, check: d.check.eventType, reason: d.reason };
-  return Object.freeze(d.approval ? { ...out, approvalId: d.approval.id } : out);
+  const made = Object.freeze(d.approval ? { ...out, approvalId: d.approval.id } : out);
+  DENIALS.add(made);
+  return made;
 }
 
 type AnyTool = Tool<unknown, unknown>;

@@ -34,6 +34,27 @@ describe.each(LOCAL_STORES)('AI SDK loop on %s', (_name, makeStore) => {
     expect(await eventTypes(service)).toContain('budget_blocked');
   });
 
+  it('ends a loop whose model calls use up the budget before a call it cannot cover, steps kept', async () => {
+    // A cent per thousand prompt tokens: each step's longer prompt costs more.
+    const models = { 'mock-model': { input: 10, output: 0 } };
+    const { service, guard } = await guarded(makeStore, { toolBudget: 0.05 }, { models });
+    const search = countedTool('x'.repeat(600));
+    const steps = Array.from({ length: 20 }, (_, i) => response([call(`c${i}`, 'search', { path: `${i}` })]));
+    const { model } = scripted(steps);
+
+    const result = await generateText({
+      model: guardModel(model, { guard }),
+      tools: guardTools({ search: search.tool }, { guard }),
+      stopWhen: [stepCountIs(20), guardStop({ guard })],
+      maxOutputTokens: 10,
+      prompt: 'look around',
+    });
+
+    expect(result.steps.length).toBeGreaterThan(1);
+    expect(result.steps.length).toBeLessThan(20);
+    expect(await eventTypes(service)).not.toContain('budget_blocked');
+  });
+
   it('stops the loop once every step is taken, before the model asks for another call', async () => {
     const { guard } = await guarded(makeStore, { maxSteps: 2 }, { models: FREE_MODEL });
     const search = countedTool();
