@@ -78,29 +78,55 @@ export function guardModel(model: GuardedLanguageModel, options: GuardModelOptio
         await handle.release({ error: errorTail(error) });
         throw error;
       }
-      return { ...result, stream: result.stream.pipeThrough(metered(handle, estimate)) };
+      return { ...result, stream: metered(result.stream, handle, estimate) };
     },
   };
   return wrapLanguageModel({ model, middleware, modelId: model.modelId, providerId: model.provider });
 }
 
-/** Passes a stream's parts on, spending its usage at the finish part, or the estimate when cut short. */
-function metered(handle: ModelCallHandle, estimate: TokenEstimate): TransformStream<StreamPart, StreamPart> {
-  let finished = false;
+/**
+ * The stream's parts, passed on as they are read: its usage spent at the finish part, the estimate
+ * charged when it ends, errors or is cancelled before one. (A pulling source rather than a transform
+ * stream, whose cancel hook older Node 20 releases lack.)
+ */
+function metered(
+  source: ReadableStream<StreamPart>,
+  handle: ModelCallHandle,
+  estimate: TokenEstimate,
+): ReadableStream<StreamPart> {
+  const reader = source.getReader();
+  let settled = false;
   const cutShort = async (): Promise<void> => {
-    if (!finished) await handle.abandon();
+    if (settled) return;
+    settled = true;
+    await handle.abandon();
   };
-  return new TransformStream<StreamPart, StreamPart>({
-    async transform(part: StreamPart, controller: TransformStreamDefaultController<StreamPart>) {
-      if (part.type === 'finish' && !finished) {
-        finished = true;
+  return new ReadableStream<StreamPart>({
+    async pull(controller) {
+      let next: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        next = await reader.read();
+      } catch (error) {
+        await cutShort();
+        controller.error(error);
+        return;
+      }
+      if (next.done) {
+        await cutShort();
+        controller.close();
+        return;
+      }
+      const part = next.value;
+      if (part.type === 'finish' && !settled) {
         await handle.commit(usageOf(part.usage, estimate));
+        settled = true;
       }
       controller.enqueue(part);
     },
-    flush: cutShort,
-    // Called when the reader cancels (Node 20 streams support it, though the DOM types lack it).
-    ...{ cancel: cutShort },
+    async cancel(reason) {
+      await cutShort();
+      await reader.cancel(reason);
+    },
   });
 }
 

@@ -65,6 +65,52 @@ describe.each(LOCAL_STORES)('guardModel on %s', (_name, makeStore) => {
     expect(JSON.stringify(last?.details)).toMatch(/cancelled before its finish/);
   });
 
+  it('charges the estimate of a stream that ends without a finish part', async () => {
+    const { service, guard } = await guarded(makeStore, { toolBudget: 1 }, PRICED);
+    const parts = streamParts('cut').filter((p) => p.type !== 'finish');
+    const model = guardModel(streaming(parts), {
+      guard,
+      maxOutputTokens: 1000,
+      estimateInputTokens: () => 1000,
+    });
+
+    await streamText({ model, prompt: 'hi' }).consumeStream();
+
+    expect((await service.getGuardrails('plan'))?.budgetSpent).toBe(0.003);
+  });
+
+  it('charges the estimate of a stream that errors before its finish part', async () => {
+    const { service, guard } = await guarded(makeStore, { toolBudget: 1 }, PRICED);
+    const failing = new MockLanguageModelV3({
+      modelId: 'mock-model',
+      doStream: async () => ({
+        stream: new ReadableStream({
+          start: (c) => {
+            c.enqueue({ type: 'text-delta', id: 't', delta: 'half' });
+            c.error(new Error('connection reset'));
+          },
+        }),
+      }),
+    });
+    const model = guardModel(failing, { guard, maxOutputTokens: 1000, estimateInputTokens: () => 1000 });
+    const { stream } = await model.doStream({
+      prompt: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
+    });
+
+    await expect(stream.pipeTo(new WritableStream())).rejects.toThrow('connection reset');
+    expect((await service.getGuardrails('plan'))?.budgetSpent).toBe(0.003);
+  });
+
+  it('charges a stream once, at its first finish part', async () => {
+    const { service, guard } = await guarded(makeStore, { toolBudget: 1 }, PRICED);
+    const parts = streamParts('twice', usage(2000, 500));
+    const model = guardModel(streaming([...parts, parts.at(-1)!]), { guard });
+
+    await streamText({ model, prompt: 'hi' }).consumeStream();
+
+    expect((await service.getGuardrails('plan'))?.budgetSpent).toBe(0.003);
+  });
+
   it('gives the estimate back when the model call fails', async () => {
     const { service, guard } = await guarded(makeStore, { toolBudget: 1 }, PRICED);
     const failing = new MockLanguageModelV3({
