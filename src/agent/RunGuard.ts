@@ -307,14 +307,18 @@ export class RunGuard {
     return this.#oneAtATime(call.toolCallId, async () => {
       const { service, planId } = this;
       const ask = this.#ask(call);
-      const asked = await this.#askedFor(ask);
-      if (asked !== null) return asked;
       const g = await service.getGuardrails(planId);
+      // The plan has started already: the guard need not mark it.
+      if (g?.startTime != null) this.#started ??= Promise.resolve();
+      // A call that needs no person by the plan as it stands now has nothing to find: an approval asked
+      // for under a list since changed is left unused, and the SDK answers the call no.
       if (
         g === null ||
         !ask.operation.some((op) => ask.alwaysRequire.includes(op) || g.requiresConfirmation(op))
       )
         return null;
+      const asked = await this.#askedFor(ask);
+      if (asked !== null) return asked;
       await this.#start();
       if (!(await service.checkWallClock(planId)).allowed) return null;
       return (await this.#confirm(call))?.approval ?? null;

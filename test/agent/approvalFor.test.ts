@@ -35,6 +35,14 @@ describe.each(LOCAL_STORES)('RunGuard.approvalFor on %s', (_name, makeStore) => 
     expect((await service.getGuardrails(PLAN))?.stepCount).toBe(0);
   });
 
+  it('answers null for a call whose approval was asked under a list the plan no longer has', async () => {
+    const { guard, service } = await guarded(makeStore, DEPLOY);
+    await guard.approvalFor(CALL);
+    await service.configureGuardrails(PLAN, {});
+
+    expect(await guard.approvalFor(CALL)).toBeNull();
+  });
+
   it('asks a person for a call that says it needs one, though the policy does not list it', async () => {
     const { guard } = await guarded(makeStore, {});
 
