@@ -81,6 +81,7 @@ export {
   RunGuard,
   type AgentToolRule,
   type Denied,
+  type OpenedModelCall,
   type RunGuardOptions,
   type ToolCallStart,
   type ToolCallContext,

@@ -144,6 +144,17 @@ const FREE_RATES: ModelRates = Object.freeze({ inputMicros: 0, outputMicros: 0, 
 const CUT_SHORT =
   'the wall clock ran out while the call ran: the reserved estimate is charged, since the tool may still be running';
 
+/** A model call opened for its caller to settle, and a signal that aborts when the wall clock runs out. */
+export interface OpenedModelCall {
+  readonly allowed: true;
+  readonly handle: ModelCallHandle;
+  /**
+   * Aborts (with the wall-clock violation) when the plan's wall clock runs out while the call is open;
+   * the call is then charged its estimate, as a stream cancelled before its finish.
+   */
+  readonly signal: AbortSignal;
+}
+
 /** A tool call about to be asked for: its id, its tool and its input. */
 export type ToolCallStart = Pick<
   ToolCallRequest<unknown>,
@@ -241,19 +252,36 @@ export class RunGuard {
 
   /**
    * Opens a metered model call whose end the caller settles (a stream): the handle's `commit(usage)` at
-   * its finish, `release()` when it failed, `abandon()` when it was cancelled before its finish. Denied,
-   * as a value, when the wall clock ran out or the budget cannot cover the estimate.
+   * its finish, `release()` when it failed, `abandon()` when it was cancelled before its finish. Its
+   * `signal` aborts when the wall clock runs out while it is open (the call then charged its estimate).
+   * Denied, as a value, when the wall clock ran out or the budget cannot cover the estimate.
    */
-  async openModelCall(
-    start: ModelCallStart,
-  ): Promise<{ readonly allowed: true; readonly handle: ModelCallHandle } | Denied> {
-    const opened = await this.#openModelCall(start);
-    return opened.allowed ? Object.freeze({ allowed: true as const, handle: opened.handle }) : opened;
+  async openModelCall(start: ModelCallStart): Promise<OpenedModelCall | Denied> {
+    let stop = (): void => undefined;
+    const opened = await this.#openModelCall(start, () => stop());
+    if (!opened.allowed) return opened;
+    const { handle } = opened;
+    const abort = new LazyAbort();
+    const limit = remainingMs(opened.wall);
+    if (limit !== null) {
+      const deadline = wallClockDeadline(this.service, this.planId, limit, this.#timers, abort);
+      stop = () => deadline.stop();
+      // The clock ran out with the call still open: charged its estimate, as a cancelled stream is.
+      deadline.expired.catch(() => handle.abandon().catch(() => undefined));
+    }
+    return Object.freeze({
+      allowed: true as const,
+      handle,
+      get signal() {
+        return abort.signal;
+      },
+    });
   }
 
   /** The wall-clock check, then the model call's reservation: the handle and the clock's answer. */
   async #openModelCall(
     start: ModelCallStart,
+    onSettled?: () => void,
   ): Promise<
     { readonly allowed: true; readonly handle: ModelCallHandle; readonly wall: GuardCheck | null } | Denied
   > {
@@ -267,6 +295,7 @@ export class RunGuard {
       start,
       wall,
       this.#openModelCalls,
+      onSettled,
     );
     if ('denied' in opened) return denied(opened.denied);
     const rates = this.#prices.get(opened.handle.modelId) ?? null;

@@ -161,6 +161,7 @@ export async function openModelCall(
   start: ModelCallStart,
   gate?: () => Promise<GuardCheck>,
   open: Set<string> = new Set(),
+  onSettled: () => void = () => undefined,
 ): Promise<{ handle: ModelCallHandle; gate?: GuardCheck } | { denied: GuardCheck }> {
   const s = objectWithKeys(start, 'request', ['modelId', 'estimate', 'callId', 'run']);
   const modelId = validRuntimeKey(s['modelId'], 'modelId');
@@ -171,7 +172,10 @@ export async function openModelCall(
   // Two calls with one id would share one reservation and the second would never be charged.
   if (open.has(given)) invalid('callId', 'the id of no model call still open', given);
   open.add(given);
-  const forget = (): void => void open.delete(given);
+  const forget = (): void => {
+    open.delete(given);
+    onSettled();
+  };
   try {
     return await reserveModelCall(
       service,

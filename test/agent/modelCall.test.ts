@@ -227,6 +227,36 @@ describe.each(LOCAL_STORES)('RunGuard model calls on %s', (_name, makeStore) => 
       expect((await service.getGuardrails(PLAN))?.budgetSpent).toBe(0.00021);
     });
 
+    it("aborts an open call's signal when the wall clock runs out, and charges its estimate", async () => {
+      const init = { toolBudget: 1, maxWallClockSeconds: 10 };
+      const { guard, service, clock, timers } = await guarded(makeStore, init, { models: MODELS });
+      const opened = await guard.openModelCall({ modelId: 'gpt-4o-mini', estimate: ESTIMATE });
+      if (!opened.allowed) throw new Error('the call should be allowed');
+
+      clock.advance(10_001);
+      timers.fire();
+      await settledUntil(() => opened.signal.aborted);
+
+      expect((opened.signal.reason as { check?: { eventType: string } }).check?.eventType).toBe(
+        'wall_clock_blocked',
+      );
+      const spent = async () => (await service.getGuardrails(PLAN))?.budgetSpent;
+      for (let i = 0; i < 100 && (await spent()) === 0; i++) await new Promise((r) => setImmediate(r));
+      expect(await spent()).toBe(0.00045);
+    });
+
+    it('leaves no wall-clock timer behind once an open call is settled', async () => {
+      const init = { toolBudget: 1, maxWallClockSeconds: 10 };
+      const { guard, timers } = await guarded(makeStore, init, { models: MODELS });
+      const opened = await guard.openModelCall({ modelId: 'gpt-4o-mini', estimate: ESTIMATE });
+      if (!opened.allowed) throw new Error('the call should be allowed');
+
+      await opened.handle.commit({ inputTokens: 10, outputTokens: 10 });
+
+      expect(timers.armed).toHaveLength(1);
+      expect(timers.pending).toHaveLength(0);
+    });
+
     it('charges the estimate for a stream abandoned before its finish, saying so in the audit entry', async () => {
       const { guard, service } = await guarded(makeStore, { toolBudget: 1 }, { models: MODELS });
       const opened = await guard.openModelCall({ modelId: 'gpt-4o-mini', estimate: ESTIMATE });

@@ -70,15 +70,16 @@ export function guardModel(model: GuardedLanguageModel, options: GuardModelOptio
       const estimate = estimateOf(params);
       const opened = await guard.openModelCall({ modelId, estimate });
       if (!opened.allowed) throw new GuardrailViolationError(opened.check);
-      const handle = opened.handle;
+      const { handle, signal } = opened;
       let result: Awaited<ReturnType<GuardedLanguageModel['doStream']>>;
       try {
-        result = await inner.doStream(params);
+        result = await inner.doStream({ ...params, abortSignal: merged(params, signal) });
       } catch (error) {
+        if (signal.aborted) throw signal.reason;
         await handle.release({ error: errorTail(error) });
         throw error;
       }
-      return { ...result, stream: metered(result.stream, handle, estimate) };
+      return { ...result, stream: metered(result.stream, handle, estimate, signal) };
     },
   };
   return wrapLanguageModel({ model, middleware, modelId: model.modelId, providerId: model.provider });
@@ -93,6 +94,7 @@ function metered(
   source: ReadableStream<StreamPart>,
   handle: ModelCallHandle,
   estimate: TokenEstimate,
+  wallClock: AbortSignal,
 ): ReadableStream<StreamPart> {
   const reader = source.getReader();
   let settled = false;
@@ -103,6 +105,13 @@ function metered(
   };
   return new ReadableStream<StreamPart>({
     async pull(controller) {
+      if (wallClock.aborted) {
+        // The wall clock ran out (the estimate is charged): the stream ends with the violation.
+        await cutShort();
+        controller.error(wallClock.reason);
+        void reader.cancel(wallClock.reason).catch(() => undefined);
+        return;
+      }
       let next: Awaited<ReturnType<typeof reader.read>>;
       try {
         next = await reader.read();

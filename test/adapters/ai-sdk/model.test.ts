@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { guardModel, promptTokens } from '../../../src/adapters/ai-sdk/index.js';
 import { usageOf } from '../../../src/adapters/ai-sdk/model.js';
 import { GuardrailValidationError, GuardrailViolationError } from '../../../src/index.js';
-import { eventTypes, guarded, LOCAL_STORES } from '../../agent/support.js';
+import { eventTypes, guarded, LOCAL_STORES, settledUntil } from '../../agent/support.js';
 import { trailOf } from '../../support/service.js';
 import { response, scripted, streamParts, text, usage } from './support.js';
 
@@ -108,6 +108,43 @@ describe.each(LOCAL_STORES)('guardModel on %s', (_name, makeStore) => {
 
     await streamText({ model, prompt: 'hi' }).consumeStream();
 
+    expect((await service.getGuardrails('plan'))?.budgetSpent).toBe(0.003);
+  });
+
+  it('ends a stream the wall clock runs out on, aborting the provider and charging the estimate', async () => {
+    const { service, guard, clock, timers } = await guarded(
+      makeStore,
+      { toolBudget: 1, maxWallClockSeconds: 10 },
+      PRICED,
+    );
+    let providerSignal: AbortSignal | undefined;
+    const endless = new MockLanguageModelV3({
+      modelId: 'mock-model',
+      doStream: async ({ abortSignal }) => {
+        providerSignal = abortSignal;
+        return {
+          stream: new ReadableStream({
+            pull: (c) => c.enqueue({ type: 'text-delta', id: 't', delta: 'more ' }),
+          }),
+        };
+      },
+    });
+    const model = guardModel(endless, { guard, maxOutputTokens: 1000, estimateInputTokens: () => 1000 });
+    const { stream } = await model.doStream({
+      prompt: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
+    });
+    const reader = stream.getReader();
+    await reader.read();
+
+    clock.advance(10_001);
+    timers.fire();
+    await settledUntil(() => providerSignal?.aborted === true);
+
+    // A part or two read ahead before the clock ran out may still come; then the stream ends.
+    const readOn = async () => {
+      for (let i = 0; i < 5; i++) await reader.read();
+    };
+    await expect(readOn()).rejects.toMatchObject({ check: { eventType: 'wall_clock_blocked' } });
     expect((await service.getGuardrails('plan'))?.budgetSpent).toBe(0.003);
   });
 
