@@ -3,7 +3,7 @@ import type { ModelCallHandle } from '../../agent/modelCalls.js';
 import type { TokenEstimate, TokenUsage } from '../../agent/prices.js';
 import type { RunGuard } from '../../agent/RunGuard.js';
 import { errorTail, GuardrailViolationError, invalid } from '../../errors.js';
-import { guardOptions, type GuardOption } from './options.js';
+import { eitherAborts, guardOptions, type GuardOption } from './options.js';
 
 type WrapOptions = Parameters<typeof wrapLanguageModel>[0];
 /** A language model as the AI SDK's providers make it (`LanguageModelV3`). */
@@ -40,7 +40,9 @@ const MESSAGE_TOKENS = 4;
 export function guardModel(model: GuardedLanguageModel, options: GuardModelOptions): GuardedLanguageModel {
   const o = guardOptions(options, ['modelId', 'maxOutputTokens', 'estimateInputTokens']);
   const guard = o['guard'] as RunGuard;
-  const modelId = o['modelId'] ?? model?.modelId;
+  if (typeof model?.doGenerate !== 'function' || typeof model.doStream !== 'function')
+    invalid('model', 'a language model with doGenerate and doStream', model);
+  const modelId = o['modelId'] ?? model.modelId;
   if (typeof modelId !== 'string' || modelId.length === 0) invalid('modelId', 'a non-empty string', modelId);
   const maxOut = o['maxOutputTokens'] ?? DEFAULT_MAX_OUTPUT;
   if (!Number.isSafeInteger(maxOut) || (maxOut as number) < 0)
@@ -59,8 +61,13 @@ export function guardModel(model: GuardedLanguageModel, options: GuardModelOptio
         modelId,
         estimate,
         run: async (ctx) => {
-          const result = await inner.doGenerate({ ...params, abortSignal: merged(params, ctx.signal) });
-          return { output: result, usage: usageOf(result.usage, estimate) };
+          const [abortSignal, done] = eitherAborts(params.abortSignal, ctx.signal);
+          try {
+            const result = await inner.doGenerate({ ...params, abortSignal });
+            return { output: result, usage: usageOf(result.usage, estimate) };
+          } finally {
+            done();
+          }
         },
       });
       if (!done.allowed) throw new GuardrailViolationError(done.check);
@@ -71,9 +78,11 @@ export function guardModel(model: GuardedLanguageModel, options: GuardModelOptio
       const opened = await guard.openModelCall({ modelId, estimate });
       if (!opened.allowed) throw new GuardrailViolationError(opened.check);
       const { handle, signal } = opened;
+      // Listened to for as long as the stream lives: a provider may read the signal at any point of it.
+      const [abortSignal] = eitherAborts(params.abortSignal, signal);
       let result: Awaited<ReturnType<GuardedLanguageModel['doStream']>>;
       try {
-        result = await inner.doStream({ ...params, abortSignal: merged(params, signal) });
+        result = await inner.doStream({ ...params, abortSignal });
       } catch (error) {
         if (signal.aborted) throw signal.reason;
         await handle.release({ error: errorTail(error) });
@@ -137,10 +146,6 @@ function metered(
       await reader.cancel(reason);
     },
   });
-}
-
-function merged(params: CallOptions, signal: AbortSignal): AbortSignal {
-  return params.abortSignal ? AbortSignal.any([params.abortSignal, signal]) : signal;
 }
 
 /**

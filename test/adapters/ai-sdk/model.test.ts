@@ -205,6 +205,12 @@ describe('guardModel options', () => {
     expect(() => guardModel(model, { guard: {} as never })).toThrow(/guard/);
   });
 
+  it('refuses something that is not a language model, naming the field', async () => {
+    const { guard } = await guarded(LOCAL_STORES[0]![1], {});
+
+    expect(() => guardModel('gpt-4o' as never, { guard })).toThrow(/^model must be a language model/);
+  });
+
   it('refuses a negative output allowance, naming the field and the value', async () => {
     const { guard } = await guarded(LOCAL_STORES[0]![1], {});
     const { model } = scripted([]);
