@@ -183,6 +183,16 @@ describe.skipIf(skip)('PostgresStore', () => {
   });
 
   afterAll(async () => {
+    // The tables go first, a few at a time: one statement dropping every store's objects at once takes
+    // more locks than a server with the default max_locks_per_transaction has room for.
+    const found = await pool.query<{ name: string }>(
+      'SELECT tablename AS name FROM pg_tables WHERE schemaname = $1',
+      [schema],
+    );
+    const names = found.rows.map((r) => `"${schema}"."${r.name}"`);
+    for (let i = 0; i < names.length; i += 50) {
+      await pool.query(`DROP TABLE IF EXISTS ${names.slice(i, i + 50).join(', ')} CASCADE`);
+    }
     await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     await pool.end();
   });
