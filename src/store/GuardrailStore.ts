@@ -70,6 +70,12 @@ export interface PlanChange<T> {
   readonly result: T;
   /** Recorded together with the mutation, or not at all. Only for a configured plan. */
   readonly audit?: AuditEntry;
+  /**
+   * Several audit entries recorded with the change, in order, after `audit` when both are given; each is
+   * chained and counted for checkpoints as a single entry would be; all or nothing with the rest of the
+   * change. Empty records nothing. Only for a configured plan.
+   */
+  readonly entries?: readonly AuditEntry[];
   /** Only for a configured plan. */
   readonly mutation?: PlanMutation;
   /** New guardrails for a configured plan (a reconfiguration), applied before `mutation`. */

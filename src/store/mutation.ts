@@ -1,4 +1,5 @@
-import { isSerializableTimestamp } from '../audit/AuditEntry.js';
+import { AuditEntry, isSerializableTimestamp } from '../audit/AuditEntry.js';
+import { chainEntry, type ChainedEntry } from '../audit/chain.js';
 import { invalid } from '../errors.js';
 import type { AutonomyGuardrails, Reservation, Runtime } from '../guardrails/AutonomyGuardrails.js';
 import {
@@ -9,6 +10,7 @@ import {
 import { canonicalIso, parseIsoMs } from '../iso.js';
 import { MAX_AMOUNT, MICROS_PER_UNIT } from '../money.js';
 import type { PlanChange, PlanMutation } from './GuardrailStore.js';
+import type { ChainHead } from './planCache.js';
 
 const MAX_MICROS = MAX_AMOUNT * MICROS_PER_UNIT;
 
@@ -132,8 +134,40 @@ export function writesState(out: PlanChange<unknown>): boolean {
   return (
     out.mutation !== undefined ||
     out.audit !== undefined ||
+    // Anything but an empty array counts, so that entries of the wrong shape are refused, not ignored.
+    (out.entries !== undefined && !(Array.isArray(out.entries) && out.entries.length === 0)) ||
     out.replace !== undefined ||
     out.approval !== undefined ||
     out.newApproval !== undefined
   );
+}
+
+const NO_ENTRIES: readonly AuditEntry[] = Object.freeze([]);
+
+/**
+ * The audit entries a change records, in order: its `audit`, then its `entries`. Throws, naming the
+ * field, when `entries` is not an array of audit entries; a store calls it before it changes anything.
+ */
+export function entriesOf(out: PlanChange<unknown>): readonly AuditEntry[] {
+  const { audit, entries } = out;
+  if (entries === undefined) return audit === undefined ? NO_ENTRIES : [audit];
+  if (!Array.isArray(entries)) invalid('entries', 'an array of audit entries', entries);
+  entries.forEach((e, i) => {
+    if (!(e instanceof AuditEntry)) invalid(`entries[${i}]`, 'an audit entry', e);
+  });
+  return audit === undefined ? entries.slice() : [audit, ...entries];
+}
+
+/** The entries of a change chained one after the other from `head` (the plan's last entry, or null). */
+export function chainedEntriesOf(
+  planId: string,
+  head: ChainHead | null,
+  out: PlanChange<unknown>,
+): { readonly audit: AuditEntry; readonly chained: ChainedEntry }[] {
+  let previous = head;
+  return entriesOf(out).map((audit) => {
+    const chained = chainEntry(planId, previous, audit);
+    previous = chained;
+    return { audit, chained };
+  });
 }

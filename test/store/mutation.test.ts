@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AutonomyGuardrails, GuardrailValidationError } from '../../src/index.js';
-import { applyMutation } from '../../src/store/mutation.js';
+import { AuditEntry, AutonomyGuardrails, GuardrailValidationError } from '../../src/index.js';
+import { applyMutation, entriesOf, writesState } from '../../src/store/mutation.js';
 
 const START = '2026-11-30T10:00:00.000Z';
 
@@ -94,5 +94,37 @@ describe('applyMutation', () => {
     let g = applyMutation(AutonomyGuardrails.create(), { reserve: { id: 'r1', micros: 5, expiresAt: 10 } });
     g = applyMutation(g, { expireBefore: 10 });
     expect(AutonomyGuardrails.fromJSON(JSON.parse(JSON.stringify(g.toJSON()))).hasLapsed('r1')).toBe(true);
+  });
+});
+
+/** A step check recorded at `i` ms past the epoch. */
+function entry(i: number): AuditEntry {
+  return AuditEntry.create({ eventType: 'step_allowed', guardName: 'step_limit', timestamp: i });
+}
+
+describe('writesState', () => {
+  it('counts a change with entries as one that writes', () => {
+    expect(writesState({ result: null, entries: [entry(1)] })).toBe(true);
+  });
+
+  it('does not count a change whose entries are empty', () => {
+    expect(writesState({ result: null, entries: [] })).toBe(false);
+  });
+});
+
+describe('entriesOf', () => {
+  it('lists the audit entry of a change, then its entries, in order', () => {
+    const [a, b, c] = [entry(1), entry(2), entry(3)];
+    expect(entriesOf({ result: null, audit: a, entries: [b, c] })).toEqual([a, b, c]);
+  });
+
+  it('lists nothing for a change with neither', () => {
+    expect(entriesOf({ result: null })).toEqual([]);
+  });
+
+  it('refuses entries that are not an array, naming the field', () => {
+    expect(() => entriesOf({ result: null, entries: entry(1) as never })).toThrow(
+      expect.objectContaining({ field: 'entries' }),
+    );
   });
 });

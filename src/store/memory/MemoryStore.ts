@@ -21,7 +21,7 @@ import {
   type CheckpointOptions,
   type CheckpointPolicy,
 } from '../checkpoints.js';
-import { applyMutation, writesState } from '../mutation.js';
+import { applyMutation, entriesOf, writesState } from '../mutation.js';
 import { checkDocument, documentFromRow, mergeListings, nextRevision } from '../planDocuments.js';
 
 interface Entry {
@@ -104,13 +104,14 @@ export class MemoryStore implements GuardrailStore {
       if (out.approval !== undefined && holder?.planId !== undefined && holder.planId !== planId) {
         throw new GuardrailError('STORE_CONTRACT', `approval "${out.approval.id}" belongs to another plan`);
       }
+      const entries = entriesOf(out);
       let guardrails = out.replace !== undefined ? out.replace.clone() : entry.guardrails;
       if (out.mutation !== undefined) guardrails = applyMutation(guardrails, out.mutation);
       entry.guardrails = guardrails;
       if (approval !== undefined) this.#approvals.set(approval.id, Object.freeze({ ...approval }));
-      if (out.audit !== undefined) {
-        if (this.keepLog) entry.log.push(out.audit);
-        entry.audit.add(out.audit);
+      for (const audit of entries) {
+        if (this.keepLog) entry.log.push(audit);
+        entry.audit.add(audit);
       }
       return Promise.resolve(out.result);
     } catch (error) {

@@ -44,7 +44,7 @@ import {
 } from '../checkpoints.js';
 import { chainedFromRow, entryFromRow, logEntryFromRow, type LogRow as StoredLogRow } from '../auditRows.js';
 import { driver } from '../drivers.js';
-import { applyMutation, writesState } from '../mutation.js';
+import { applyMutation, chainedEntriesOf, writesState } from '../mutation.js';
 import {
   checkDocument,
   documentConflict,
@@ -948,12 +948,11 @@ class ChangeBatch {
 
   /** Adds a change, all or nothing: when it throws, the batch is as it was. */
   add(out: PlanChange<unknown>): void {
-    const { audit, mutation, replace } = out;
-    const entry = audit === undefined ? undefined : { audit, c: chainEntry(this.#planId, this.#head, audit) };
-    const cp =
-      entry === undefined
-        ? null
-        : checkpointDue(this.#checkpoints, this.#planId, entry.c, entry.audit.timestamp);
+    const { mutation, replace } = out;
+    const entries = chainedEntriesOf(this.#planId, this.#head, out);
+    const cps = entries.map(({ audit, chained }) =>
+      checkpointDue(this.#checkpoints, this.#planId, chained, audit.timestamp),
+    );
     let next = replace?.clone();
     // Last, since it may change the guardrails in place: it checks everything before it changes anything.
     if (mutation !== undefined) next = applyMutation(next ?? this.#guardrails, mutation);
@@ -961,9 +960,8 @@ class ChangeBatch {
       this.#guardrails = next;
       this.#changed = true;
     }
-    if (entry !== undefined) {
-      const { audit: a, c } = entry;
-      const [eventTypes, timestamps, details, seqs, prevs, hashes] = this.#entries;
+    const [eventTypes, timestamps, details, seqs, prevs, hashes] = this.#entries;
+    for (const { audit: a, chained: c } of entries) {
       eventTypes.push(a.eventType);
       timestamps.push(a.timestamp);
       details.push(JSON.stringify(a.details));
@@ -972,8 +970,9 @@ class ChangeBatch {
       hashes.push(c.hash);
       this.#head = { seq: c.seq, hash: c.hash };
     }
-    if (cp !== null) {
-      const [sizes, heads, ts, signatures] = this.#checkpointed;
+    const [sizes, heads, ts, signatures] = this.#checkpointed;
+    for (const cp of cps) {
+      if (cp === null) continue;
       sizes.push(cp.size);
       heads.push(cp.head);
       ts.push(cp.ts);

@@ -35,7 +35,7 @@ import {
 } from '../checkpoints.js';
 import { chainedFromRow, entryFromRow, logEntryFromRow, type LogRow } from '../auditRows.js';
 import { driver } from '../drivers.js';
-import { applyMutation, writesState } from '../mutation.js';
+import { applyMutation, chainedEntriesOf, writesState } from '../mutation.js';
 import {
   checkDocument,
   documentFromRow,
@@ -250,7 +250,8 @@ interface Decided {
     readonly newApproval: ApprovalRowValues | undefined;
     /** New guardrails, when the update changes them. */
     readonly guardrails: AutonomyGuardrails | undefined;
-    readonly entry: { readonly audit: AuditEntry; readonly chained: ChainedEntry } | undefined;
+    /** The entries to record, chained after the plan's last entry, in order. */
+    readonly entries: readonly { readonly audit: AuditEntry; readonly chained: ChainedEntry }[];
   };
 }
 
@@ -806,8 +807,8 @@ export class SqliteStore implements GuardrailStore {
       const approval = out.approval === undefined ? undefined : approvalParams(planId, out.approval);
       const newApproval = out.newApproval === undefined ? undefined : approvalParams(planId, out.newApproval);
       if (head === undefined) head = lastEntry(planId);
-      const audit = out.audit;
-      const entry = audit === undefined ? undefined : { audit, chained: chainEntry(planId, head, audit) };
+      const entries = chainedEntriesOf(planId, head, out);
+      const last = entries.at(-1)?.chained;
       let g = stored;
       let changed: AutonomyGuardrails | undefined;
       if (out.replace !== undefined || out.mutation !== undefined) {
@@ -820,10 +821,10 @@ export class SqliteStore implements GuardrailStore {
         result: out.result,
         state: {
           guardrails: g,
-          head: entry === undefined ? head : { seq: entry.chained.seq, hash: entry.chained.hash },
+          head: last === undefined ? head : { seq: last.seq, hash: last.hash },
           version: '',
         },
-        write: { approval, newApproval, guardrails: changed, entry },
+        write: { approval, newApproval, guardrails: changed, entries },
       };
     };
     /**
@@ -838,7 +839,7 @@ export class SqliteStore implements GuardrailStore {
         if (w.newApproval !== undefined && s.insertApproval.run(...w.newApproval).changes === 0) {
           throw new GuardrailError('APPROVAL_ID_TAKEN', `approval id "${w.newApproval[0]}" is already used`);
         }
-        if (w.entry !== undefined) record(planId, w.entry.chained, w.entry.audit);
+        for (const e of w.entries) record(planId, e.chained, e.audit);
       } catch (error) {
         throw new PartlyWritten(error);
       }
