@@ -31,6 +31,9 @@ export { AuditTrail, DEFAULT_AUDIT_CAPACITY } from './audit/AuditTrail.js';
 export {
   AutonomyGuardrailService,
   type AutonomyGuardrailServiceOptions,
+  type ConfirmationAsk,
+  type ToolCallBegin,
+  type ToolCallBegun,
 } from './service/AutonomyGuardrailService.js';
 export {
   DEFAULT_METADATA_LIMITS,

@@ -155,6 +155,90 @@ function requiredOf(g: AutonomyGuardrails, ops: readonly string[], always: reado
   return ops.filter((op) => always.includes(op) || g.requiresConfirmation(op));
 }
 
+/** A tool call about to run, for {@link AutonomyGuardrailService.beginToolCall}. */
+export interface ToolCallBegin {
+  /** The confirmation asked for the call; its decision id is the tool call's id. */
+  readonly confirm: ConfirmationAsk;
+  /** The tool's calls per plan, counted when allowed; without it, not counted. */
+  readonly tool?: { readonly name: string; readonly maxCallsPerPlan: number };
+  /** Tool calls of this invocation before this one. */
+  readonly currentCalls: number;
+  /** The amount to set aside for the call, and the reservation's id. */
+  readonly estimate: number;
+  readonly reservationId: string;
+}
+
+/** What {@link AutonomyGuardrailService.beginToolCall} decided. */
+export interface ToolCallBegun {
+  /** The check that refused the call, or the reservation's. */
+  readonly check: GuardCheck;
+  /** The wall-clock check, allowed when the call got past it. */
+  readonly wallClock: GuardCheck;
+  /** The approval a person must decide, when the confirmation refused the call. */
+  readonly approval?: Approval;
+  /** The call's budget set aside, when every check let it through: settle it with commit or release. */
+  readonly reservation?: BudgetReservation;
+}
+
+const begunOf = (check: GuardCheck): ToolCallBegun => ({ check, wallClock: check });
+
+/**
+ * The parts of a tool call's change, taken in order, as one change: their entries in order, their
+ * mutations together (each part sets its own fields), the approval one opened.
+ */
+class ToolCallChange {
+  readonly #entries: AuditEntry[] = [];
+  readonly #mutation: { -readonly [K in keyof PlanMutation]: PlanMutation[K] } = {};
+  #newApproval: Approval | undefined;
+
+  /** Adds a part's writes; returns its result. */
+  take<T>(out: PlanChange<T>): T {
+    if (out.audit !== undefined) this.#entries.push(out.audit);
+    if (out.mutation !== undefined) Object.assign(this.#mutation, out.mutation);
+    if (out.newApproval !== undefined) this.#newApproval = out.newApproval;
+    return out.result;
+  }
+
+  end(result: ToolCallBegun): PlanChange<ToolCallBegun> {
+    const change: { -readonly [K in keyof PlanChange<ToolCallBegun>]: PlanChange<ToolCallBegun>[K] } = {
+      result: Object.freeze(result),
+      entries: this.#entries,
+    };
+    if (Object.keys(this.#mutation).length > 0) change.mutation = this.#mutation;
+    if (this.#newApproval !== undefined) change.newApproval = this.#newApproval;
+    return change;
+  }
+}
+
+/** A request for a person's confirmation of one decision. */
+export interface ConfirmationAsk {
+  readonly decisionId: string;
+  /** The operation, or all the operations of the decision: one approval covers those that need it. */
+  readonly operation: string | readonly string[];
+  readonly input?: unknown;
+  readonly ttlMs: number;
+  /** Operations that need a person whatever the plan's list says (a per-tool rule). */
+  readonly alwaysRequire?: readonly string[];
+  /** Stop the wall clock while the person decides; default true. */
+  readonly pauseClock?: boolean;
+  /** The tool an agent wants to call, shown to the person asked. */
+  readonly toolName?: string;
+  /** The JSON value to show the person a preview of, e.g. the tool's arguments. */
+  readonly preview?: unknown;
+}
+
+/** A confirmation request, checked: what a plan's change is decided from. */
+interface ValidConfirmation {
+  readonly expires: number;
+  readonly decisionId: string;
+  readonly ops: readonly string[];
+  readonly always: readonly string[];
+  readonly pause: boolean;
+  readonly toolName: string | undefined;
+  readonly shown: { readonly value: unknown; readonly field: string } | null;
+  readonly input: unknown;
+}
+
 /** What {@link AutonomyGuardrailService.requestConfirmation} did: the check, and the approval it opened. */
 export interface ConfirmationRequest {
   readonly check: GuardCheck;
@@ -375,16 +459,9 @@ export class AutonomyGuardrailService {
   takeStep(planId: string): Promise<GuardCheck> {
     return this.#checking(E.STEP_BLOCKED, checkItself, () => {
       validatePlanId(planId);
-      return this.#store.update(planId, (g) => {
-        if (!g) return this.#unconfigured(E.STEP_ALLOWED, E.STEP_BLOCKED, planId);
-        const step = g.stepCount;
-        const check = g.checkStepLimit(step);
-        return this.#audited(
-          check,
-          { step, limit: check.limit ?? null },
-          check.allowed ? ONE_STEP : undefined,
-        );
-      });
+      return this.#store.update(planId, (g) =>
+        g ? this.#decideStep(g) : this.#unconfigured(E.STEP_ALLOWED, E.STEP_BLOCKED, planId),
+      );
     });
   }
 
@@ -436,6 +513,60 @@ export class AutonomyGuardrailService {
     });
   }
 
+  /**
+   * The checks before a tool call runs, decided and recorded in one update of the plan, each audited as
+   * its own method would: wall clock → step (counted) → confirmation (an approval opened when a person
+   * must confirm) → the invocation's tool calls → the tool's calls per plan (counted) → reservation of
+   * the estimate. Stops at the first that refuses. Resolves null for a plan that is not configured: its
+   * checks are asked one by one then.
+   */
+  beginToolCall(planId: string, call: ToolCallBegin): Promise<ToolCallBegun | null> {
+    return this.#checking(E.WALL_CLOCK_BLOCKED, begunOf, () => {
+      validatePlanId(planId);
+      const o = objectWithKeys(call, 'call', [
+        'confirm',
+        'tool',
+        'currentCalls',
+        'estimate',
+        'reservationId',
+      ]);
+      const now = this.#now();
+      const c = this.#validConfirmation(o['confirm'] as ConfirmationAsk, now);
+      const t =
+        o['tool'] === undefined ? undefined : objectWithKeys(o['tool'], 'tool', ['name', 'maxCallsPerPlan']);
+      const tool = t && {
+        name: validRuntimeKey(t['name'], 'tool'),
+        max: intField(t['maxCallsPerPlan'], 'max_calls_per_plan', 1, false) as number,
+      };
+      const current = intField(o['currentCalls'], 'current_calls', 0, false) as number;
+      const micros = toMicros(o['estimate'], 'amount', 'up');
+      const id = validRuntimeKey(o['reservationId'], 'reservationId');
+      const expiresAt = this.#reservationExpiry(now);
+      return this.#store.update(planId, (g): PlanChange<ToolCallBegun | null> => {
+        if (!g) return { result: null };
+        const change = new ToolCallChange();
+        const wallClock = change.take(this.#decideWallClock(g, now));
+        if (!wallClock.allowed) return change.end({ check: wallClock, wallClock });
+        const step = change.take(this.#decideStep(g, now));
+        if (!step.allowed) return change.end({ check: step, wallClock });
+        const asked = change.take(this.#decideConfirmation(g, planId, c, now));
+        if (!asked.check.allowed) {
+          const { check, approval } = asked;
+          return change.end(approval ? { check, wallClock, approval } : { check, wallClock });
+        }
+        const actor = change.take(this.#decideActorCalls(g, current, now));
+        if (!actor.allowed) return change.end({ check: actor, wallClock });
+        if (tool) {
+          const calls = change.take(this.#decideToolCalls(g, tool.name, tool.max, now));
+          if (!calls.allowed) return change.end({ check: calls, wallClock });
+        }
+        const reservation = change.take(this.#decideReservation(g, planId, id, micros, now, expiresAt));
+        const { check } = reservation;
+        return change.end(reservation.allowed ? { check, wallClock, reservation } : { check, wallClock });
+      });
+    });
+  }
+
   /** Denied (`confirmation_required`) when a person must confirm `operation`. Recorded either way. */
   checkConfirmation(
     planId: string,
@@ -462,13 +593,11 @@ export class AutonomyGuardrailService {
     return this.#checking(E.WALL_CLOCK_BLOCKED, checkItself, () => {
       validatePlanId(planId);
       const now = this.#now();
-      return this.#store.update(planId, (g) => {
-        if (!g) return this.#unconfigured(E.WALL_CLOCK_ALLOWED, E.WALL_CLOCK_BLOCKED, planId);
-        const check = g.checkWallClock(now);
-        const limit = check.limit ?? null;
-        const details = check.observed === undefined ? { limit } : { elapsed_seconds: check.observed, limit };
-        return this.#audited(check, details, undefined, now); // the time the check was made against
-      });
+      return this.#store.update(planId, (g) =>
+        g
+          ? this.#decideWallClock(g, now)
+          : this.#unconfigured(E.WALL_CLOCK_ALLOWED, E.WALL_CLOCK_BLOCKED, planId),
+      );
     });
   }
 
@@ -477,11 +606,11 @@ export class AutonomyGuardrailService {
     return this.#checking(E.ACTOR_TOOL_CALLS_BLOCKED, checkItself, () => {
       validatePlanId(planId);
       intField(currentCalls, 'current_calls', 0, false);
-      return this.#store.update(planId, (g) => {
-        if (!g) return this.#unconfigured(E.ACTOR_TOOL_CALLS_ALLOWED, E.ACTOR_TOOL_CALLS_BLOCKED, planId);
-        const check = g.checkActorToolCalls(currentCalls);
-        return this.#audited(check, { current_calls: currentCalls, limit: check.limit ?? null });
-      });
+      return this.#store.update(planId, (g) =>
+        g
+          ? this.#decideActorCalls(g, currentCalls)
+          : this.#unconfigured(E.ACTOR_TOOL_CALLS_ALLOWED, E.ACTOR_TOOL_CALLS_BLOCKED, planId),
+      );
     });
   }
 
@@ -540,50 +669,13 @@ export class AutonomyGuardrailService {
         'reservationId',
       );
       const now = this.#now();
-      const expiresAt = now + this.#reservationTtlMs;
-      if (!isSerializableTimestamp(expiresAt)) {
-        invalid('reservationTtlMs', 'small enough to expire before the year 10000', this.#reservationTtlMs);
-      }
+      const expiresAt = this.#reservationExpiry(now);
       const reserving = this.#store.update(planId, (stored): PlanChange<BudgetReservation> => {
         if (!stored) {
           const check = this.#unconfigured(E.BUDGET_ALLOWED, E.BUDGET_BLOCKED, planId).result;
           return { result: new BudgetReservation(this, planId, id, micros, check, false, null) };
         }
-        // Lapsed reservations are given back in this same update, so the check must not count them.
-        const expired = stored.expiredReservations(now);
-        const g = expired.length === 0 ? stored : stored.withoutExpired(now);
-        const held = g.reservationMicros(id);
-        if (held !== undefined) {
-          // Nothing is recorded for a repeated id, so lapsed reservations wait for the next operation.
-          const check = makeCheck(
-            E.BUDGET_RESERVED,
-            `reservation "${id}" is already open`,
-            g.toolBudget,
-            fromMicros(held),
-          );
-          const heldUntil = g.reservationExpiresAt(id) ?? null;
-          return { result: new BudgetReservation(this, planId, id, held, check, true, heldUntil) };
-        }
-        const verdict = g.checkToolBudgetMicros(micros);
-        const check = verdict.allowed
-          ? makeCheck(E.BUDGET_RESERVED, reservedReason, verdict.limit ?? null, verdict.observed)
-          : verdict;
-        const details: Record<string, JsonValue> = {
-          reservation_id: id,
-          amount: fromMicros(micros),
-          spent: g.budgetSpent,
-          reserved: fromMicros(g.budgetReservedMicros + (check.allowed ? micros : 0)),
-          limit: check.limit ?? null,
-        };
-        expiredDetails(details, expired);
-        const result = new BudgetReservation(this, planId, id, micros, check, check.allowed, expiresAt);
-        const audit = this.#entry(check, details, now);
-        const mutation = expiring(
-          check.allowed ? { reserve: { id, micros, expiresAt } } : undefined,
-          expired,
-          now,
-        );
-        return mutation ? { result, audit, mutation } : { result, audit };
+        return this.#decideReservation(stored, planId, id, micros, now, expiresAt);
       });
       if (!this.#denyUnavailable) return reserving;
       const notOpen = (check: GuardCheck) =>
@@ -720,19 +812,11 @@ export class AutonomyGuardrailService {
       validatePlanId(planId);
       const name = validRuntimeKey(tool, 'tool');
       const max = intField(maxCallsPerPlan, 'max_calls_per_plan', 1, false) as number;
-      return this.#store.update(planId, (g) => {
-        if (!g) return this.#unconfigured(E.TOOL_CALLS_ALLOWED, E.TOOL_CALLS_BLOCKED, planId);
-        const calls = g.toolCallCount(name);
-        const check =
-          calls < max
-            ? makeCheck(E.TOOL_CALLS_ALLOWED, toolCallsWithin, max, calls, name)
-            : makeCheck(E.TOOL_CALLS_BLOCKED, toolCallsReach, max, calls, name);
-        return this.#audited(
-          check,
-          { tool: name, calls, limit: max },
-          check.allowed ? { toolCall: name } : undefined,
-        );
-      });
+      return this.#store.update(planId, (g) =>
+        g
+          ? this.#decideToolCalls(g, name, max)
+          : this.#unconfigured(E.TOOL_CALLS_ALLOWED, E.TOOL_CALLS_BLOCKED, planId),
+      );
     });
   }
 
@@ -744,45 +828,12 @@ export class AutonomyGuardrailService {
    * bounded one-line preview of `preview` (see {@link inputPreview}), or of `input` when only `toolName`
    * is given; without either, no preview.
    */
-  requestConfirmation(
-    planId: string,
-    request: {
-      decisionId: string;
-      /** The operation, or all the operations of the decision: one approval covers those that need it. */
-      operation: string | readonly string[];
-      input?: unknown;
-      ttlMs: number;
-      /** Operations that need a person whatever the plan's list says (a per-tool rule). */
-      alwaysRequire?: readonly string[];
-      /** Stop the wall clock while the person decides; default true. */
-      pauseClock?: boolean;
-      /** The tool an agent wants to call, shown to the person asked. */
-      toolName?: string;
-      /** The JSON value to show the person a preview of, e.g. the tool's arguments. */
-      preview?: unknown;
-    },
-  ): Promise<ConfirmationRequest> {
+  requestConfirmation(planId: string, request: ConfirmationAsk): Promise<ConfirmationRequest> {
     return this.#checking(E.CONFIRMATION_REQUIRED, requestOf, () => {
       validatePlanId(planId);
-      if (!isPlainObject(request)) invalid('request', 'an object', request);
-      const decisionId = validRuntimeKey(request.decisionId, 'decisionId');
-      const ops = this.#operations(request.operation);
-      const always = this.#operations(request.alwaysRequire ?? [], 'alwaysRequire', true);
-      const pause = pauseClockOf(request.pauseClock);
-      const toolName = request.toolName === undefined ? undefined : validToolName(request.toolName);
-      // What the person is shown of the input: `preview`, else the input of a named tool, else nothing.
-      const shown =
-        request.preview !== undefined
-          ? { value: request.preview, field: 'preview' }
-          : toolName === undefined
-            ? null
-            : { value: request.input, field: 'input' };
-      const ttlMs = intField(request.ttlMs, 'ttlMs', 1, false) as number;
-      if (ttlMs > MAX_APPROVAL_TTL_MS) invalid('ttlMs', `at most ${MAX_APPROVAL_TTL_MS} (ten years)`, ttlMs);
       const now = this.#now();
-      const expires = now + ttlMs;
-      if (!isSerializableTimestamp(expires))
-        invalid('ttlMs', 'small enough to expire before the year 10000', ttlMs);
+      const c = this.#validConfirmation(request, now);
+      const always = c.always;
       return this.#store.update(planId, (g): PlanChange<ConfirmationRequest> => {
         if (!g && always.length > 0) {
           // A rule says a person must confirm: with no plan to keep an approval in, nobody can (fail closed).
@@ -796,43 +847,7 @@ export class AutonomyGuardrailService {
             },
           };
         }
-        const required = requiredOf(g, ops, always);
-        if (required.length === 0) {
-          const check = makeCheck(E.CONFIRMATION_NOT_REQUIRED, confirmationReason(ops, false), null);
-          return {
-            result: { check },
-            audit: this.#entry(check, { ...operationsDetail(ops), limit: null }, now),
-          };
-        }
-        // The approval keeps them as one comma-separated string, as stores hold it.
-        const op = required.join(',');
-        const check = makeCheck(E.CONFIRMATION_REQUIRED, confirmationReason(required, true), null);
-        // A new id only when a person is asked; the store refuses one already in use.
-        const approval: Approval = Object.freeze({
-          id: this.#newId(),
-          planId,
-          decisionId,
-          operation: op,
-          ...(toolName === undefined ? {} : { toolName }),
-          // Like the hash, made only when a person must confirm.
-          ...(shown === null ? {} : { inputPreview: inputPreview(shown.value, shown.field) }),
-          inputHash: inputHash(request.input), // hashed only when a person must confirm
-          requestedAt: formatIso(now),
-          expiresAt: formatIso(expires),
-          status: 'pending',
-        });
-        const details = {
-          ...operationsDetail(required),
-          decision_id: decisionId,
-          approval_id: approval.id,
-          expires_at: approval.expiresAt,
-        };
-        return {
-          result: { check, approval },
-          audit: this.#entry(check, details, now),
-          ...(pause ? { mutation: { pause: approval.requestedAt } } : {}),
-          newApproval: approval,
-        };
+        return this.#decideConfirmation(g, planId, c, now);
       });
     });
   }
@@ -1083,6 +1098,161 @@ export class AutonomyGuardrailService {
    * The change a check makes: its audit entry, and the mutation if any. A denial's entry also carries
    * the reason in words; an allowed entry's numbers say all there is.
    */
+  // The decisions of the checks, from a configured plan's guardrails: each method's change, and the
+  // parts of a tool call's one change (beginToolCall).
+
+  #decideWallClock(g: AutonomyGuardrails, now: number): PlanChange<GuardCheck> {
+    const check = g.checkWallClock(now);
+    const limit = check.limit ?? null;
+    const details = check.observed === undefined ? { limit } : { elapsed_seconds: check.observed, limit };
+    return this.#audited(check, details, undefined, now); // the time the check was made against
+  }
+
+  #decideStep(g: AutonomyGuardrails, now?: number): PlanChange<GuardCheck> {
+    const step = g.stepCount;
+    const check = g.checkStepLimit(step);
+    const details = { step, limit: check.limit ?? null };
+    return this.#audited(check, details, check.allowed ? ONE_STEP : undefined, now);
+  }
+
+  #decideToolCalls(g: AutonomyGuardrails, name: string, max: number, now?: number): PlanChange<GuardCheck> {
+    const calls = g.toolCallCount(name);
+    const check =
+      calls < max
+        ? makeCheck(E.TOOL_CALLS_ALLOWED, toolCallsWithin, max, calls, name)
+        : makeCheck(E.TOOL_CALLS_BLOCKED, toolCallsReach, max, calls, name);
+    const details = { tool: name, calls, limit: max };
+    return this.#audited(check, details, check.allowed ? { toolCall: name } : undefined, now);
+  }
+
+  #decideActorCalls(g: AutonomyGuardrails, currentCalls: number, now?: number): PlanChange<GuardCheck> {
+    const check = g.checkActorToolCalls(currentCalls);
+    return this.#audited(check, { current_calls: currentCalls, limit: check.limit ?? null }, undefined, now);
+  }
+
+  /** A confirmation request, checked (throws GuardrailValidationError naming the field), as of `now`. */
+  #validConfirmation(request: ConfirmationAsk, now: number): ValidConfirmation {
+    if (!isPlainObject(request)) invalid('request', 'an object', request);
+    const decisionId = validRuntimeKey(request.decisionId, 'decisionId');
+    const ops = this.#operations(request.operation);
+    const always = this.#operations(request.alwaysRequire ?? [], 'alwaysRequire', true);
+    const pause = pauseClockOf(request.pauseClock);
+    const toolName = request.toolName === undefined ? undefined : validToolName(request.toolName);
+    // What the person is shown of the input: `preview`, else the input of a named tool, else nothing.
+    const shown =
+      request.preview !== undefined
+        ? { value: request.preview, field: 'preview' }
+        : toolName === undefined
+          ? null
+          : { value: request.input, field: 'input' };
+    const ttlMs = intField(request.ttlMs, 'ttlMs', 1, false) as number;
+    if (ttlMs > MAX_APPROVAL_TTL_MS) invalid('ttlMs', `at most ${MAX_APPROVAL_TTL_MS} (ten years)`, ttlMs);
+    const expires = now + ttlMs;
+    if (!isSerializableTimestamp(expires))
+      invalid('ttlMs', 'small enough to expire before the year 10000', ttlMs);
+    return { decisionId, ops, always, pause, toolName, shown, input: request.input, expires };
+  }
+
+  #decideConfirmation(
+    g: AutonomyGuardrails,
+    planId: string,
+    c: ValidConfirmation,
+    now: number,
+  ): PlanChange<ConfirmationRequest> {
+    const { decisionId, ops, always, pause, toolName, shown, expires } = c;
+    const required = requiredOf(g, ops, always);
+    if (required.length === 0) {
+      const check = makeCheck(E.CONFIRMATION_NOT_REQUIRED, confirmationReason(ops, false), null);
+      return {
+        result: { check },
+        audit: this.#entry(check, { ...operationsDetail(ops), limit: null }, now),
+      };
+    }
+    // The approval keeps them as one comma-separated string, as stores hold it.
+    const op = required.join(',');
+    const check = makeCheck(E.CONFIRMATION_REQUIRED, confirmationReason(required, true), null);
+    // A new id only when a person is asked; the store refuses one already in use.
+    const approval: Approval = Object.freeze({
+      id: this.#newId(),
+      planId,
+      decisionId,
+      operation: op,
+      ...(toolName === undefined ? {} : { toolName }),
+      // Like the hash, made only when a person must confirm.
+      ...(shown === null ? {} : { inputPreview: inputPreview(shown.value, shown.field) }),
+      inputHash: inputHash(c.input), // hashed only when a person must confirm
+      requestedAt: formatIso(now),
+      expiresAt: formatIso(expires),
+      status: 'pending',
+    });
+    const details = {
+      ...operationsDetail(required),
+      decision_id: decisionId,
+      approval_id: approval.id,
+      expires_at: approval.expiresAt,
+    };
+    return {
+      result: { check, approval },
+      audit: this.#entry(check, details, now),
+      ...(pause ? { mutation: { pause: approval.requestedAt } } : {}),
+      newApproval: approval,
+    };
+  }
+
+  #decideReservation(
+    stored: AutonomyGuardrails,
+    planId: string,
+    id: string,
+    micros: number,
+    now: number,
+    expiresAt: number,
+  ): PlanChange<BudgetReservation> {
+    // Lapsed reservations are given back in this same update, so the check must not count them.
+    const expired = stored.expiredReservations(now);
+    const g = expired.length === 0 ? stored : stored.withoutExpired(now);
+    const held = g.reservationMicros(id);
+    if (held !== undefined) {
+      // Nothing is recorded for a repeated id, so lapsed reservations wait for the next operation.
+      const check = makeCheck(
+        E.BUDGET_RESERVED,
+        `reservation "${id}" is already open`,
+        g.toolBudget,
+        fromMicros(held),
+      );
+      const heldUntil = g.reservationExpiresAt(id) ?? null;
+      return { result: new BudgetReservation(this, planId, id, held, check, true, heldUntil) };
+    }
+    const verdict = g.checkToolBudgetMicros(micros);
+    const check = verdict.allowed
+      ? makeCheck(E.BUDGET_RESERVED, reservedReason, verdict.limit ?? null, verdict.observed)
+      : verdict;
+    const details: Record<string, JsonValue> = {
+      reservation_id: id,
+      amount: fromMicros(micros),
+      spent: g.budgetSpent,
+      reserved: fromMicros(g.budgetReservedMicros + (check.allowed ? micros : 0)),
+      limit: check.limit ?? null,
+    };
+    expiredDetails(details, expired);
+    const result = new BudgetReservation(this, planId, id, micros, check, check.allowed, expiresAt);
+    const audit = this.#entry(check, details, now);
+    const mutation = expiring(
+      check.allowed ? { reserve: { id, micros, expiresAt } } : undefined,
+      expired,
+      now,
+    );
+    return mutation ? { result, audit, mutation } : { result, audit };
+  }
+
+  /** When a reservation made at `now` lapses. */
+  #reservationExpiry(now: number): number {
+    const expiresAt = now + this.#reservationTtlMs;
+    if (!isSerializableTimestamp(expiresAt)) {
+      invalid('reservationTtlMs', 'small enough to expire before the year 10000', this.#reservationTtlMs);
+    }
+    return expiresAt;
+  }
+
   #audited(
     check: GuardCheck,
     details: Record<string, JsonValue>,

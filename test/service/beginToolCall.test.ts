@@ -1,0 +1,132 @@
+import { describe, expect, it } from 'vitest';
+import {
+  AutonomyGuardrailService,
+  ManualClock,
+  type GuardrailsInit,
+  type GuardrailStore,
+  type ToolCallBegin,
+} from '../../src/index.js';
+import { LOCAL_STORES, rejectedField, T0, trailOf } from '../support/service.js';
+
+const CALL: ToolCallBegin = {
+  confirm: { decisionId: 'c1', operation: 'search', input: { q: 'x' }, ttlMs: 60_000, pauseClock: false },
+  currentCalls: 0,
+  estimate: 0.1,
+  reservationId: 'tool:c1#1',
+};
+
+async function on(makeStore: () => Promise<GuardrailStore>, init: GuardrailsInit) {
+  let n = 0;
+  const service = new AutonomyGuardrailService({
+    store: await makeStore(),
+    clock: new ManualClock(T0),
+    ids: () => `a${++n}`,
+  });
+  await service.configureGuardrails('plan', init);
+  return service;
+}
+
+const events = async (service: AutonomyGuardrailService) =>
+  (await trailOf(service)).entries.map((e) => e.eventType);
+
+describe.each(LOCAL_STORES)('beginToolCall on %s', (_name, makeStore) => {
+  it('records every check of a call it lets through, in order, and sets the estimate aside', async () => {
+    const service = await on(makeStore, { toolBudget: 1, maxSteps: 5 });
+
+    const begun = await service.beginToolCall('plan', {
+      ...CALL,
+      tool: { name: 'search', maxCallsPerPlan: 3 },
+    });
+
+    expect(begun?.reservation?.amount).toBe(0.1);
+    expect(await events(service)).toEqual([
+      'wall_clock_allowed',
+      'step_allowed',
+      'confirmation_not_required',
+      'actor_tool_calls_allowed',
+      'tool_calls_allowed',
+      'budget_reserved',
+    ]);
+    const g = await service.getGuardrails('plan');
+    expect([g?.stepCount, g?.toolCallCount('search'), g?.budgetReserved]).toEqual([1, 1, 0.1]);
+  });
+
+  it('records the same entries, with the same details, as the checks asked one by one', async () => {
+    const fused = await on(makeStore, { toolBudget: 1, maxSteps: 5 });
+    const oneByOne = await on(makeStore, { toolBudget: 1, maxSteps: 5 });
+
+    await fused.beginToolCall('plan', { ...CALL, tool: { name: 'search', maxCallsPerPlan: 3 } });
+    await oneByOne.checkWallClock('plan');
+    await oneByOne.takeStep('plan');
+    await oneByOne.requestConfirmation('plan', CALL.confirm);
+    await oneByOne.checkActorToolCalls('plan', 0);
+    await oneByOne.checkToolCalls('plan', 'search', 3);
+    await oneByOne.reserveBudget('plan', 0.1, { reservationId: 'tool:c1#1' });
+
+    const json = async (s: AutonomyGuardrailService) => (await trailOf(s)).entries.map((e) => e.toJSON());
+    expect(await json(fused)).toEqual(await json(oneByOne));
+  });
+
+  it('stops at the first check that refuses, recording it and nothing after it', async () => {
+    const service = await on(makeStore, { toolBudget: 1, maxSteps: 1 });
+    await service.takeStep('plan');
+
+    const begun = await service.beginToolCall('plan', CALL);
+
+    expect([begun?.check.eventType, begun?.reservation]).toEqual(['step_blocked', undefined]);
+    expect((await events(service)).slice(1)).toEqual(['wall_clock_allowed', 'step_blocked']);
+    expect((await service.getGuardrails('plan'))?.budgetReserved).toBe(0);
+  });
+
+  it('opens the approval of a call a person must confirm, its step taken, nothing reserved', async () => {
+    const service = await on(makeStore, { toolBudget: 1, requiredConfirmations: ['search'] });
+
+    const begun = await service.beginToolCall('plan', CALL);
+
+    expect(begun?.approval).toMatchObject({ id: 'a1', decisionId: 'c1', status: 'pending' });
+    expect((await service.getGuardrails('plan'))?.stepCount).toBe(1);
+    expect((await service.getGuardrails('plan'))?.budgetReserved).toBe(0);
+  });
+
+  it('counts the step and the tool call of a call the budget refuses', async () => {
+    const service = await on(makeStore, { toolBudget: 0.05 });
+
+    const begun = await service.beginToolCall('plan', {
+      ...CALL,
+      tool: { name: 'search', maxCallsPerPlan: 3 },
+    });
+
+    expect(begun?.check.eventType).toBe('budget_blocked');
+    const g = await service.getGuardrails('plan');
+    expect([g?.stepCount, g?.toolCallCount('search')]).toEqual([1, 1]);
+  });
+
+  it('lets three of ten calls made at once through a budget for three', async () => {
+    const service = await on(makeStore, { toolBudget: 0.3 });
+    const calls = Array.from({ length: 10 }, (_, i) =>
+      service.beginToolCall('plan', {
+        ...CALL,
+        confirm: { ...CALL.confirm, decisionId: `c${i}` },
+        reservationId: `tool:c${i}#1`,
+      }),
+    );
+
+    const begun = await Promise.all(calls);
+
+    expect(begun.filter((b) => b?.reservation !== undefined)).toHaveLength(3);
+  });
+
+  it('resolves null for a plan that is not configured, writing nothing', async () => {
+    const service = await on(makeStore, {});
+
+    expect(await service.beginToolCall('elsewhere', CALL)).toBeNull();
+  });
+
+  it('refuses a negative count of the invocation’s calls, naming the field', async () => {
+    const service = await on(makeStore, {});
+
+    expect(await rejectedField(service.beginToolCall('plan', { ...CALL, currentCalls: -1 }))).toBe(
+      'current_calls',
+    );
+  });
+});
