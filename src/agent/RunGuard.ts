@@ -15,6 +15,7 @@ import { toMicros } from '../money.js';
 import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
 import { inputHash } from '../service/hash.js';
 import { validatePlanId } from '../service/planId.js';
+import type { BudgetReservation } from '../service/BudgetReservation.js';
 import type { Approval } from '../store/GuardrailStore.js';
 import { openCall, operationsToConfirm } from './calls.js';
 import {
@@ -422,6 +423,23 @@ export class RunGuard {
   async #guardToolCall<T>(call: ToolCallRequest<T>, n: number): Promise<ToolCallOutcome<T>> {
     const { service, planId } = this;
     await this.#start();
+    const ask = this.#ask(call);
+    if ((await this.#askedFor(ask)) === null) {
+      // No approval asked for yet: every check before the call runs is one update of the plan.
+      const rule = this.#rules.get(call.toolName);
+      const max = rule?.maxCallsPerPlan ?? null;
+      const begun = await service.beginToolCall(planId, {
+        confirm: ask,
+        ...(max === null ? {} : { tool: { name: call.toolName, maxCallsPerPlan: max } }),
+        currentCalls: n,
+        estimate: this.#estimateOf(call),
+        reservationId: `tool:${call.toolCallId}#1`,
+      });
+      if (begun !== null) {
+        if (begun.reservation === undefined) return denied(begun.check, begun.approval);
+        return this.#runWithRetries(call, begun.wallClock, begun.reservation);
+      }
+    }
     const wall = await service.checkWallClock(planId);
     if (!wall.allowed) return denied(wall);
     const confirmed = await this.#confirm(call);
@@ -471,10 +489,20 @@ export class RunGuard {
     };
   }
 
-  async #runWithRetries<T>(call: ToolCallRequest<T>, firstWall: GuardCheck): Promise<ToolCallOutcome<T>> {
+  /** What a call sets aside: its estimate, or its tool's `costPerCall` when that is higher. */
+  #estimateOf(call: ToolCallRequest<unknown>): number {
+    return Math.max(call.estimate ?? 0, this.#rules.get(call.toolName)?.costPerCall ?? 0);
+  }
+
+  /** Runs the call, retried per failure; `first` is the first attempt's reservation when made already. */
+  async #runWithRetries<T>(
+    call: ToolCallRequest<T>,
+    firstWall: GuardCheck,
+    first?: BudgetReservation,
+  ): Promise<ToolCallOutcome<T>> {
     const { service, planId } = this;
     const rule = this.#rules.get(call.toolName);
-    const estimate = Math.max(call.estimate ?? 0, rule?.costPerCall ?? 0);
+    const estimate = this.#estimateOf(call);
     const failures = new Map<string, number>();
     let wall = firstWall;
     for (let attempt = 1; ; attempt++) {
@@ -482,11 +510,15 @@ export class RunGuard {
         wall = await service.checkWallClock(planId);
         if (!wall.allowed) return denied(wall);
       }
-      const reservationId = `tool:${call.toolCallId}#${attempt}`; // apart from model calls' ids
-      const max = rule?.maxCallsPerPlan ?? null;
-      const opened = await openCall(service, planId, call.toolName, max, estimate, reservationId);
-      if ('denied' in opened) return denied(opened.denied);
-      const reservation = opened.reservation;
+      let reservation: BudgetReservation;
+      if (attempt === 1 && first !== undefined) reservation = first;
+      else {
+        const reservationId = `tool:${call.toolCallId}#${attempt}`; // apart from model calls' ids
+        const max = rule?.maxCallsPerPlan ?? null;
+        const opened = await openCall(service, planId, call.toolName, max, estimate, reservationId);
+        if ('denied' in opened) return denied(opened.denied);
+        reservation = opened.reservation;
+      }
       let outcome: Outcome;
       const controller = new LazyAbort();
       try {
