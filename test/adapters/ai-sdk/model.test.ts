@@ -3,7 +3,7 @@ import { MockLanguageModelV3, convertArrayToReadableStream } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { guardModel, promptTokens } from '../../../src/adapters/ai-sdk/index.js';
 import { usageOf } from '../../../src/adapters/ai-sdk/model.js';
-import { GuardrailValidationError, GuardrailViolationError } from '../../../src/index.js';
+import { GuardrailValidationError, GuardrailViolationError, type RunGuard } from '../../../src/index.js';
 import { eventTypes, guarded, LOCAL_STORES, settledUntil } from '../../agent/support.js';
 import { trailOf } from '../../support/service.js';
 import { response, scripted, streamParts, text, usage } from './support.js';
@@ -16,6 +16,29 @@ function streaming(parts: ReturnType<typeof streamParts>, modelId = 'mock-model'
     modelId,
     doStream: async () => ({ stream: convertArrayToReadableStream(parts) }),
   });
+}
+
+/**
+ * A stream of a guarded model (1,000 tokens in, 1,000 out at most) whose provider never finishes,
+ * opened and ready to read; `onSignal` gets the abort signal the provider was given.
+ */
+async function openEndless(guard: RunGuard, onSignal: (signal?: AbortSignal) => void = () => undefined) {
+  const endless = new MockLanguageModelV3({
+    modelId: 'mock-model',
+    doStream: async ({ abortSignal }) => {
+      onSignal(abortSignal);
+      return {
+        stream: new ReadableStream({
+          pull: (c) => c.enqueue({ type: 'text-delta', id: 't', delta: 'more ' }),
+        }),
+      };
+    },
+  });
+  const model = guardModel(endless, { guard, maxOutputTokens: 1000, estimateInputTokens: () => 1000 });
+  const { stream } = await model.doStream({
+    prompt: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
+  });
+  return stream.getReader();
 }
 
 describe.each(LOCAL_STORES)('guardModel on %s', (_name, makeStore) => {
@@ -42,19 +65,7 @@ describe.each(LOCAL_STORES)('guardModel on %s', (_name, makeStore) => {
 
   it('charges the estimate of a stream cancelled before its finish, and says so in the log', async () => {
     const { service, guard } = await guarded(makeStore, { toolBudget: 1 }, PRICED);
-    const endless = new MockLanguageModelV3({
-      modelId: 'mock-model',
-      doStream: async () => ({
-        stream: new ReadableStream({
-          pull: (c) => c.enqueue({ type: 'text-delta', id: 't', delta: 'more ' }),
-        }),
-      }),
-    });
-    const model = guardModel(endless, { guard, maxOutputTokens: 1000, estimateInputTokens: () => 1000 });
-    const { stream } = await model.doStream({
-      prompt: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
-    });
-    const reader = stream.getReader();
+    const reader = await openEndless(guard);
 
     await reader.read();
     await reader.cancel();
@@ -118,22 +129,7 @@ describe.each(LOCAL_STORES)('guardModel on %s', (_name, makeStore) => {
       PRICED,
     );
     let providerSignal: AbortSignal | undefined;
-    const endless = new MockLanguageModelV3({
-      modelId: 'mock-model',
-      doStream: async ({ abortSignal }) => {
-        providerSignal = abortSignal;
-        return {
-          stream: new ReadableStream({
-            pull: (c) => c.enqueue({ type: 'text-delta', id: 't', delta: 'more ' }),
-          }),
-        };
-      },
-    });
-    const model = guardModel(endless, { guard, maxOutputTokens: 1000, estimateInputTokens: () => 1000 });
-    const { stream } = await model.doStream({
-      prompt: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
-    });
-    const reader = stream.getReader();
+    const reader = await openEndless(guard, (signal) => (providerSignal = signal));
     await reader.read();
 
     clock.advance(10_001);
