@@ -254,6 +254,10 @@ export class PostgresStore implements GuardrailStore {
       // An idle connection that breaks emits 'error' on the pool, which would end the process when
       // unheard; the next query reports the failure instead.
       this.#pool.on('error', () => {});
+      // A connection the server ends can emit 'error' again after the query it failed has let go of it
+      // (pg-pool's own query listens once): each connection keeps a listener for its whole life, and
+      // the query, or the next one, reports the failure.
+      this.#pool.on('connect', (client) => client.on('error', () => {}));
       this.#ownsPool = true;
     } else {
       const pool = options.pool;
