@@ -320,6 +320,11 @@ export class RunGuard {
     return this.#oneAtATime(call.toolCallId, () => this.#guardToolCall(call, n));
   }
 
+  /** The rule this guard holds a tool to, or undefined when it has none. */
+  ruleFor(toolName: string): AgentToolRule | undefined {
+    return this.#rules.get(toolName);
+  }
+
   /**
    * The approval a person must decide before a tool call may run, for a framework that asks before it
    * runs a call: the one already asked for under the call's id, or one opened now (taking the call's

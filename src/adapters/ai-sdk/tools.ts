@@ -51,7 +51,8 @@ type AnyTool = Tool<unknown, unknown>;
  * answering true for that call, so the SDK stops for approval; the call runs later only with the leash
  * grant for that call id and input: an approval forged in the messages, replayed or for changed
  * arguments gets a denial. A tool whose `execute` yields results as it goes is run to its last one.
- * Tools without an `execute` (run by the client or the provider) are passed on unchanged.
+ * Tools without an `execute` (run by the client or the provider) are passed on unchanged, unless the
+ * guard has a rule for one: leash would never see its calls, so that is refused.
  */
 export function guardTools<T extends ToolSet>(tools: T, options: GuardToolsOptions): T {
   const o = guardOptions(options, ['estimate']);
@@ -61,10 +62,15 @@ export function guardTools<T extends ToolSet>(tools: T, options: GuardToolsOptio
   if (typeof tools !== 'object' || tools === null) invalid('tools', 'an object of tools', tools);
   const guarded: Record<string, unknown> = {};
   for (const [name, tool] of Object.entries(tools as ToolSet)) {
-    guarded[name] =
-      typeof (tool as AnyTool).execute === 'function'
-        ? guardTool(name, tool as AnyTool, guard, estimate as GuardToolsOptions['estimate'])
-        : tool;
+    if (typeof (tool as AnyTool).execute === 'function') {
+      guarded[name] = guardTool(name, tool as AnyTool, guard, estimate as GuardToolsOptions['estimate']);
+      continue;
+    }
+    // Run by the client or the provider: leash never sees the call, so a rule for it cannot hold.
+    if (guard.ruleFor(name) !== undefined) {
+      invalid(`tools.${name}`, 'a tool with an execute, since the guard has a rule for it', tool);
+    }
+    guarded[name] = tool;
   }
   return guarded as T;
 }

@@ -105,6 +105,15 @@ describe('guardTools', () => {
     expect(guardTools({ clientSide }, { guard }).clientSide).toBe(clientSide);
   });
 
+  it('refuses a tool without an execute that the guard has a rule for, naming the tool', async () => {
+    const { guard } = await guarded(makeStore, {}, { tools: { clientSide: { costPerCall: 1 } } });
+    const clientSide = { inputSchema: z.object({}) };
+
+    expect(() => guardTools({ clientSide }, { guard })).toThrow(
+      /^tools\.clientSide must be a tool with an execute/,
+    );
+  });
+
   it('runs a tool whose execute yields results as it goes to its last one', async () => {
     const { guard } = await guarded(makeStore, {});
     const progress = tool({
