@@ -1025,6 +1025,7 @@ export class AutonomyGuardrailService {
   async findApproval(planId: string, decisionId: string): Promise<Approval | null> {
     validatePlanId(planId);
     const id = validRuntimeKey(decisionId, 'decisionId');
+    if (this.#store.findApproval) return this.#store.findApproval(planId, id);
     const approvals = await this.#store.listApprovals({ planId });
     for (let i = approvals.length - 1; i >= 0; i--) {
       if ((approvals[i] as Approval).decisionId === id) return approvals[i] as Approval;

@@ -149,6 +149,12 @@ export interface GuardrailStore {
   listApprovals(filter?: { readonly planId?: string; readonly status?: ApprovalStatus }): Promise<Approval[]>;
 
   /**
+   * The newest approval of `planId` asked for decision `decisionId` (by request time, then id, as
+   * `listApprovals` orders them), or null. Optional: without it, callers list the plan's approvals.
+   */
+  findApproval?(planId: string, decisionId: string): Promise<Approval | null>;
+
+  /**
    * Stores a plan's guardrails, creating the plan if needed. With `audit`, its newest `auditCapacity`
    * entries are appended to the plan's durable log as new chained entries and the trail `get` returns
    * starts at the first of them; nothing already in the log is removed. Without `audit`, an existing plan

@@ -634,6 +634,34 @@ export function runStoreContract(name: string, options: StoreContractOptions): v
         expect(await listedIds({ planId: 'p', status: 'denied' })).toEqual(['a1']);
       });
 
+      /** `a`, asked for decision `decisionId`. */
+      const forDecision = (a: Approval, decisionId: string): Approval => ({ ...a, decisionId });
+
+      it('finds the newest approval of a plan asked for a decision', async () => {
+        if (!store.findApproval) return;
+        await store.put('p', guardrails());
+        await insert(forDecision(approval('a2', 'p', 2), 'd1'));
+        await insert(forDecision(approval('a1', 'p', 1), 'd1'));
+        await insert(forDecision(approval('a3', 'p', 3), 'd2'));
+        expect((await store.findApproval('p', 'd1'))?.id).toBe('a2');
+      });
+
+      it('finds, of approvals asked at the same time for a decision, the one with the greater id', async () => {
+        if (!store.findApproval) return;
+        await store.put('p', guardrails());
+        await insert(forDecision(approval('b', 'p', 1), 'd1'));
+        await insert(forDecision(approval('a', 'p', 1), 'd1'));
+        expect((await store.findApproval('p', 'd1'))?.id).toBe('b');
+      });
+
+      it('finds no approval of a decision asked in another plan only', async () => {
+        if (!store.findApproval) return;
+        await store.put('p', guardrails());
+        await store.put('q', guardrails());
+        await insert(forDecision(approval('a1', 'q', 1), 'd1'));
+        expect(await store.findApproval('p', 'd1')).toBeNull();
+      });
+
       it('lists nothing when no approval matches', async () => {
         await store.put('p', guardrails());
         await insert(approval('a1', 'p'));

@@ -138,6 +138,16 @@ export class MemoryStore implements GuardrailStore {
       .sort((a, b) => compareRequests(a, b));
   }
 
+  async findApproval(planId: string, decisionId: string): Promise<Approval | null> {
+    this.#open();
+    let newest: Approval | null = null;
+    for (const a of this.#approvals.values()) {
+      if (a.planId !== planId || a.decisionId !== decisionId) continue;
+      if (newest === null || compareRequests(a, newest) > 0) newest = a;
+    }
+    return newest;
+  }
+
   async put(planId: string, guardrails: AutonomyGuardrails, audit?: AuditTrail): Promise<void> {
     this.#open();
     const existing = this.#plans.get(planId);

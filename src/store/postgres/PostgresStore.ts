@@ -574,6 +574,19 @@ export class PostgresStore implements GuardrailStore {
     return found.rows[0] === undefined ? null : readApproval(found.rows[0]);
   }
 
+  async findApproval(planId: string, decisionId: string): Promise<Approval | null> {
+    this.#open();
+    storable(planId, 'plan_id');
+    storable(decisionId, 'decision_id');
+    await this.#whenReady();
+    const doing = `find the approval of decision ${describeValue(decisionId)} of plan ${describeValue(planId)}`;
+    const found = await query<ApprovalRow>(this.#pool, doing, this.#sql.newestOfDecision, [
+      planId,
+      decisionId,
+    ]);
+    return found.rows[0] === undefined ? null : readApproval(found.rows[0]);
+  }
+
   async listApprovals(filter?: {
     readonly planId?: string;
     readonly status?: ApprovalStatus;
@@ -1014,6 +1027,7 @@ interface Statements {
   readonly getApproval: string;
   readonly listAll: string;
   readonly listByPlan: string;
+  readonly newestOfDecision: string;
   readonly listByStatus: string;
   readonly listByPlanAndStatus: string;
   readonly upsertPlan: string;
@@ -1067,6 +1081,8 @@ function statements(t: Tables): Statements {
     getApproval: `SELECT ${APPROVAL_COLUMNS} FROM ${t.approvals} WHERE id = $1`,
     listAll: `SELECT ${APPROVAL_COLUMNS} FROM ${t.approvals} ${order}`,
     listByPlan: `SELECT ${APPROVAL_COLUMNS} FROM ${t.approvals} WHERE plan_id = $1 ${order}`,
+    newestOfDecision: `SELECT ${APPROVAL_COLUMNS} FROM ${t.approvals} WHERE plan_id = $1 AND decision_id = $2
+      ORDER BY requested_at COLLATE "C" DESC, id COLLATE "C" DESC LIMIT 1`,
     listByStatus: `SELECT ${APPROVAL_COLUMNS} FROM ${t.approvals} WHERE status = $1 ${order}`,
     listByPlanAndStatus: `SELECT ${APPROVAL_COLUMNS} FROM ${t.approvals}
       WHERE plan_id = $1 AND status = $2 ${order}`,

@@ -188,6 +188,7 @@ interface Statements {
   deleteApprovals: Stmt<[string]>;
   listAll: Stmt<[], ApprovalRow>;
   listByPlan: Stmt<[string], ApprovalRow>;
+  newestOfDecision: Stmt<[string, string], ApprovalRow>;
   listByStatus: Stmt<[string], ApprovalRow>;
   listByPlanAndStatus: Stmt<[string, string], ApprovalRow>;
   selectDocument: Stmt<[string], DocumentRow>;
@@ -512,6 +513,16 @@ export class SqliteStore implements GuardrailStore {
     }
   }
 
+  async findApproval(planId: string, decisionId: string): Promise<Approval | null> {
+    this.#afterUpdates();
+    try {
+      const row = (this.#statements as Statements).newestOfDecision.get(planId, decisionId);
+      return row === undefined ? null : approvalOf(row);
+    } catch (error) {
+      throw this.#failure(error, `find the approval of decision "${decisionId}" of plan "${planId}"`);
+    }
+  }
+
   async put(planId: string, guardrails: AutonomyGuardrails, audit?: AuditTrail): Promise<void> {
     this.#notFromChange('store plan', planId);
     const tx = this.#afterUpdates();
@@ -710,6 +721,9 @@ export class SqliteStore implements GuardrailStore {
       deleteApprovals: db.prepare(`DELETE FROM ${p}approvals WHERE plan_id = ?`),
       listAll: db.prepare(listed('')),
       listByPlan: db.prepare(listed('WHERE plan_id = ?')),
+      newestOfDecision: db.prepare(
+        `SELECT * FROM ${p}approvals WHERE plan_id = ? AND decision_id = ? ORDER BY requested_at DESC, id DESC LIMIT 1`,
+      ),
       listByStatus: db.prepare(listed('WHERE status = ?')),
       listByPlanAndStatus: db.prepare(listed('WHERE plan_id = ? AND status = ?')),
       selectDocument: db.prepare(`SELECT * FROM ${p}plan_documents WHERE plan_id = ?`),
