@@ -281,6 +281,19 @@ describe('SqliteStore', () => {
       expect([await store.getApproval('old'), await store.getApproval('new')]).toStrictEqual([old, shown]);
     });
 
+    it("looks a decision's approval up through an index, not by reading the plan's approvals", async () => {
+      const db = connect(':memory:');
+      await open({ database: db });
+      const plan = db
+        .prepare(
+          'EXPLAIN QUERY PLAN SELECT * FROM leash_approvals WHERE plan_id = ? AND decision_id = ? ' +
+            'ORDER BY requested_at DESC, id DESC LIMIT 1',
+        )
+        .all('p', 'd1') as { detail: string }[];
+      expect(plan.map((row) => row.detail).join('\n')).toMatch(/USING INDEX leash_approvals_by_decision/);
+      expect(plan.map((row) => row.detail).join('\n')).not.toMatch(/TEMP B-TREE/);
+    });
+
     it('refuses a database whose schema is newer than the code knows', async () => {
       const db = connect(':memory:');
       await open({ database: db });

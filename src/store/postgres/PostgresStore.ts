@@ -185,6 +185,11 @@ const MIGRATIONS: readonly ((t: Tables) => readonly string[])[] = [
   ],
   // What an approval is for, as the person asked sees it: the tool an agent called, a preview of its input.
   (t) => [`ALTER TABLE ${t.approvals} ADD COLUMN tool_name text, ADD COLUMN input_preview text`],
+  // A run guard looks up the approval of a plan's decision before each call.
+  (t) => [
+    `CREATE INDEX IF NOT EXISTS ${quote(`${t.prefix}approvals_decision_idx`)}
+       ON ${t.approvals} (plan_id, decision_id)`,
+  ],
 ];
 
 /** The schema version this code reads and writes; `migrate()` brings a database up to it. */

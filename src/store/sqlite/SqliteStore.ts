@@ -144,6 +144,10 @@ const MIGRATIONS: readonly ((p: string) => string)[] = [
     ALTER TABLE ${p}approvals ADD COLUMN tool_name TEXT;
     ALTER TABLE ${p}approvals ADD COLUMN input_preview TEXT;
   `,
+  // A run guard looks up the approval of a plan's decision before each call.
+  (p) => `
+    CREATE INDEX IF NOT EXISTS ${p}approvals_by_decision ON ${p}approvals (plan_id, decision_id, requested_at, id);
+  `,
 ];
 
 /** The migration that added the hash chain: rows it finds are chained right after it runs. */
