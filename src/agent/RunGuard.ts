@@ -6,13 +6,11 @@ import {
   isGuardrailViolationError,
   type GuardrailViolationError,
 } from '../errors.js';
-import { validRuntimeKey } from '../guardrails/AutonomyGuardrails.js';
 import type { GuardCheck } from '../guardrails/GuardCheck.js';
 import { normalizeOperation } from '../guardrails/operation.js';
 import { objectWithKeys } from '../guardrails/validate.js';
-import { copyJsonValue, isPlainObject, type JsonValue } from '../json.js';
-import { toMicros } from '../money.js';
-import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
+import { isPlainObject, type JsonValue } from '../json.js';
+import type { AutonomyGuardrailService, ConfirmationAsk } from '../service/AutonomyGuardrailService.js';
 import { inputHash } from '../service/hash.js';
 import { validatePlanId } from '../service/planId.js';
 import type { BudgetReservation } from '../service/BudgetReservation.js';
@@ -30,6 +28,7 @@ import {
 } from './modelCalls.js';
 import {
   estimateCostMicros,
+  FREE_RATES,
   priceTable,
   type ModelPrice,
   type ModelPrices,
@@ -46,13 +45,17 @@ import {
   type RetryPolicy,
   type Sleep,
 } from './retries.js';
-import { isRetryable, unwrap, type Outcome, type ToolResult, type ToolRule } from './toolResult.js';
+import {
+  toolRulesOf,
+  validRequest,
+  type AgentToolRule,
+  type ToolCallContext,
+  type ToolCallRequest,
+  type ToolCallStart,
+} from './requests.js';
+import { isRetryable, unwrap, type Outcome } from './toolResult.js';
 
-/** Rules for one tool an agent may call: a policy's `toolRules(policy)` entry, with its operation. */
-export interface AgentToolRule extends Partial<ToolRule> {
-  /** Operation name checked against `required_confirmations`; defaults to the tool's name. */
-  readonly operation?: string;
-}
+export type { AgentToolRule, ToolCallContext, ToolCallRequest, ToolCallStart } from './requests.js';
 
 export interface RunGuardOptions {
   readonly service: AutonomyGuardrailService;
@@ -74,38 +77,6 @@ export interface RunGuardOptions {
   readonly models?: ModelPrices | Readonly<Record<string, ModelPrice>>;
   /** A model with no price, while the plan has a budget: refused (`deny`, the default) or run unmetered. */
   readonly unpricedModels?: UnpricedModels;
-}
-
-/** What a tool call's `run` is handed. */
-export interface ToolCallContext {
-  readonly toolCallId: string;
-  /** 1 for the first try, 2 for the first retry, … */
-  readonly attempt: number;
-  /**
-   * The call's input as it was when the call started: a frozen copy, the one the grant was checked
-   * against. `run` must act on it, not on the object it was given, which its caller may still change.
-   */
-  readonly input: JsonValue | undefined;
-  /** Aborts when the plan's wall-clock limit runs out while the call runs. */
-  readonly signal: AbortSignal;
-}
-
-/** One tool call a model picked, to guard. */
-export interface ToolCallRequest<T> {
-  /** The model's id for the call: the decision id its confirmation is bound to. */
-  readonly toolCallId: string;
-  readonly toolName: string;
-  /** The call's arguments (JSON), copied when the call starts: a grant is bound to their canonical hash. */
-  readonly input?: unknown;
-  /** Cost to reserve; it can raise the tool's `costPerCall`, never lower it. */
-  readonly estimate?: number;
-  /** A person must confirm this call whatever the policy says (as a rule's `requiresConfirmation`). */
-  readonly requiresConfirmation?: boolean;
-  /**
-   * Does the call with `ctx.input`: returns its output, or `toolResult(output, { cost })` to report the
-   * actual cost.
-   */
-  readonly run: (ctx: ToolCallContext) => T | ToolResult<T> | Promise<T | ToolResult<T>>;
 }
 
 /** A guard said no: the check that refused, and the approval a person must decide, when one is pending. */
@@ -138,12 +109,18 @@ const OPTION_KEYS = [
   'models',
   'unpricedModels',
 ];
-const REQUEST_KEYS = ['toolCallId', 'toolName', 'input', 'estimate', 'requiresConfirmation', 'run'];
 const DAY_MS = 24 * 60 * 60 * 1000;
-const FREE_RATES: ModelRates = Object.freeze({ inputMicros: 0, outputMicros: 0, cachedInputMicros: 0 });
 
 const CUT_SHORT =
   'the wall clock ran out while the call ran: the reserved estimate is charged, since the tool may still be running';
+
+/** What a call's confirmation asks for (see `RunGuard.#ask`). */
+type Ask = ConfirmationAsk & {
+  readonly decisionId: string;
+  readonly operation: readonly string[];
+  readonly input: unknown;
+  readonly alwaysRequire: readonly string[];
+};
 
 /** A model call opened for its caller to settle, and a signal that aborts when the wall clock runs out. */
 export interface OpenedModelCall {
@@ -155,12 +132,6 @@ export interface OpenedModelCall {
    */
   readonly signal: AbortSignal;
 }
-
-/** A tool call about to be asked for: its id, its tool and its input. */
-export type ToolCallStart = Pick<
-  ToolCallRequest<unknown>,
-  'toolCallId' | 'toolName' | 'input' | 'requiresConfirmation'
->;
 
 /** A denial as a value. */
 export function denied(check: GuardCheck, approval?: Approval | null): Denied {
@@ -356,7 +327,7 @@ export class RunGuard {
       if (asked !== null) return asked;
       await this.#start();
       if (!(await service.checkWallClock(planId)).allowed) return null;
-      return (await this.#confirm(call))?.approval ?? null;
+      return (await this.#confirm(ask, null))?.approval ?? null;
     });
   }
 
@@ -394,7 +365,7 @@ export class RunGuard {
    * The approval asked for under the call's id, or null. An id used again for other input once its
    * approval was used or refused (ids a model reuses across conversations) is a new decision: null.
    */
-  async #askedFor(ask: { decisionId: string; input: unknown }): Promise<Approval | null> {
+  async #askedFor(ask: Ask): Promise<Approval | null> {
     const asked = await this.service.findApproval(this.planId, ask.decisionId);
     if (asked === null || (asked.status !== 'used' && asked.status !== 'denied')) return asked;
     return asked.inputHash === inputHash(ask.input) ? asked : null;
@@ -429,7 +400,8 @@ export class RunGuard {
     const { service, planId } = this;
     await this.#start();
     const ask = this.#ask(call);
-    if ((await this.#askedFor(ask)) === null) {
+    const asked = await this.#askedFor(ask);
+    if (asked === null) {
       // No approval asked for yet: every check before the call runs is one update of the plan.
       const rule = this.#rules.get(call.toolName);
       const max = rule?.maxCallsPerPlan ?? null;
@@ -447,7 +419,7 @@ export class RunGuard {
     }
     const wall = await service.checkWallClock(planId);
     if (!wall.allowed) return denied(wall);
-    const confirmed = await this.#confirm(call);
+    const confirmed = await this.#confirm(ask, asked);
     if (confirmed !== null) return confirmed;
     const actor = await service.checkActorToolCalls(planId, n);
     if (!actor.allowed) return denied(actor);
@@ -455,13 +427,12 @@ export class RunGuard {
   }
 
   /**
-   * The step and the confirmation: null when the call may go on. A call id with an approval already asked
-   * for took its step then: it is not counted again, and it goes on only by using the grant.
+   * The step and the confirmation of a call, `asked` the approval already asked for under its id: null
+   * when the call may go on. A call with one took its step then: it is not counted again, and it goes
+   * on only by using the grant.
    */
-  async #confirm<T>(call: ToolCallRequest<T>): Promise<Denied | null> {
+  async #confirm(ask: Ask, asked: Approval | null): Promise<Denied | null> {
     const { service, planId } = this;
-    const ask = this.#ask(call);
-    const asked = await this.#askedFor(ask);
     if (asked !== null) {
       // A call that reaches its grant while nobody decided, or after a no, claims what leash never gave.
       const use = await service.useGrant(planId, asked.id, { ...ask, recordRefusal: true });
@@ -475,7 +446,7 @@ export class RunGuard {
   }
 
   /** What a call's confirmation asks for: its operations, and the input its grant is bound to. */
-  #ask(call: ToolCallRequest<unknown>) {
+  #ask(call: ToolCallRequest<unknown>): Ask {
     const rule = this.#rules.get(call.toolName);
     const always = rule?.requiresConfirmation === true || call.requiresConfirmation === true;
     const operation = operationsToConfirm(call.toolName, rule?.operation, always);
@@ -581,64 +552,4 @@ export class RunGuard {
       deadline?.stop();
     }
   }
-}
-
-/** The request, checked, as a frozen copy: its input copied now, so later changes to it reach nothing. */
-function validRequest<T>(request: ToolCallRequest<T>): ToolCallRequest<T> {
-  const r = objectWithKeys(request, 'request', REQUEST_KEYS);
-  const toolCallId = validRuntimeKey(r['toolCallId'], 'toolCallId');
-  const toolName = r['toolName'];
-  if (typeof toolName !== 'string' || toolName.length === 0) {
-    invalid('toolName', 'a non-empty string', toolName);
-  }
-  normalizeOperation(toolName, 'toolName');
-  const input = r['input'] === undefined ? undefined : copyJsonValue(r['input'], 'input');
-  const estimate = r['estimate'];
-  if (estimate !== undefined) toMicros(estimate, 'estimate', 'up');
-  const confirm = r['requiresConfirmation'];
-  if (confirm !== undefined && typeof confirm !== 'boolean')
-    invalid('requiresConfirmation', 'a boolean', confirm);
-  const run = r['run'];
-  if (typeof run !== 'function') invalid('run', 'a function', run);
-  return Object.freeze({
-    toolCallId,
-    toolName,
-    ...(input === undefined ? {} : { input }),
-    ...(estimate === undefined ? {} : { estimate: estimate as number }),
-    ...(confirm === true ? { requiresConfirmation: true } : {}),
-    run: run as ToolCallRequest<T>['run'],
-  });
-}
-
-/** The per-tool rules, from a Map (as `toolRules(policy)` gives) or a plain object, validated. */
-function toolRulesOf(value: unknown): ReadonlyMap<string, AgentToolRule> {
-  if (value === undefined) return new Map();
-  const entries =
-    value instanceof Map
-      ? [...(value as Map<unknown, unknown>)]
-      : isPlainObject(value)
-        ? Object.entries(value)
-        : invalid('tools', 'a Map or an object of tool rules', value);
-  const rules = new Map<string, AgentToolRule>();
-  for (const [name, raw] of entries) {
-    const at = `tools.${String(name)}`;
-    const r = objectWithKeys(raw, at, [
-      'operation',
-      'requiresConfirmation',
-      'costPerCall',
-      'maxCallsPerPlan',
-    ]);
-    if (r['operation'] !== undefined) normalizeOperation(r['operation'], `${at}.operation`);
-    const max = r['maxCallsPerPlan'];
-    if (max !== undefined && max !== null && (!Number.isSafeInteger(max) || (max as number) < 1)) {
-      invalid(`${at}.maxCallsPerPlan`, 'an integer >= 1 or null', max);
-    }
-    if (r['costPerCall'] !== undefined && r['costPerCall'] !== null)
-      toMicros(r['costPerCall'], `${at}.costPerCall`, 'up');
-    const confirm = r['requiresConfirmation'];
-    if (confirm !== undefined && typeof confirm !== 'boolean')
-      invalid(`${at}.requiresConfirmation`, 'a boolean', confirm);
-    rules.set(String(name), Object.freeze({ ...(raw as AgentToolRule) }));
-  }
-  return rules;
 }

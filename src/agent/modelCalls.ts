@@ -15,6 +15,7 @@ import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailServi
 import type { BudgetReservation } from '../service/BudgetReservation.js';
 import {
   estimateCostMicros,
+  FREE_RATES,
   usageCostMicros,
   type ModelPrices,
   type ModelRates,
@@ -60,8 +61,6 @@ export interface ModelCallDone<T> extends ModelCallSettled {
   readonly output: T;
   readonly usage: TokenUsage;
 }
-
-const FREE: ModelRates = Object.freeze({ inputMicros: 0, outputMicros: 0, cachedInputMicros: 0 });
 
 const ABANDONED =
   'the stream was cancelled before its finish: the reserved estimate is charged, since the provider may have billed it';
@@ -167,7 +166,7 @@ export async function openModelCall(
   const modelId = validRuntimeKey(s['modelId'], 'modelId');
   const rates = prices.get(modelId) ?? null;
   // An unpriced model's estimate is checked all the same, and costs nothing.
-  const micros = estimateCostMicros(rates ?? FREE, s['estimate'] as TokenEstimate);
+  const micros = estimateCostMicros(rates ?? FREE_RATES, s['estimate'] as TokenEstimate);
   const given = s['callId'] === undefined ? randomUUID() : validRuntimeKey(s['callId'], 'callId');
   // Two calls with one id would share one reservation and the second would never be charged.
   if (open.has(given)) invalid('callId', 'the id of no model call still open', given);

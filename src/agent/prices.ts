@@ -18,6 +18,13 @@ export interface ModelRates {
   readonly cachedInputMicros: number;
 }
 
+/** The rates of a model that costs nothing: an unpriced one, run unmetered. */
+export const FREE_RATES: ModelRates = Object.freeze({
+  inputMicros: 0,
+  outputMicros: 0,
+  cachedInputMicros: 0,
+});
+
 /** Prices by model id. */
 export type ModelPrices = ReadonlyMap<string, ModelRates>;
 

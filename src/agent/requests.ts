@@ -1,0 +1,113 @@
+import { invalid } from '../errors.js';
+import { validRuntimeKey } from '../guardrails/AutonomyGuardrails.js';
+import { normalizeOperation } from '../guardrails/operation.js';
+import { objectWithKeys } from '../guardrails/validate.js';
+import { copyJsonValue, isPlainObject, type JsonValue } from '../json.js';
+import { toMicros } from '../money.js';
+import type { ToolResult, ToolRule } from './toolResult.js';
+
+/** Rules for one tool an agent may call: a policy's `toolRules(policy)` entry, with its operation. */
+export interface AgentToolRule extends Partial<ToolRule> {
+  /** Operation name checked against `required_confirmations`; defaults to the tool's name. */
+  readonly operation?: string;
+}
+
+/** What a tool call's `run` is handed. */
+export interface ToolCallContext {
+  readonly toolCallId: string;
+  /** 1 for the first try, 2 for the first retry, … */
+  readonly attempt: number;
+  /**
+   * The call's input as it was when the call started: a frozen copy, the one the grant was checked
+   * against. `run` must act on it, not on the object it was given, which its caller may still change.
+   */
+  readonly input: JsonValue | undefined;
+  /** Aborts when the plan's wall-clock limit runs out while the call runs. */
+  readonly signal: AbortSignal;
+}
+
+/** One tool call a model picked, to guard. */
+export interface ToolCallRequest<T> {
+  /** The model's id for the call: the decision id its confirmation is bound to. */
+  readonly toolCallId: string;
+  readonly toolName: string;
+  /** The call's arguments (JSON), copied when the call starts: a grant is bound to their canonical hash. */
+  readonly input?: unknown;
+  /** Cost to reserve; it can raise the tool's `costPerCall`, never lower it. */
+  readonly estimate?: number;
+  /** A person must confirm this call whatever the policy says (as a rule's `requiresConfirmation`). */
+  readonly requiresConfirmation?: boolean;
+  /**
+   * Does the call with `ctx.input`: returns its output, or `toolResult(output, { cost })` to report the
+   * actual cost.
+   */
+  readonly run: (ctx: ToolCallContext) => T | ToolResult<T> | Promise<T | ToolResult<T>>;
+}
+
+/** A tool call about to be asked for: its id, its tool and its input. */
+export type ToolCallStart = Pick<
+  ToolCallRequest<unknown>,
+  'toolCallId' | 'toolName' | 'input' | 'requiresConfirmation'
+>;
+
+const REQUEST_KEYS = ['toolCallId', 'toolName', 'input', 'estimate', 'requiresConfirmation', 'run'];
+
+/** The request, checked, as a frozen copy: its input copied now, so later changes to it reach nothing. */
+export function validRequest<T>(request: ToolCallRequest<T>): ToolCallRequest<T> {
+  const r = objectWithKeys(request, 'request', REQUEST_KEYS);
+  const toolCallId = validRuntimeKey(r['toolCallId'], 'toolCallId');
+  const toolName = r['toolName'];
+  if (typeof toolName !== 'string' || toolName.length === 0) {
+    invalid('toolName', 'a non-empty string', toolName);
+  }
+  normalizeOperation(toolName, 'toolName');
+  const input = r['input'] === undefined ? undefined : copyJsonValue(r['input'], 'input');
+  const estimate = r['estimate'];
+  if (estimate !== undefined) toMicros(estimate, 'estimate', 'up');
+  const confirm = r['requiresConfirmation'];
+  if (confirm !== undefined && typeof confirm !== 'boolean')
+    invalid('requiresConfirmation', 'a boolean', confirm);
+  const run = r['run'];
+  if (typeof run !== 'function') invalid('run', 'a function', run);
+  return Object.freeze({
+    toolCallId,
+    toolName,
+    ...(input === undefined ? {} : { input }),
+    ...(estimate === undefined ? {} : { estimate: estimate as number }),
+    ...(confirm === true ? { requiresConfirmation: true } : {}),
+    run: run as ToolCallRequest<T>['run'],
+  });
+}
+
+/** The per-tool rules, from a Map (as `toolRules(policy)` gives) or a plain object, validated. */
+export function toolRulesOf(value: unknown): ReadonlyMap<string, AgentToolRule> {
+  if (value === undefined) return new Map();
+  const entries =
+    value instanceof Map
+      ? [...(value as Map<unknown, unknown>)]
+      : isPlainObject(value)
+        ? Object.entries(value)
+        : invalid('tools', 'a Map or an object of tool rules', value);
+  const rules = new Map<string, AgentToolRule>();
+  for (const [name, raw] of entries) {
+    const at = `tools.${String(name)}`;
+    const r = objectWithKeys(raw, at, [
+      'operation',
+      'requiresConfirmation',
+      'costPerCall',
+      'maxCallsPerPlan',
+    ]);
+    if (r['operation'] !== undefined) normalizeOperation(r['operation'], `${at}.operation`);
+    const max = r['maxCallsPerPlan'];
+    if (max !== undefined && max !== null && (!Number.isSafeInteger(max) || (max as number) < 1)) {
+      invalid(`${at}.maxCallsPerPlan`, 'an integer >= 1 or null', max);
+    }
+    if (r['costPerCall'] !== undefined && r['costPerCall'] !== null)
+      toMicros(r['costPerCall'], `${at}.costPerCall`, 'up');
+    const confirm = r['requiresConfirmation'];
+    if (confirm !== undefined && typeof confirm !== 'boolean')
+      invalid(`${at}.requiresConfirmation`, 'a boolean', confirm);
+    rules.set(String(name), Object.freeze({ ...(raw as AgentToolRule) }));
+  }
+  return rules;
+}
