@@ -1,6 +1,7 @@
 import type { StopCondition, ToolSet } from 'ai';
 import type { RunGuard } from '../../agent/RunGuard.js';
 import { GuardrailEventType as E } from '../../guardrails/events.js';
+import { bytesToTokens } from './model.js';
 import { guardOptions, type GuardOption } from './options.js';
 import { isLeashDenial } from './tools.js';
 
@@ -30,11 +31,11 @@ export function guardStop<TOOLS extends ToolSet = ToolSet>(options: GuardOption)
   };
 }
 
-/** What a step adds to the next prompt (its text, calls and results), at a token per 3 bytes. */
+/** What a step adds to the next prompt (its text, calls and results), estimated as prompts are. */
 function addedTokens(step: { readonly content: unknown } | undefined): number {
   if (step === undefined) return 0;
   try {
-    return Math.ceil(Buffer.byteLength(JSON.stringify(step.content) ?? '') / 3);
+    return bytesToTokens(Buffer.byteLength(JSON.stringify(step.content) ?? ''));
   } catch {
     return 0; // not JSON (a cycle, a bigint): the next model call is still checked before it is made
   }

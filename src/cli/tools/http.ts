@@ -1,6 +1,7 @@
 import { errorText } from '../../errors.js';
 import { NonRetryableError, type Tool, type ToolContext } from '../../executor/tools.js';
 import { toWellFormed, type JsonValue } from '../../json.js';
+import { eitherAborts } from '../../signals.js';
 import { validateToolInput } from '../planFile.js';
 import { DEFAULT_HTTP_TIMEOUT_SECONDS, type HttpSettings } from '../planSchema.js';
 
@@ -70,17 +71,13 @@ export function httpTool(settings: HttpSettings | undefined, options: HttpToolOp
         body = JSON.stringify(input.body);
         if (!headers.has('content-type')) headers.set('content-type', 'application/json');
       }
-      // One controller for both causes, rather than AbortSignal.any: the run's signal can live as long as
-      // the process, and signals composed from it are not collected on every Node 20 release.
-      const controller = new AbortController();
-      const onAbort = (): void => controller.abort(ctx.signal.reason);
-      ctx.signal.addEventListener('abort', onAbort, { once: true });
+      const timeout = new AbortController();
       const timer = setTimeout(
-        () =>
-          controller.abort(new HttpRequestFailed(`${target} timed out after ${timeoutMs / 1000} s`, null)),
+        () => timeout.abort(new HttpRequestFailed(`${target} timed out after ${timeoutMs / 1000} s`, null)),
         timeoutMs,
       );
-      const signal = controller.signal;
+      // The run's signal can live as long as the process: listened to only while the request runs.
+      const [signal, stopListening] = eitherAborts(ctx.signal, timeout.signal);
       try {
         let response: Response;
         try {
@@ -127,7 +124,7 @@ export function httpTool(settings: HttpSettings | undefined, options: HttpToolOp
         });
       } finally {
         clearTimeout(timer);
-        ctx.signal.removeEventListener('abort', onAbort);
+        stopListening();
       }
     },
   });
