@@ -43,22 +43,19 @@ describe.skipIf(skipped !== null)('the dashboard in a real browser', { timeout: 
       throw new Error(`${CHROMIUM} is missing: the dashboard's browser tests cannot run`);
     ({ store, cleanup } = await sqliteStore());
     runner = new PlanRunner({ store });
-    const run = await runner.start({
-      file: parsePlanFile(RELEASE_PLAN, { source: 'release.plan.yaml' }),
-      source: '/work/plans/release.plan.yaml',
-      baseDir: '/work/plans',
-      name: 'release',
-      id: 'release',
-    });
+    /** Runs the plan file `text` as the plan `name`, as `leash run` would from /work/plans. */
+    const start = (name: string, text: string) =>
+      runner.start({
+        file: parsePlanFile(text, { source: `${name}.plan.yaml` }),
+        source: `/work/plans/${name}.plan.yaml`,
+        baseDir: '/work/plans',
+        name,
+        id: name,
+      });
+    const run = await start('release', RELEASE_PLAN);
     expect(run.outcome.status).toBe('awaiting_confirmation');
     approvalId = run.outcome.approvalId as string;
-    const failed = await runner.start({
-      file: parsePlanFile(LONG_ERROR_PLAN, { source: 'broken.plan.yaml' }),
-      source: '/work/plans/broken.plan.yaml',
-      baseDir: '/work/plans',
-      name: 'broken',
-      id: 'broken',
-    });
+    const failed = await start('broken', LONG_ERROR_PLAN);
     expect(failed.outcome.error).toMatch(/x{300}/);
     // An agent's call waiting for a person, its input a line far wider than a phone.
     await runner.service.configureGuardrails('agent', { requiredConfirmations: ['deploy'] });

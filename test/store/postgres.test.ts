@@ -16,6 +16,7 @@ import {
   type PostgresStoreOptions,
 } from '../../src/store/postgres/PostgresStore.js';
 import { DATABASE_URL, freshSchemaName, skipWithoutServer } from './postgres-support.js';
+import { OLD_APPROVAL } from './approval-fixture.js';
 
 const skip = await skipWithoutServer('test/store/postgres.test.ts');
 
@@ -264,16 +265,7 @@ describe.skipIf(skip)('PostgresStore', () => {
       const store = await migrated();
       await store.put('p', AutonomyGuardrails.create());
       await backTo(store, 5);
-      const old = {
-        id: 'old',
-        planId: 'p',
-        decisionId: 'd1',
-        operation: 'deploy',
-        inputHash: 'a'.repeat(64),
-        requestedAt: '2026-11-30T10:00:00.000Z',
-        expiresAt: '2026-11-30T11:00:00.000Z',
-        status: 'pending' as const,
-      };
+      const old = OLD_APPROVAL;
       await pool.query(
         `INSERT INTO ${tableOf(store, 'approvals')} (id, plan_id, decision_id, operation, input_hash,
            requested_at, expires_at, status) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,

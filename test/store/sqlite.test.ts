@@ -15,6 +15,7 @@ import { runStoreContract } from '../../src/store/contract.js';
 import type { Approval, GuardrailStore } from '../../src/store/GuardrailStore.js';
 import { SQLITE_SCHEMA_VERSION, SqliteStore } from '../../src/store/sqlite/SqliteStore.js';
 import { fieldOf } from '../support/thrown.js';
+import { OLD_APPROVAL } from './approval-fixture.js';
 
 const T0 = Date.parse('2026-11-30T10:00:00.000Z');
 
@@ -253,16 +254,7 @@ describe('SqliteStore', () => {
       const first = await open({ path });
       await first.put('p', guardrails());
       await first.close();
-      const old: Approval = {
-        id: 'old',
-        planId: 'p',
-        decisionId: 'd1',
-        operation: 'deploy',
-        inputHash: 'a'.repeat(64),
-        requestedAt: '2026-11-30T10:00:00.000Z',
-        expiresAt: '2026-11-30T11:00:00.000Z',
-        status: 'pending',
-      };
+      const old = OLD_APPROVAL;
       // The file as version 4 left it: no tool or preview columns, an approval written then.
       const db = new Database(path);
       db.exec(`
