@@ -29,7 +29,7 @@ import {
 } from './format.js';
 import { Progress } from './progress.js';
 import type { ExecutorEvents } from '../executor/PlanExecutor.js';
-import { stateFromMetadata, type CompletedDecision } from '../executor/state.js';
+import { completedDecisions, type CompletedDecision } from '../executor/state.js';
 import { dbArgument, openStore, storeName, storeTarget } from './openStore.js';
 import { parsePlanFile, planFileJsonSchema } from './planFile.js';
 import {
@@ -697,12 +697,9 @@ function completedJson(completed: readonly CompletedDecision[]): Record<string, 
 
 /** The decisions done of a plan's saved progress; none when it cannot be read. */
 function completedOf(s: PlanStatus): readonly CompletedDecision[] {
-  if (s.record === null) return [];
-  try {
-    return stateFromMetadata(s.record.metadata, s.record.file.decisions.length).completed;
-  } catch {
-    return [];
-  }
+  return s.record === null
+    ? []
+    : (completedDecisions(s.record.metadata, s.record.file.decisions.length) ?? []);
 }
 
 function runJson(run: RunReport): Record<string, unknown> {

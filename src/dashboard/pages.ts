@@ -3,8 +3,7 @@ import type { ChainedEntry } from '../audit/chain.js';
 import type { VerifyReport } from '../audit/verify.js';
 import { duration, money } from '../cli/format.js';
 import { clockOf, type PlanListRow, type PlanStatus } from '../cli/runner.js';
-import { isGuardrailValidationError } from '../errors.js';
-import { stateFromMetadata } from '../executor/state.js';
+import { completedDecisions } from '../executor/state.js';
 import type { AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
 import { GUARD_NAMES, GuardrailEventType, type GuardName } from '../guardrails/events.js';
 import { parseIsoMs } from '../iso.js';
@@ -156,8 +155,10 @@ export function timelineOf(s: PlanStatus, log: readonly ChainedEntry[]): Timelin
   if (record === null) return [];
   const decisions = record.file.decisions;
   const outcome = record.outcome;
-  const done = outcome === null ? completedOf(record.metadata, decisions.length) : outcome.completed;
-  const outputs = outputsOf(record.metadata, decisions.length);
+  // The executor's progress in the metadata: outputs by position, and how far a run with no outcome got.
+  const completed = completedDecisions(record.metadata, decisions.length);
+  const done = outcome === null ? (completed?.length ?? null) : outcome.completed;
+  const outputs = completed?.map((c) => c.output) ?? [];
   // The executor takes one step per decision, in order: step n is decision n. The first entry for a step
   // is when it was taken (or refused). A decision that paused for a person took its step then, and ran
   // when the approval was used: that is its time once it ran.
@@ -201,29 +202,6 @@ export function timelineOf(s: PlanStatus, log: readonly ChainedEntry[]): Timelin
       ...(detail.length === 0 ? {} : { detail }),
     };
   });
-}
-
-/** The outputs of the decisions done, by position, from the executor's progress; none when unreadable. */
-function outputsOf(metadata: Record<string, unknown>, decisionCount: number): unknown[] {
-  try {
-    return stateFromMetadata(metadata, decisionCount).completed.map((c) => c.output);
-  } catch (error) {
-    if (isGuardrailValidationError(error)) return [];
-    throw error;
-  }
-}
-
-/**
- * Decisions completed so far by a run that has no outcome yet (it runs, or its process died), from the
- * executor's progress in the metadata; null when that cannot be read, rather than a guess.
- */
-function completedOf(metadata: Record<string, unknown>, decisionCount: number): number | null {
-  try {
-    return stateFromMetadata(metadata, decisionCount).completed.length;
-  } catch (error) {
-    if (isGuardrailValidationError(error)) return null;
-    throw error;
-  }
 }
 
 export function planPage(

@@ -1,4 +1,4 @@
-import { invalid } from '../errors.js';
+import { invalid, isGuardrailValidationError } from '../errors.js';
 import { validRuntimeKey } from '../guardrails/AutonomyGuardrails.js';
 import { intField, objectWithKeys } from '../guardrails/validate.js';
 import { isPlainObject } from '../json.js';
@@ -49,6 +49,22 @@ export function stateToJson(s: ExecutionState): Record<string, unknown> {
     })),
     paused: s.paused === null ? null : { decision_id: s.paused.decisionId, approval_id: s.paused.approvalId },
   };
+}
+
+/**
+ * The decisions a run completed so far, from the executor's progress in `metadata`; null when that
+ * cannot be read, rather than a guess.
+ */
+export function completedDecisions(
+  metadata: Record<string, unknown>,
+  decisionCount: number,
+): readonly CompletedDecision[] | null {
+  try {
+    return stateFromMetadata(metadata, decisionCount).completed;
+  } catch (error) {
+    if (isGuardrailValidationError(error)) return null;
+    throw error;
+  }
 }
 
 /**
