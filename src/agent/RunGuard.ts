@@ -134,7 +134,7 @@ export interface OpenedModelCall {
 }
 
 /** A denial as a value. */
-export function denied(check: GuardCheck, approval?: Approval | null): Denied {
+function denied(check: GuardCheck, approval?: Approval | null): Denied {
   const out = { allowed: false as const, check, reason: check.reason };
   return Object.freeze(approval ? { ...out, approval } : out);
 }

@@ -1,6 +1,6 @@
 import { AuditEntry, isSerializableTimestamp } from '../audit/AuditEntry.js';
 import type { ChainedEntry, MalformedEntry } from '../audit/chain.js';
-import { describeValue, GuardrailError } from '../errors.js';
+import { describeValue, errorText, GuardrailError } from '../errors.js';
 import { isGuardrailEventType } from '../guardrails/events.js';
 import { copyJsonObject } from '../json.js';
 
@@ -46,10 +46,6 @@ function decode(row: EntryRow): AuditEntry {
   return AuditEntry.trusted(eventType, timestamp, copyJsonObject(parsed, 'details').value);
 }
 
-function reasonOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 /** The entry a stored row holds; a row that cannot be decoded makes the store refuse (`STORE_CORRUPT`). */
 export function entryFromRow(planId: string, row: EntryRow, store: string): AuditEntry {
   try {
@@ -57,7 +53,7 @@ export function entryFromRow(planId: string, row: EntryRow, store: string): Audi
   } catch (error) {
     throw new GuardrailError(
       'STORE_CORRUPT',
-      `${store} holds audit entry ${row.seq} of plan ${describeValue(planId)}, which cannot be read: ${reasonOf(error)}`,
+      `${store} holds audit entry ${row.seq} of plan ${describeValue(planId)}, which cannot be read: ${errorText(error)}`,
       { cause: error },
     );
   }
@@ -82,7 +78,7 @@ export function logEntryFromRow(planId: string, row: LogRow): ChainedEntry | Mal
       seq: row.seq,
       prev: row.prev ?? '',
       hash: row.hash ?? '',
-      malformed: reasonOf(error),
+      malformed: errorText(error),
     });
   }
   return chainedOf(planId, row, entry);

@@ -44,7 +44,7 @@ export async function approvalResponses(
     for (const part of message.content) {
       if (part.type !== 'tool-approval-request') continue;
       if (answered.has(part.approvalId) || answered.has(`call:${part.toolCallId}`)) continue;
-      const approval = await approvalOf(part, options);
+      const approval = await guard.service.findApproval(guard.planId, part.toolCallId);
       const response = approval && responseTo(part, approval, guard.service.clock.now());
       if (response) responses.push(response);
     }

@@ -1,7 +1,6 @@
 import type { Tool, ToolExecutionOptions, ToolSet } from 'ai';
 import type { Denied, RunGuard } from '../../agent/RunGuard.js';
 import { invalid } from '../../errors.js';
-import { toMicros } from '../../money.js';
 import { eitherAborts } from '../../signals.js';
 import { guardOptions, type GuardOption } from './options.js';
 
@@ -93,8 +92,7 @@ function guardTool(
       return (await guard.approvalFor(call)) !== null;
     },
     execute: async (input: unknown, opts: ToolExecutionOptions) => {
-      const given = estimateOf?.(toolName, input);
-      if (given !== undefined) toMicros(given, 'estimate', 'up');
+      const given = estimateOf?.(toolName, input); // checked by the guard, as any request's
       const outcome = await guard.toolCall({
         toolCallId: opts.toolCallId,
         toolName,
