@@ -253,9 +253,9 @@ export class RunGuard {
   /** The wall-clock check, then the model call's reservation: the handle and the clock's answer. */
   async #openModelCall(
     start: ModelCallStart,
-    onSettled?: () => void,
+    onSettled: () => void = () => undefined,
   ): Promise<
-    { readonly allowed: true; readonly handle: ModelCallHandle; readonly wall: GuardCheck | null } | Denied
+    { readonly allowed: true; readonly handle: ModelCallHandle; readonly wall: GuardCheck } | Denied
   > {
     await this.#start();
     const wall = (): Promise<GuardCheck> => this.service.checkWallClock(this.planId);
@@ -270,9 +270,8 @@ export class RunGuard {
       onSettled,
     );
     if ('denied' in opened) return denied(opened.denied);
-    const rates = this.#prices.get(opened.handle.modelId) ?? null;
-    this.#lastModel = { rates, estimate: (start as ModelCallStart).estimate };
-    return { allowed: true as const, handle: opened.handle, wall: opened.gate ?? null };
+    this.#lastModel = { rates: opened.rates, estimate: start.estimate };
+    return { allowed: true as const, handle: opened.handle, wall: opened.gate };
   }
 
   /**

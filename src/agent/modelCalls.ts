@@ -158,10 +158,10 @@ export async function openModelCall(
   prices: ModelPrices,
   unpriced: UnpricedModels,
   start: ModelCallStart,
-  gate?: () => Promise<GuardCheck>,
-  open: Set<string> = new Set(),
-  onSettled: () => void = () => undefined,
-): Promise<{ handle: ModelCallHandle; gate?: GuardCheck } | { denied: GuardCheck }> {
+  gate: () => Promise<GuardCheck>,
+  open: Set<string>,
+  onSettled: () => void,
+): Promise<{ handle: ModelCallHandle; gate: GuardCheck; rates: ModelRates | null } | { denied: GuardCheck }> {
   const s = objectWithKeys(start, 'request', ['modelId', 'estimate', 'callId', 'run']);
   const modelId = validRuntimeKey(s['modelId'], 'modelId');
   const rates = prices.get(modelId) ?? null;
@@ -176,54 +176,28 @@ export async function openModelCall(
     onSettled();
   };
   try {
-    return await reserveModelCall(
-      service,
-      planId,
-      modelId,
-      rates,
-      micros,
-      `model:${given}`,
-      unpriced,
-      gate,
-      forget,
-    );
+    // Asked once the request is known good, so a bad one leaves nothing in the audit log.
+    const passed = await gate();
+    let refused: GuardCheck | null = passed.allowed ? null : passed;
+    if (refused === null && rates === null && unpriced === 'deny') {
+      const priced = await service.checkUnpricedModel(planId, modelId);
+      if (!priced.allowed) refused = priced;
+    }
+    if (refused !== null) {
+      forget();
+      return { denied: refused };
+    }
+    const reservationId = `model:${given}`;
+    const reservation = await service.reserveBudget(planId, fromMicros(micros), { reservationId });
+    if (!reservation.allowed) {
+      forget();
+      return { denied: reservation.check };
+    }
+    return { handle: new ModelCallHandle(modelId, reservation, rates, forget), gate: passed, rates };
   } catch (error) {
     forget();
     throw error;
   }
-}
-
-async function reserveModelCall(
-  service: AutonomyGuardrailService,
-  planId: string,
-  modelId: string,
-  rates: ModelRates | null,
-  micros: number,
-  callId: string,
-  unpriced: UnpricedModels,
-  gate: (() => Promise<GuardCheck>) | undefined,
-  forget: () => void,
-): Promise<{ handle: ModelCallHandle; gate?: GuardCheck } | { denied: GuardCheck }> {
-  // Asked once the request is known good, so a bad one leaves nothing in the audit log.
-  const passed = gate ? await gate() : undefined;
-  if (passed && !passed.allowed) {
-    forget();
-    return { denied: passed };
-  }
-  if (rates === null && unpriced === 'deny') {
-    const priced = await service.checkUnpricedModel(planId, modelId);
-    if (!priced.allowed) {
-      forget();
-      return { denied: priced };
-    }
-  }
-  const reservation = await service.reserveBudget(planId, fromMicros(micros), { reservationId: callId });
-  if (!reservation.allowed) {
-    forget();
-    return { denied: reservation.check };
-  }
-  const handle = new ModelCallHandle(modelId, reservation, rates, forget);
-  return passed ? { handle, gate: passed } : { handle };
 }
 
 /**
