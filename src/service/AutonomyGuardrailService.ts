@@ -952,6 +952,7 @@ export class AutonomyGuardrailService {
       return this.#store.update(
         planId,
         (g, a): PlanChange<GrantUse> => {
+          const details = { approval_id: id, decision_id: decisionId, ...operationsDetail(ops) };
           if (!g || !a) {
             const check = makeCheck(
               E.CONFIRMATION_GRANT_REFUSED,
@@ -960,10 +961,8 @@ export class AutonomyGuardrailService {
             );
             const result: GrantUse = { outcome: 'refused', check, approval: null };
             if (!g) return { result };
-            const details = { approval_id: id, decision_id: decisionId, ...operationsDetail(ops) };
             return { result, audit: this.#entry(check, details, now) };
           }
-          const details = { approval_id: id, decision_id: decisionId, ...operationsDetail(ops) };
           const undecided = (outcome: 'pending' | 'denied', check: GuardCheck): PlanChange<GrantUse> => {
             const result: GrantUse = { outcome, check, approval: a };
             return record ? { result, audit: this.#entry(check, details, now) } : { result };
