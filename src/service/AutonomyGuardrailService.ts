@@ -22,7 +22,7 @@ import { makeCheck, type GuardCheck, type Reason } from '../guardrails/GuardChec
 import { confirmationReason, normalizeOperation } from '../guardrails/operation.js';
 import { intField, objectWithKeys } from '../guardrails/validate.js';
 import { formatIso, parseIsoMs } from '../iso.js';
-import { isPlainObject, toWellFormed, type JsonValue } from '../json.js';
+import { isPlainObject, type JsonValue } from '../json.js';
 import { fromMicros, toMicros } from '../money.js';
 import type {
   Approval,
@@ -32,7 +32,7 @@ import type {
   PlanMutation,
 } from '../store/GuardrailStore.js';
 import { operationsDetail, validDecision, validToolName, type Decision } from './approvals.js';
-import { BudgetReservation } from './BudgetReservation.js';
+import { BudgetReservation, textOption } from './BudgetReservation.js';
 import { inputHash } from './hash.js';
 import { APPROVAL_STATUSES } from '../store/approvalRows.js';
 import { MemoryStore } from '../store/memory/MemoryStore.js';
@@ -101,17 +101,6 @@ function expiredDetails(details: Record<string, JsonValue>, ids: readonly string
   }
   details[key] = listed;
   if (listed.length < ids.length) details[`${key}_more`] = ids.length - listed.length;
-}
-
-/**
- * The `error` of an options object, or undefined when not given. It is a tool's text, only recorded: a
- * lone surrogate in it becomes U+FFFD rather than a refusal, so that a release always gives back.
- */
-function errorOption(options: { error?: string }, key: 'error' | 'note' = 'error'): string | undefined {
-  const error = objectWithKeys(options, 'options', [key])[key];
-  if (error === undefined) return undefined;
-  if (typeof error !== 'string') invalid(`options.${key}`, 'a string', error);
-  return toWellFormed(error);
 }
 
 /** `m` that also gives back the reservations lapsed at `now`, when there are any. */
@@ -626,7 +615,7 @@ export class AutonomyGuardrailService {
     return this.#checking(E.RETRY_BLOCKED, checkItself, () => {
       validatePlanId(planId);
       intField(currentRetries, 'current_retries', 0, false);
-      const error = errorOption(options);
+      const error = textOption(options, 'error');
       return this.#store.update(planId, (g) => {
         if (!g) return this.#unconfigured(E.RETRY_ALLOWED, E.RETRY_BLOCKED, planId);
         const check = g.checkRetries(currentRetries);
@@ -700,7 +689,7 @@ export class AutonomyGuardrailService {
       const actualMicros = actual === null ? null : toMicros(actual, 'actual', 'up');
       // A release may say why the call failed; a commit may say why it spends what it spends.
       const key = actual === null ? 'error' : 'note';
-      const text = errorOption(options, key);
+      const text = textOption(options, key);
       const said: Record<string, JsonValue> = text === undefined ? {} : { [key]: text };
       const now = this.#now();
       return this.#store.update(planId, (stored) => {

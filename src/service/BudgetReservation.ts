@@ -1,6 +1,7 @@
 import type { GuardCheck } from '../guardrails/GuardCheck.js';
 import { invalid } from '../errors.js';
 import { objectWithKeys } from '../guardrails/validate.js';
+import { toWellFormed } from '../json.js';
 import { fromMicros, toMicros } from '../money.js';
 import type { AutonomyGuardrailService } from './AutonomyGuardrailService.js';
 
@@ -57,7 +58,7 @@ export class BudgetReservation {
     if (this.#settled) return this.#settled;
     try {
       toMicros(actual, 'actual', 'up'); // a bad amount is refused before anything is settled
-      checkOptions(options, 'note');
+      textOption(options, 'note');
     } catch (error) {
       return Promise.reject(error);
     }
@@ -72,7 +73,7 @@ export class BudgetReservation {
   release(options: { error?: string } = {}): Promise<GuardCheck> {
     if (this.#settled) return this.#settled;
     try {
-      checkOptions(options, 'error'); // refused before anything is settled, so a release can be given again
+      textOption(options, 'error'); // refused before anything is settled, so a release can be given again
     } catch (error) {
       return Promise.reject(error);
     }
@@ -89,7 +90,13 @@ export class BudgetReservation {
 }
 
 /** A settle's options: an object with at most `key`, a string. */
-function checkOptions(options: unknown, key: 'note' | 'error'): void {
+/**
+ * The text `options[key]` gives (a settlement's note, a failure's error), well-formed, or undefined;
+ * throws GuardrailValidationError for other keys or a value that is not a string.
+ */
+export function textOption(options: unknown, key: 'note' | 'error'): string | undefined {
   const text = objectWithKeys(options, 'options', [key])[key];
-  if (text !== undefined && typeof text !== 'string') invalid(`options.${key}`, 'a string', text);
+  if (text === undefined) return undefined;
+  if (typeof text !== 'string') invalid(`options.${key}`, 'a string', text);
+  return toWellFormed(text);
 }
