@@ -17,8 +17,8 @@ import {
   type GuardrailStore,
 } from '../src/index.js';
 import { fail, PLAN_ID, ROOMY_LIMITS, START_MS } from './fixtures.js';
-import type { BenchCase, CaseResult } from './harness.js';
-import { latencyTarget, overheadTarget, type Target } from './report.js';
+import type { BenchCase, GroupResult } from './harness.js';
+import { differenceRatioTarget, differenceTarget, type Target } from './report.js';
 
 export const AI_NAMES = {
   bare: 'generateText step, 1 tool call (bare)',
@@ -96,35 +96,40 @@ const sqlite = async (): Promise<GuardrailStore> => {
 };
 const bare = async () => () => ({ echo });
 
-export function aiSdkCases(): BenchCase[] {
+/**
+ * Each group timed round by round (runGroup): its first case bare, the others guarded, so a guarded
+ * step's extra time is taken against bare steps run beside it.
+ */
+export function aiSdkGroups(): BenchCase[][] {
   return [
-    stepCase(AI_NAMES.bare, 0, bare),
-    stepCase(AI_NAMES.memory, 0, guarded(memory)),
-    stepCase(AI_NAMES.sqlite, 0, guarded(sqlite)),
-    stepCase(AI_NAMES.bareSlow, 1, bare),
-    stepCase(AI_NAMES.memorySlow, 1, guarded(memory)),
+    [
+      stepCase(AI_NAMES.bare, 0, bare),
+      stepCase(AI_NAMES.memory, 0, guarded(memory)),
+      stepCase(AI_NAMES.sqlite, 0, guarded(sqlite)),
+    ],
+    [stepCase(AI_NAMES.bareSlow, 1, bare), stepCase(AI_NAMES.memorySlow, 1, guarded(memory))],
   ];
 }
 
-export function aiSdkTargets(find: (name: string) => CaseResult): Target[] {
+export function aiSdkTargets(groups: readonly GroupResult[]): Target[] {
+  const over = (name: string) =>
+    groups.flatMap((g) => g.over).find((o) => o.name === name) ?? fail(`no difference for ${name}`);
+  const bareSlow =
+    groups.flatMap((g) => g.results).find((r) => r.name === AI_NAMES.bareSlow) ?? fail('no bare 1 ms row');
   return [
-    overheadTarget(
+    differenceTarget(
       'time guardTools adds per tool call over a bare AI SDK tool call (MemoryStore)',
-      find(AI_NAMES.memory),
-      find(AI_NAMES.bare),
-      1,
+      over(AI_NAMES.memory),
       50_000,
     ),
-    overheadTarget(
+    differenceTarget(
       'time guardTools adds per tool call over a bare AI SDK tool call (SqliteStore file)',
-      find(AI_NAMES.sqlite),
-      find(AI_NAMES.bare),
-      1,
+      over(AI_NAMES.sqlite),
     ),
-    latencyTarget(
+    differenceRatioTarget(
       'guarded ÷ bare step with 1 ms of model latency (ns/op)',
-      find(AI_NAMES.memorySlow),
-      find(AI_NAMES.bareSlow),
+      bareSlow,
+      over(AI_NAMES.memorySlow),
       1.02,
     ),
   ];

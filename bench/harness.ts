@@ -163,3 +163,77 @@ export async function runCases(cases: readonly BenchCase[], options: RunOptions)
   collectGarbage();
   return results;
 }
+
+/** What each of a group's later cases adds over its first, timed in alternation. */
+export interface GroupResult {
+  /** Each case's own figures: the means of its batches. */
+  readonly results: readonly CaseResult[];
+  /** Per later case: the mean over rounds of (case − first) ns per call, and its 95% margin in ns. */
+  readonly over: readonly { readonly name: string; readonly diffNs: number; readonly marginNs: number }[];
+}
+
+function meanAndMargin(values: readonly number[]): { mean: number; margin: number } {
+  const n = values.length;
+  const mean = values.reduce((a, b) => a + b, 0) / n;
+  const variance = n < 2 ? 0 : values.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1);
+  return { mean, margin: 1.96 * Math.sqrt(variance / n) };
+}
+
+/**
+ * Times a group of cases round by round, one batch of the same number of calls of each per round, the
+ * order rotated every round, so that whatever slows the machine for a while (another process, a
+ * frequency change, the other core) slows them all alike; what a case adds over the first is taken round
+ * by round. A small difference between two slow operations is lost in the noise of timing them apart.
+ */
+export async function runGroup(cases: readonly BenchCase[], options: RunOptions): Promise<GroupResult> {
+  const prepared: Prepared[] = [];
+  for (const c of cases) prepared.push(await c.prepare());
+  const isAsync = cases.some((c) => c.async);
+  const timeBatch = async (op: () => unknown, calls: number): Promise<number> => {
+    const t0 = performance.now();
+    if (isAsync) for (let i = 0; i < calls; i++) sink = await op();
+    else for (let i = 0; i < calls; i++) sink = op();
+    return ((performance.now() - t0) * 1e6) / calls;
+  };
+  let calls = MAX_BATCH;
+  for (const p of prepared) {
+    calls = Math.min(
+      calls,
+      await chooseBatch({ op: p.op, batch: 1, release: undefined }, isAsync, options.sampleMs),
+    );
+  }
+  const rounds = async (ms: number, least: number): Promise<number[][]> => {
+    const times = prepared.map(() => [] as number[]);
+    const until = performance.now() + ms;
+    for (let round = 0; performance.now() < until || round < least; round++) {
+      for (let k = 0; k < prepared.length; k++) {
+        const i = (round + k) % prepared.length;
+        times[i]?.push(await timeBatch((prepared[i] as Prepared).op, calls));
+      }
+    }
+    return times;
+  };
+  await rounds(cases.length * options.warmupMs, 0);
+  collectGarbage();
+  const times = await rounds(cases.length * options.timeMs, 16);
+  for (const p of prepared) p.release?.();
+  collectGarbage();
+  const results = cases.map((c, i): CaseResult => {
+    const s = meanAndMargin(times[i] ?? []);
+    return {
+      name: c.name,
+      opsPerSec: 1e9 / s.mean,
+      meanNs: s.mean,
+      rmePercent: (100 * s.margin) / s.mean,
+      samples: times[i]?.length ?? 0,
+      batch: calls,
+    };
+  });
+  for (const r of results) options.onResult?.(r);
+  const first = times[0] ?? [];
+  const over = cases.slice(1).map((c, i) => {
+    const d = meanAndMargin((times[i + 1] ?? []).map((v, j) => v - (first[j] ?? 0)));
+    return { name: c.name, diffNs: d.mean, marginNs: d.margin };
+  });
+  return { results, over };
+}

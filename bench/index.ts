@@ -24,8 +24,8 @@ import {
   serviceWithFullTrail,
   START_MS,
 } from './fixtures.js';
-import { aiSdkCases, aiSdkTargets } from './ai-sdk.js';
-import { runCases, type BenchCase, type CaseResult } from './harness.js';
+import { aiSdkGroups, aiSdkTargets } from './ai-sdk.js';
+import { runCases, runGroup, type BenchCase, type CaseResult, type GroupResult } from './harness.js';
 import {
   latencyTarget,
   overheadTarget,
@@ -231,23 +231,34 @@ async function main(): Promise<void> {
     ...executorCases(),
     metadataCase,
     ...trailCases,
-    ...aiSdkCases(),
   ];
+  const groups = aiSdkGroups();
   // `npm run bench -- <text>` times only the cases whose name holds the text (no targets then).
   const only = process.argv[2];
   if (only !== undefined) {
-    const picked = cases.filter((c) => c.name.includes(only));
-    const results = await runCases(picked, { timeMs: TIME_MS, warmupMs: WARMUP_MS, sampleMs: SAMPLE_MS });
-    console.log(`\n${resultTable(results)}`);
+    const options = { timeMs: TIME_MS, warmupMs: WARMUP_MS, sampleMs: SAMPLE_MS };
+    const results = await runCases(
+      cases.filter((c) => c.name.includes(only)),
+      options,
+    );
+    const grouped: GroupResult[] = [];
+    for (const g of groups)
+      if (g.some((c) => c.name.includes(only))) grouped.push(await runGroup(g, options));
+    console.log(`\n${resultTable([...results, ...grouped.flatMap((g) => g.results)])}`);
+    if (grouped.length === groups.length) console.log(`\n${targetTable(aiSdkTargets(grouped))}`);
     return;
   }
-  const results = await runCases(cases, {
+  const options = {
     timeMs: TIME_MS,
     warmupMs: WARMUP_MS,
     sampleMs: SAMPLE_MS,
-    onResult: (r) =>
+    onResult: (r: CaseResult) =>
       console.log(`  ${r.name}: ${Math.round(r.opsPerSec).toLocaleString('en-US')} ops/s (batch ${r.batch})`),
-  });
+  };
+  const timed = await runCases(cases, options);
+  const grouped: GroupResult[] = [];
+  for (const g of groups) grouped.push(await runGroup(g, options));
+  const results = [...timed, ...grouped.flatMap((g) => g.results)];
 
   const limiter = find(results, NAMES.rateLimiter);
   const syncResults = results.filter((r) => r.name.startsWith('AutonomyGuardrails.'));
@@ -295,7 +306,7 @@ async function main(): Promise<void> {
       find(results, NAMES.trailAddCold(1_000_000)),
       find(results, NAMES.trailAdd(10)),
     ),
-    ...aiSdkTargets((name) => find(results, name)),
+    ...aiSdkTargets(grouped),
   ];
 
   const notes = [
@@ -303,7 +314,7 @@ async function main(): Promise<void> {
     `Service and executor rows use the service's default store, keeping the window only (keepLog: false; audit capacity 1,000, full, so every check also evicts) and a ManualClock, except the systemClock row; the keepLog row keeps every entry, so its memory and garbage collection grow with the run. RateLimiterMemory has Number.MAX_SAFE_INTEGER points over 3,600 s and reads Date.now() on every call.`,
     `Metadata round trip: toMetadata → JSON.stringify → JSON.parse → loadFromMetadata of ${(metadataJsonLength / 1024).toLocaleString('en-US', { maximumFractionDigits: 0 })} KiB of JSON.`,
     `AuditTrail.add: each trail is pre-filled to capacity with distinct entries, so every add evicts one; the appended entries cycle through ${HOT_ENTRIES.toLocaleString('en-US')} ready-made ones that stay in cache, as a freshly built entry would. The "cold evictions" row appends the fill entries again instead, so each add evicts an entry last touched ${(1_000_000).toLocaleString('en-US')} adds earlier and pays a cache miss: it prices memory, not the ring, and has no target.`,
-    'AI SDK rows: real generateText calls of one step (stopWhen: stepCountIs(1)) on the AI SDK mock model, which asks for one tool call with a new id each time; guarded rows give the step guardTools with a new RunGuard (one per run, as an app makes) on a plan with roomy limits (a step, the wall clock, the per-invocation count, a reservation and its commit per call, each audited). The 1 ms rows hold the thread for 1 ms in the model call (a timer would round the step to whole milliseconds).',
+    "AI SDK rows: real generateText calls of one step (stopWhen: stepCountIs(1)) on the AI SDK mock model, which asks for one tool call with a new id each time; guarded rows give the step guardTools with a new RunGuard (one per run, as an app makes) on a plan with roomy limits (a step, the wall clock, the per-invocation count, a reservation and its commit per call, each audited). The 1 ms rows hold the thread for 1 ms in the model call (a timer would round the step to whole milliseconds). The bare and guarded rows of each kind are timed in alternating batches, the order rotated every round, and their targets are the mean of the round-by-round differences: timed apart, the machine's drift between two runs of a few hundred µs is larger than the difference.",
   ];
 
   console.log(`\n${resultTable(results)}\n`);

@@ -109,6 +109,42 @@ export function overheadTarget(
   };
 }
 
+/**
+ * A difference measured round by round (see runGroup): `diffNs` per item in ns, its margin relative to
+ * it. No `atMostNs` means information only.
+ */
+export function differenceTarget(
+  label: string,
+  diff: { readonly diffNs: number; readonly marginNs: number },
+  atMostNs?: number,
+): Target {
+  return {
+    label,
+    value: diff.diffNs,
+    rmePercent: diff.diffNs === 0 ? 0 : (100 * diff.marginNs) / Math.abs(diff.diffNs),
+    goal: atMostNs === undefined ? 'none' : `≤ ${atMostNs.toLocaleString('en-US')} ns`,
+    pass: atMostNs === undefined ? undefined : diff.diffNs <= atMostNs,
+    unit: 'ns',
+  };
+}
+
+/** (base + diff) / base, the difference measured round by round (see runGroup), its margin relative. */
+export function differenceRatioTarget(
+  label: string,
+  base: CaseResult,
+  diff: { readonly diffNs: number; readonly marginNs: number },
+  atMost: number,
+): Target {
+  const value = (base.meanNs + diff.diffNs) / base.meanNs;
+  return {
+    label,
+    value,
+    rmePercent: (100 * diff.marginNs) / (base.meanNs + diff.diffNs),
+    goal: `≤ ${fixed(atMost, Number.isInteger(atMost * 10) ? 1 : 2)}`,
+    pass: value <= atMost,
+  };
+}
+
 const TARGET_HEADER = ['Ratio', 'value', 'target', 'result'] as const;
 
 function targetRows(targets: readonly Target[]): string[][] {
