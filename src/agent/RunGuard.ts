@@ -77,6 +77,11 @@ export interface RunGuardOptions {
   readonly models?: ModelPrices | Readonly<Record<string, ModelPrice>>;
   /** A model with no price, while the plan has a budget: refused (`deny`, the default) or run unmetered. */
   readonly unpricedModels?: UnpricedModels;
+  /**
+   * Every entry of a call's checks names the call: its tool and its input's canonical hash (the one
+   * grants are bound to). Default false: a call is known by its tool call id and its operation.
+   */
+  readonly recordCalls?: boolean;
 }
 
 /** A guard said no: the check that refused, and the approval a person must decide, when one is pending. */
@@ -108,6 +113,7 @@ const OPTION_KEYS = [
   'timers',
   'models',
   'unpricedModels',
+  'recordCalls',
 ];
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -162,6 +168,7 @@ export class RunGuard {
   readonly #timers: Timers;
   readonly #prices: ModelPrices;
   readonly #unpriced: UnpricedModels;
+  readonly #recordCalls: boolean;
   /** Tool calls started through this guard: the invocation's count. */
   #calls = 0;
   #started: Promise<void> | null = null;
@@ -192,6 +199,9 @@ export class RunGuard {
     const unpriced = o['unpricedModels'] ?? 'deny';
     if (unpriced !== 'deny' && unpriced !== 'allow') invalid('unpricedModels', 'deny or allow', unpriced);
     this.#unpriced = unpriced;
+    const record = o['recordCalls'] ?? false;
+    if (typeof record !== 'boolean') invalid('recordCalls', 'a boolean', record);
+    this.#recordCalls = record;
   }
 
   /**
@@ -288,6 +298,19 @@ export class RunGuard {
     }
     const n = this.#calls++; // taken before any await: parallel calls are numbered apart
     return this.#oneAtATime(call.toolCallId, () => this.#guardToolCall(call, n));
+  }
+
+  /**
+   * Refuses a call its caller does not let run at all (a tool hidden from the model), without a step or a
+   * count: recorded as `tool_calls_blocked` with a limit of 0, the tool and its input's hash.
+   */
+  async refuse(
+    call: Omit<ToolCallStart, 'toolCallId' | 'requiresConfirmation'>,
+    reason: string,
+  ): Promise<Denied> {
+    const { toolName, input } = objectWithKeys(call, 'call', ['toolName', 'input']);
+    const check = await this.service.refuseToolCall(this.planId, { tool: toolName as string, input, reason });
+    return denied(check);
   }
 
   /** The rule this guard holds a tool to, or undefined when it has none. */
@@ -410,6 +433,7 @@ export class RunGuard {
         currentCalls: n,
         estimate: this.#estimateOf(call),
         reservationId: `tool:${call.toolCallId}#1`,
+        ...(this.#recordCalls ? { recordCall: true } : {}),
       });
       if (begun !== null) {
         if (begun.reservation === undefined) return denied(begun.check, begun.approval);

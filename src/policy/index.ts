@@ -22,6 +22,7 @@ export {
   type PolicyActorLimits,
   type PolicyApprovals,
   type PolicyGuardrails,
+  type PolicyMcp,
   type PolicyModelPrice,
   type PolicyToolRule,
 } from './schema.js';

@@ -204,6 +204,14 @@ function toPolicy(data: PolicyData): Policy {
     out.models = Object.freeze(models);
   }
   if (data.unpriced_models !== undefined) out.unpriced_models = data.unpriced_models;
+  if (data.mcp !== undefined) {
+    const m = data.mcp;
+    out.mcp = frozen({
+      allow: m.allow === undefined ? undefined : Object.freeze([...m.allow]),
+      deny: m.deny === undefined ? undefined : Object.freeze([...m.deny]),
+      confirm_destructive: m.confirm_destructive,
+    });
+  }
   return Object.freeze(out);
 }
 

@@ -48,6 +48,13 @@ export interface PolicyModelPrice {
   readonly cached_input?: number;
 }
 
+/** `mcp` as written in a policy file: what `leash mcp` shows and confirms. */
+export interface PolicyMcp {
+  readonly allow?: readonly string[];
+  readonly deny?: readonly string[];
+  readonly confirm_destructive?: boolean;
+}
+
 /**
  * A validated policy file. Keys are spelt as in the file (snake_case); absent keys stay absent, and the
  * helpers in `policy.ts` supply the defaults. `tools` has no prototype, so a tool named `constructor` is
@@ -60,6 +67,7 @@ export interface Policy {
   readonly tools?: Readonly<Record<string, PolicyToolRule>>;
   readonly models?: Readonly<Record<string, PolicyModelPrice>>;
   readonly unpriced_models?: 'deny' | 'allow';
+  readonly mcp?: PolicyMcp;
 }
 
 // Every check carries its rule as its message, so that an issue renders as `<path> must be <rule>, got <v>`
@@ -188,6 +196,32 @@ export const modelsSchema = z
 
 export const UNPRICED_MODELS = ['deny', 'allow'] as const;
 
+const GLOB_RULE = 'a tool-name glob: 1 to 256 characters, without control characters';
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const GLOB_PATTERN = /^[^\u0000-\u001f\u007f-\u009f]+$/;
+const toolGlobs = z
+  .array(
+    z
+      .string({ error: GLOB_RULE })
+      .min(1, { error: GLOB_RULE })
+      .max(256, { error: GLOB_RULE })
+      .regex(GLOB_PATTERN, { error: GLOB_RULE }),
+    { error: 'an array of tool-name globs' },
+  )
+  .optional();
+
+export const mcpSchema = strict({
+  allow: toolGlobs.describe(
+    'Tool names `leash mcp` shows its client, as globs (`*` any run of characters, `?` one character); absent = every tool.',
+  ),
+  deny: toolGlobs.describe('Tool names `leash mcp` hides from its client, as globs; deny wins over allow.'),
+  confirm_destructive: z.boolean({ error: 'a boolean' }).optional().meta({
+    description:
+      'Whether every call of a tool the MCP annotations call destructive needs a person’s confirmation: every tool but those with readOnlyHint true or destructiveHint false (a tool without annotations is destructive). Default false.',
+    default: false,
+  }),
+}).describe('What `leash mcp` shows its client and which calls it has a person confirm.');
+
 export const policySchema = strict({
   version: z
     .literal(POLICY_VERSION, { error: `${POLICY_VERSION} (the version this release reads)` })
@@ -201,4 +235,5 @@ export const policySchema = strict({
       'A model call for a model with no price, while the plan has a budget: refused (deny) or run unmetered (allow). Default deny.',
     default: 'deny',
   }),
+  mcp: mcpSchema.optional(),
 });

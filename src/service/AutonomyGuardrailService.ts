@@ -22,7 +22,7 @@ import { makeCheck, type GuardCheck, type Reason } from '../guardrails/GuardChec
 import { confirmationReason, normalizeOperation } from '../guardrails/operation.js';
 import { intField, objectWithKeys } from '../guardrails/validate.js';
 import { formatIso, parseIsoMs } from '../iso.js';
-import { isPlainObject, type JsonValue } from '../json.js';
+import { isPlainObject, type JsonObject, type JsonValue } from '../json.js';
 import { fromMicros, toMicros } from '../money.js';
 import type {
   Approval,
@@ -155,6 +155,11 @@ export interface ToolCallBegin {
   /** The amount to set aside for the call, and the reservation's id. */
   readonly estimate: number;
   readonly reservationId: string;
+  /**
+   * Every entry of the call names it too: `tool` (the confirmation's tool name) and `input_hash` (the
+   * canonical hash of its input, the one grants are bound to). Default false.
+   */
+  readonly recordCall?: boolean;
 }
 
 /** What {@link AutonomyGuardrailService.beginToolCall} decided. */
@@ -180,9 +185,17 @@ class ToolCallChange {
   readonly #mutation: { -readonly [K in keyof PlanMutation]: PlanMutation[K] } = {};
   #newApproval: Approval | undefined;
 
+  /** `call`: details every entry of the call carries as well (the tool, its input's hash), or null. */
+  constructor(readonly call: JsonObject | null) {}
+
   /** Adds a part's writes; returns its result. */
   take<T>(out: PlanChange<T>): T {
-    if (out.audit !== undefined) this.#entries.push(out.audit);
+    const a = out.audit;
+    if (a !== undefined) {
+      this.#entries.push(
+        this.call === null ? a : AuditEntry.trusted(a.eventType, a.timestamp, { ...a.details, ...this.call }),
+      );
+    }
     if (out.mutation !== undefined) Object.assign(this.#mutation, out.mutation);
     if (out.newApproval !== undefined) this.#newApproval = out.newApproval;
     return out.result;
@@ -518,9 +531,15 @@ export class AutonomyGuardrailService {
         'currentCalls',
         'estimate',
         'reservationId',
+        'recordCall',
       ]);
       const now = this.#now();
       const c = this.#validConfirmation(o['confirm'] as ConfirmationAsk, now);
+      const record = o['recordCall'] ?? false;
+      if (typeof record !== 'boolean') invalid('recordCall', 'a boolean', record);
+      const named: JsonObject | null = record
+        ? { tool: c.toolName ?? c.ops.join(','), input_hash: inputHash(c.input) }
+        : null;
       const t =
         o['tool'] === undefined ? undefined : objectWithKeys(o['tool'], 'tool', ['name', 'maxCallsPerPlan']);
       const tool = t && {
@@ -533,7 +552,7 @@ export class AutonomyGuardrailService {
       const expiresAt = this.#reservationExpiry(now);
       return this.#store.update(planId, (g): PlanChange<ToolCallBegun | null> => {
         if (!g) return { result: null };
-        const change = new ToolCallChange();
+        const change = new ToolCallChange(named);
         const wallClock = change.take(this.#decideWallClock(g, now));
         if (!wallClock.allowed) return change.end({ check: wallClock, wallClock });
         const step = change.take(this.#decideStep(g, now));
@@ -805,6 +824,32 @@ export class AutonomyGuardrailService {
         g
           ? this.#decideToolCalls(g, name, max)
           : this.#unconfigured(E.TOOL_CALLS_ALLOWED, E.TOOL_CALLS_BLOCKED, planId),
+      );
+    });
+  }
+
+  /**
+   * Refuses a call of `tool` that may not run at all (a tool its caller hides): recorded as a
+   * `tool_calls_blocked` check with a limit of 0, the tool, its input's hash and `reason`. Takes no step
+   * and counts nothing. A plan that is not configured records nothing.
+   */
+  refuseToolCall(
+    planId: string,
+    call: { readonly tool: string; readonly input?: unknown; readonly reason: string },
+  ): Promise<GuardCheck> {
+    return this.#checking(E.TOOL_CALLS_BLOCKED, checkItself, () => {
+      validatePlanId(planId);
+      const o = objectWithKeys(call, 'call', ['tool', 'input', 'reason']);
+      const tool = validRuntimeKey(o['tool'], 'tool');
+      const reason = o['reason'];
+      if (typeof reason !== 'string' || reason.length === 0) invalid('reason', 'a non-empty string', reason);
+      const hash = inputHash({ tool, input: o['input'] ?? null });
+      const now = this.#now();
+      const check = makeCheck(E.TOOL_CALLS_BLOCKED, reason, 0);
+      return this.#store.update(planId, (g) =>
+        g
+          ? { result: check, audit: this.#entry(check, { tool, input_hash: hash, limit: 0 }, now) }
+          : { result: check },
       );
     });
   }

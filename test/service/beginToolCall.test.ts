@@ -6,6 +6,7 @@ import {
   type GuardrailStore,
   type ToolCallBegin,
 } from '../../src/index.js';
+import { inputHash } from '../../src/service/hash.js';
 import { LOCAL_STORES, rejectedField, T0, trailOf } from '../support/service.js';
 
 const CALL: ToolCallBegin = {
@@ -128,5 +129,62 @@ describe.each(LOCAL_STORES)('beginToolCall on %s', (_name, makeStore) => {
     expect(await rejectedField(service.beginToolCall('plan', { ...CALL, currentCalls: -1 }))).toBe(
       'current_calls',
     );
+  });
+
+  it('names the call in every entry of its checks when asked to record it', async () => {
+    const service = await on(makeStore, {});
+
+    await service.beginToolCall('plan', {
+      ...CALL,
+      confirm: { ...CALL.confirm, toolName: 'search', input: { tool: 'search', input: { q: 'x' } } },
+      recordCall: true,
+    });
+
+    const hash = inputHash({ tool: 'search', input: { q: 'x' } });
+    for (const e of (await trailOf(service)).entries) {
+      expect(e.details).toMatchObject({ tool: 'search', input_hash: hash });
+    }
+  });
+
+  it('refuses a recordCall that is not a boolean, naming the field', async () => {
+    const service = await on(makeStore, {});
+
+    expect(
+      await rejectedField(
+        service.beginToolCall('plan', { ...CALL, recordCall: 'yes' as unknown as boolean }),
+      ),
+    ).toBe('recordCall');
+  });
+});
+
+describe.each(LOCAL_STORES)('refuseToolCall on %s', (_name, makeStore) => {
+  it('records a refusal with a limit of 0, the tool and its input’s hash, without a step', async () => {
+    const service = await on(makeStore, { maxSteps: 5 });
+
+    const check = await service.refuseToolCall('plan', {
+      tool: 'rm',
+      input: { path: '/' },
+      reason: 'hidden',
+    });
+
+    expect(check).toMatchObject({
+      allowed: false,
+      eventType: 'tool_calls_blocked',
+      limit: 0,
+      reason: 'hidden',
+    });
+    const [entry, ...more] = (await trailOf(service)).entries;
+    expect(more).toEqual([]);
+    expect(entry?.details).toMatchObject({
+      tool: 'rm',
+      input_hash: inputHash({ tool: 'rm', input: { path: '/' } }),
+    });
+    expect((await service.getGuardrails('plan'))?.stepCount).toBe(0);
+  });
+
+  it('refuses an empty reason, naming the field', async () => {
+    const service = await on(makeStore, {});
+
+    expect(await rejectedField(service.refuseToolCall('plan', { tool: 'rm', reason: '' }))).toBe('reason');
   });
 });

@@ -1,0 +1,55 @@
+import type { Denied } from '../agent/RunGuard.js';
+import type { Approval } from '../store/GuardrailStore.js';
+
+/** A `tools/call` result the client's model reads: text, flagged as an error. */
+export interface ErrorResult {
+  readonly content: readonly { readonly type: 'text'; readonly text: string }[];
+  readonly isError: true;
+  readonly [key: string]: unknown;
+}
+
+export function errorResult(text: string): ErrorResult {
+  return { content: [{ type: 'text', text }], isError: true };
+}
+
+/** How a person lets the refused call through, by the check that refused it. */
+function howToRaise(d: Denied, toolName: string): string {
+  switch (d.check.eventType) {
+    case 'step_blocked':
+      return 'Every step of this session is used: raise guardrails.max_steps in the policy, or start a new session.';
+    case 'budget_blocked':
+    case 'budget_overrun':
+      return 'The budget cannot cover this call: raise guardrails.tool_budget in the policy, or lower the tool’s cost_per_call.';
+    case 'wall_clock_blocked':
+      return 'This session’s time is up: raise guardrails.max_wall_clock_seconds in the policy, or start a new session.';
+    case 'actor_tool_calls_blocked':
+      return 'This session made all the tool calls it may: raise guardrails.actor_limits.max_tool_calls_per_invocation in the policy.';
+    case 'tool_calls_blocked':
+      return d.check.limit === 0
+        ? `The tool is hidden: change mcp.allow / mcp.deny in the policy to let "${toolName}" through.`
+        : `This tool made all its calls: raise tools.${toolName}.max_calls_per_plan in the policy.`;
+    case 'retry_blocked':
+      return 'This failure was retried as often as allowed: raise guardrails.actor_limits.max_retries_per_failure in the policy.';
+    case 'confirmation_denied':
+      return 'A person said no. Ask the user before trying again.';
+    default:
+      return 'Calling the tool again asks a person again.';
+  }
+}
+
+/** The text of a refused call: which limit said no, why, and how to raise it. */
+export function denialText(d: Denied, toolName: string): string {
+  return `leash refused this call of "${toolName}" (${d.check.eventType}): ${d.reason}. ${howToRaise(d, toolName)}`;
+}
+
+/**
+ * The text of a call waiting for a person who cannot be asked in the client: the approval's id, the
+ * exact command that approves it, and that the same call with the same arguments then runs once.
+ */
+export function approvalText(approval: Approval, toolName: string, dbArg: string): string {
+  return [
+    `leash needs a person to approve this call of "${toolName}" (approval ${approval.id}, expires ${approval.expiresAt}).`,
+    `Approve it with: leash approve ${approval.id} --by <name> --reason <why>${dbArg}`,
+    `(or in the leash dashboard), then call the tool again with the same arguments: it runs once. Other arguments ask again.`,
+  ].join('\n');
+}

@@ -1,0 +1,136 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { RunGuard } from '../agent/RunGuard.js';
+import { GuardrailValidationError } from '../errors.js';
+import { approvalTtlMs, policyToGuardrailsInit, toolRules } from '../policy/policy.js';
+import type { Policy } from '../policy/schema.js';
+import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
+import { validatePlanId } from '../service/planId.js';
+import { createMcpProxy } from './proxy.js';
+import { mcpRules } from './rules.js';
+
+/** Where the upstream server is: a command to start (stdio), or a Streamable HTTP URL. */
+export type Upstream =
+  { readonly command: string; readonly args: readonly string[] } | { readonly url: string };
+
+export interface McpSessionOptions {
+  readonly service: AutonomyGuardrailService;
+  readonly policy: Policy | null;
+  /** The plan this session runs under; default `mcp-<policyName>-<n>`, n the next free number. */
+  readonly planId?: string;
+  /** Names the default plan id: the policy file's base name, or `session`. */
+  readonly policyName: string;
+  readonly upstream: Upstream;
+  /** The client's side of the proxy; default this process's stdin and stdout. */
+  readonly clientTransport?: Transport;
+  /** The upstream process's environment; default this process's. */
+  readonly env?: NodeJS.ProcessEnv;
+  readonly cwd?: string;
+  /** Appended to the `leash approve` command shown for an approval. */
+  readonly dbArg?: string;
+  /** Ends the session (SIGTERM, SIGINT). */
+  readonly signal?: AbortSignal;
+  /** Told what a person should know (the plan id, the upstream's end); default nothing. */
+  readonly log?: (line: string) => void;
+}
+
+/** The next `mcp-<name>-<n>` plan id free in the store. */
+async function nextPlanId(service: AutonomyGuardrailService, name: string): Promise<string> {
+  const prefix = `mcp-${name}-`;
+  let highest = 0;
+  for (const p of await service.store.listPlans()) {
+    if (!p.planId.startsWith(prefix)) continue;
+    const n = Number(p.planId.slice(prefix.length));
+    if (Number.isSafeInteger(n) && n > highest) highest = n;
+  }
+  return validatePlanId(`${prefix}${highest + 1}`);
+}
+
+function upstreamTransport(upstream: Upstream, env: NodeJS.ProcessEnv, cwd: string | undefined): Transport {
+  if ('url' in upstream) {
+    let url: URL;
+    try {
+      url = new URL(upstream.url);
+    } catch {
+      throw new GuardrailValidationError(
+        'upstream-url',
+        `--upstream-url must be a URL, got "${upstream.url}"`,
+      );
+    }
+    return new StreamableHTTPClientTransport(url);
+  }
+  const strings: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (typeof v === 'string') strings[k] = v;
+  return new StdioClientTransport({
+    command: upstream.command,
+    args: [...upstream.args],
+    env: strings,
+    ...(cwd === undefined ? {} : { cwd }),
+    stderr: 'inherit',
+  });
+}
+
+/**
+ * One client session of `leash mcp`: configures its plan from the policy, connects to the upstream
+ * server, serves the guarded proxy to the client, and resolves once the session is over (the client went
+ * away, or `signal` aborted), with the upstream stopped. An upstream that exits makes every later call an
+ * error result: it is not restarted.
+ */
+export async function runMcpSession(options: McpSessionOptions): Promise<{ planId: string }> {
+  const { service, policy } = options;
+  const log = options.log ?? (() => undefined);
+  if (options.planId !== undefined) validatePlanId(options.planId);
+  const upstream = new Client({ name: 'leash-mcp', version: '1' });
+  const upstreamTransportOf = upstreamTransport(options.upstream, options.env ?? process.env, options.cwd);
+  let closing = false;
+  upstream.onclose = () => {
+    if (!closing) log('leash mcp: the upstream server went away; every further call is an error result');
+  };
+  await upstream.connect(upstreamTransportOf);
+
+  const planId = options.planId ?? (await nextPlanId(service, options.policyName));
+  await service.configureGuardrails(planId, policy === null ? {} : policyToGuardrailsInit(policy));
+  const guard = new RunGuard({
+    service,
+    planId,
+    ...(policy === null ? {} : { tools: toolRules(policy), approvalTtlMs: approvalTtlMs(policy) }),
+    recordCalls: true,
+  });
+
+  const server = createMcpProxy({
+    upstream,
+    guard,
+    rules: mcpRules(policy),
+    ...(options.dbArg === undefined ? {} : { dbArg: options.dbArg }),
+  });
+  const clientTransport = options.clientTransport ?? new StdioServerTransport();
+  let finish = (): void => undefined;
+  const over = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
+  server.onclose = () => finish();
+  // The stdio transport does not notice its input ending: the client went away.
+  const onEnd = (): void => finish();
+  if (options.clientTransport === undefined) {
+    process.stdin.once('end', onEnd);
+    process.stdin.once('close', onEnd);
+  }
+  options.signal?.addEventListener('abort', onEnd, { once: true });
+  await server.connect(clientTransport);
+  log(`leash mcp: session plan "${planId}"`);
+  try {
+    await over;
+  } finally {
+    closing = true;
+    options.signal?.removeEventListener('abort', onEnd);
+    process.stdin.off('end', onEnd);
+    process.stdin.off('close', onEnd);
+    await server.close().catch(() => undefined);
+    // Ends the upstream's stdin, then SIGTERM, then SIGKILL: no process is left behind.
+    await upstream.close().catch(() => undefined);
+  }
+  return { planId };
+}
