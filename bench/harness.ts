@@ -169,7 +169,21 @@ export interface GroupResult {
   /** Each case's own figures: the means of its batches. */
   readonly results: readonly CaseResult[];
   /** Per later case: the mean over rounds of (case − first) ns per call, and its 95% margin in ns. */
-  readonly over: readonly { readonly name: string; readonly diffNs: number; readonly marginNs: number }[];
+  readonly over: readonly {
+    readonly name: string;
+    readonly diffNs: number;
+    readonly marginNs: number;
+    /** The median of the round-by-round differences. */
+    readonly medianNs: number;
+  }[];
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 function meanAndMargin(values: readonly number[]): { mean: number; margin: number } {
@@ -232,8 +246,9 @@ export async function runGroup(cases: readonly BenchCase[], options: RunOptions)
   for (const r of results) options.onResult?.(r);
   const first = times[0] ?? [];
   const over = cases.slice(1).map((c, i) => {
-    const d = meanAndMargin((times[i + 1] ?? []).map((v, j) => v - (first[j] ?? 0)));
-    return { name: c.name, diffNs: d.mean, marginNs: d.margin };
+    const diffs = (times[i + 1] ?? []).map((v, j) => v - (first[j] ?? 0));
+    const d = meanAndMargin(diffs);
+    return { name: c.name, diffNs: d.mean, marginNs: d.margin, medianNs: median(diffs) };
   });
   return { results, over };
 }

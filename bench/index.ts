@@ -25,6 +25,7 @@ import {
   START_MS,
 } from './fixtures.js';
 import { aiSdkGroups, aiSdkTargets } from './ai-sdk.js';
+import { mcpGroup, mcpTargets } from './mcp.js';
 import { runCases, runGroup, type BenchCase, type CaseResult, type GroupResult } from './harness.js';
 import {
   latencyTarget,
@@ -34,6 +35,7 @@ import {
   targetMarkdown,
   targetTable,
   throughputTarget,
+  type Target,
 } from './report.js';
 
 const TIME_MS = 1_000;
@@ -232,8 +234,14 @@ async function main(): Promise<void> {
     metadataCase,
     ...trailCases,
   ];
-  const groups = aiSdkGroups();
-  // `npm run bench -- <text>` times only the cases whose name holds the text (no targets then).
+  const groups = [...aiSdkGroups(), mcpGroup()];
+  const MCP = groups.length - 1;
+  const groupTargets = (grouped: readonly GroupResult[]): Target[] => [
+    ...aiSdkTargets(grouped),
+    ...mcpTargets(grouped[MCP] as GroupResult),
+  ];
+  // `npm run bench -- <text>` times only the cases whose name holds the text, and the targets of the
+  // group kinds it ran whole.
   const only = process.argv[2];
   if (only !== undefined) {
     const options = { timeMs: TIME_MS, warmupMs: WARMUP_MS, sampleMs: SAMPLE_MS };
@@ -245,7 +253,14 @@ async function main(): Promise<void> {
     for (const g of groups)
       if (g.some((c) => c.name.includes(only))) grouped.push(await runGroup(g, options));
     console.log(`\n${resultTable([...results, ...grouped.flatMap((g) => g.results)])}`);
-    if (grouped.length === groups.length) console.log(`\n${targetTable(aiSdkTargets(grouped))}`);
+    // A kind's targets, when every case of its groups ran.
+    const names = new Set(grouped.flatMap((g) => g.results.map((r) => r.name)));
+    const ran = groups.map((g) => g.every((c) => names.has(c.name)));
+    const targets = [
+      ...(ran.slice(0, MCP).every(Boolean) ? aiSdkTargets(grouped) : []),
+      ...(ran[MCP] ? mcpTargets(grouped.at(-1) as GroupResult) : []),
+    ];
+    if (targets.length > 0) console.log(`\n${targetTable(targets)}`);
     return;
   }
   const options = {
@@ -306,7 +321,7 @@ async function main(): Promise<void> {
       find(results, NAMES.trailAddCold(1_000_000)),
       find(results, NAMES.trailAdd(10)),
     ),
-    ...aiSdkTargets(grouped),
+    ...groupTargets(grouped),
   ];
 
   const notes = [

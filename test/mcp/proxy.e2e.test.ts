@@ -1,7 +1,8 @@
 // `leash mcp` as a client's editor runs it: a process spawned by the MCP SDK's own Client, in front of the
 // real filesystem server from the registry, on a SQLite file that `leash approve` opens from another
 // process.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +16,7 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = join(ROOT, 'src/cli/bin.ts');
 const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 const FS_SERVER = join(ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
+const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 
 const POLICY = `version: 1
 guardrails:
@@ -277,5 +279,55 @@ describe('leash mcp in front of the filesystem server', () => {
     const b = await connect(where);
     const c = await connect(where, { plan: 'my-editor' });
     expect([planOf(a), planOf(b), planOf(c)]).toEqual(['mcp-fs.policy-1', 'mcp-fs.policy-2', 'my-editor']);
+  });
+
+  it('refuses to start without an upstream, naming both ways to give one', () => {
+    const r = leash(workspace().dir, 'mcp');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('either as a command after -- or with --upstream-url');
+  });
+
+  it('guards a server it reaches over Streamable HTTP with --upstream-url', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port: free } = probe.address() as { port: number };
+        probe.close(() => resolve(free));
+      });
+    });
+    const server = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
+      env: { ...process.env, PORT: String(port) },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.stderr.on('data', (d: Buffer) => d.toString().includes('listening') && resolve());
+        server.once('exit', () => reject(new Error('the server exited')));
+      });
+      const { dir } = workspace();
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: [
+          '--import',
+          TSX,
+          BIN,
+          'mcp',
+          '--db',
+          'leash.db',
+          '--upstream-url',
+          `http://127.0.0.1:${port}/mcp`,
+        ],
+        cwd: dir,
+        stderr: 'ignore',
+      });
+      const client = new Client({ name: 'test-editor', version: '1.0.0' });
+      await client.connect(transport);
+      const r = (await client.callTool({ name: 'echo', arguments: { message: 'hi' } })) as CallToolResult;
+      await client.close();
+      expect(textOf(r)).toContain('hi');
+      const audit = leash(dir, 'audit', 'mcp-session-1', '--format', 'jsonl');
+      expect(audit.stdout).toContain('"tool":"echo"');
+    } finally {
+      server.kill();
+    }
   });
 });

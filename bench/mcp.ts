@@ -1,0 +1,125 @@
+// What `leash mcp` adds to a tools/call: one SDK client calling the real filesystem server directly, and
+// through the proxy on the memory store, on a SQLite file, and as the `leash mcp` process a client spawns.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { createMcpProxy } from '../src/mcp/proxy.js';
+import {
+  AutonomyGuardrailService,
+  MemoryStore,
+  RunGuard,
+  SqliteStore,
+  systemClock,
+  type GuardrailStore,
+} from '../src/index.js';
+import { fail, PLAN_ID, ROOMY_LIMITS } from './fixtures.js';
+import type { BenchCase, GroupResult } from './harness.js';
+import { differenceTarget, type Target } from './report.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const FS_SERVER = join(ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
+
+export const MCP_NAMES = {
+  direct: 'tools/call read_text_file (filesystem server, direct)',
+  memory: 'tools/call read_text_file (createMcpProxy, MemoryStore)',
+  sqlite: 'tools/call read_text_file (createMcpProxy, SqliteStore file)',
+  process: 'tools/call read_text_file (leash mcp process, SqliteStore file)',
+} as const;
+
+function files(): { dir: string; file: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'leash-bench-mcp-'));
+  writeFileSync(join(dir, 'a.txt'), 'hello\n');
+  return { dir, file: join(dir, 'a.txt') };
+}
+
+function upstreamTransport(dir: string): StdioClientTransport {
+  return new StdioClientTransport({ command: process.execPath, args: [FS_SERVER, dir], stderr: 'ignore' });
+}
+
+/** One case: a client on `connect`'s transport, calling read_text_file on a small file. */
+function callCase(name: string, connect: (dir: string) => Promise<Transport>): BenchCase {
+  return {
+    name,
+    async: true,
+    prepare: async () => {
+      const { dir, file } = files();
+      const client = new Client({ name: 'bench', version: '1' });
+      await client.connect(await connect(dir));
+      const op = async () => {
+        const r = await client.callTool({ name: 'read_text_file', arguments: { path: file } });
+        if (r.isError) fail(`${name}: ${JSON.stringify(r.content)}`);
+        return r;
+      };
+      await op();
+      return { op, release: () => void client.close() };
+    },
+  };
+}
+
+/** The proxy in this process on `store`, in front of its own upstream process. */
+function inProcess(store: () => Promise<GuardrailStore>): (dir: string) => Promise<Transport> {
+  return async (dir) => {
+    const service = new AutonomyGuardrailService({ clock: systemClock, store: await store() });
+    await service.configureGuardrails(PLAN_ID, { ...ROOMY_LIMITS, startTime: null });
+    const upstream = new Client({ name: 'leash-mcp', version: '1' });
+    await upstream.connect(upstreamTransport(dir));
+    const proxy = createMcpProxy({
+      upstream,
+      guard: new RunGuard({ service, planId: PLAN_ID, recordCalls: true }),
+    });
+    const [client, server] = InMemoryTransport.createLinkedPair();
+    await proxy.connect(server);
+    return client;
+  };
+}
+
+const sqlite = async (): Promise<GuardrailStore> => {
+  const store = new SqliteStore({ path: join(mkdtempSync(join(tmpdir(), 'leash-bench-')), 'leash.db') });
+  await store.migrate();
+  return store;
+};
+
+export function mcpGroup(): BenchCase[] {
+  return [
+    callCase(MCP_NAMES.direct, async (dir) => upstreamTransport(dir)),
+    callCase(
+      MCP_NAMES.memory,
+      inProcess(async () => new MemoryStore({ keepLog: false })),
+    ),
+    callCase(MCP_NAMES.sqlite, inProcess(sqlite)),
+    callCase(MCP_NAMES.process, async (dir) => {
+      const db = join(mkdtempSync(join(tmpdir(), 'leash-bench-')), 'leash.db');
+      return new StdioClientTransport({
+        command: process.execPath,
+        args: [join(ROOT, 'dist/cli/bin.js'), 'mcp', '--db', db, '--', process.execPath, FS_SERVER, dir],
+        stderr: 'ignore',
+      });
+    }),
+  ];
+}
+
+export function mcpTargets(group: GroupResult): Target[] {
+  const over = (name: string) => group.over.find((o) => o.name === name) ?? fail(`no difference for ${name}`);
+  const median = (name: string) => ({ diffNs: over(name).medianNs, marginNs: over(name).marginNs });
+  return [
+    differenceTarget(
+      'median time leash mcp adds per tools/call (createMcpProxy, MemoryStore)',
+      median(MCP_NAMES.memory),
+      1_000_000,
+    ),
+    differenceTarget(
+      'median time leash mcp adds per tools/call (createMcpProxy, SqliteStore file)',
+      median(MCP_NAMES.sqlite),
+      2_000_000,
+    ),
+    differenceTarget(
+      'median time leash mcp adds per tools/call (leash mcp process, SqliteStore file)',
+      median(MCP_NAMES.process),
+    ),
+  ];
+}
