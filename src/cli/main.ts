@@ -640,7 +640,7 @@ Examples:
         if ((exe === undefined) === (o.upstreamUrl === undefined)) {
           throw new GuardrailValidationError(
             'upstream',
-            'give the upstream server either as a command after -- or with --upstream-url, not both',
+            'give the upstream server as a command after -- or with --upstream-url, one of the two',
           );
         }
         const policy =

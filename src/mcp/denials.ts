@@ -31,7 +31,7 @@ function howToRaise(d: Denied, toolName: string): string {
     case 'retry_blocked':
       return 'This failure was retried as often as allowed: raise guardrails.actor_limits.max_retries_per_failure in the policy.';
     case 'confirmation_denied':
-      return 'A person said no. Ask the user before trying again.';
+      return 'A person did not let it run (see why above). Ask the user before trying again.';
     default:
       return 'Calling the tool again asks a person again.';
   }

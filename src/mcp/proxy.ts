@@ -17,6 +17,8 @@ import {
   SubscribeRequestSchema,
   ToolListChangedNotificationSchema,
   UnsubscribeRequestSchema,
+  ErrorCode,
+  McpError,
   type ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -24,6 +26,7 @@ import { randomUUID } from 'node:crypto';
 import type { RunGuard } from '../agent/RunGuard.js';
 import { NonRetryableError, toolResult } from '../agent/toolResult.js';
 import { errorTail } from '../errors.js';
+import { MAX_AMOUNT } from '../money.js';
 import { inputHash } from '../service/hash.js';
 import type { Approval } from '../store/GuardrailStore.js';
 import { eitherAborts } from '../signals.js';
@@ -43,6 +46,8 @@ type LooseResult = z.infer<typeof Loose>;
 
 /** No time limit of the proxy's own on a forwarded call: the client's, and the plan's wall clock, end it. */
 const NO_TIMEOUT_MS = 2_147_483_647;
+
+const GONE = 'the upstream server is gone (it exited); restart leash mcp';
 
 /** The `_meta` key under which an upstream may report what a call cost, in the budget's units. */
 export const COST_META_KEY = 'leash/cost';
@@ -70,6 +75,19 @@ function listedTools(result: LooseResult): ListedTool[] {
   return tools.filter(
     (t): t is ListedTool => typeof t === 'object' && t !== null && typeof (t as ListedTool).name === 'string',
   );
+}
+
+/** Whether an error is the upstream's answer (a JSON-RPC error it sent), not a call left unanswered. */
+function answered(error: unknown): boolean {
+  return (
+    error instanceof McpError &&
+    error.code !== ErrorCode.ConnectionClosed &&
+    error.code !== ErrorCode.RequestTimeout
+  );
+}
+
+function isAmount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= MAX_AMOUNT;
 }
 
 /** Whether an approval can no longer let a call through: used, refused, or past its time. */
@@ -249,9 +267,12 @@ export function createMcpProxy(options: McpProxyOptions): Server {
   }
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const { name: toolName, arguments: args, _meta, ...rest } = request.params;
+    // `task` is dropped: the proxy answers the call once it ran (it does not pass the tasks capability on).
+    const { name: toolName, arguments: args, _meta, task: _task, ...rest } = request.params;
     const input = args ?? {};
     try {
+      // Nothing can run: no check is made, no step taken.
+      if (upstream.transport === undefined) throw new NonRetryableError(GONE);
       const hidden = hiddenBy(rules, toolName);
       if (hidden !== null) {
         const d = await guard.refuse({ toolName, input }, `"${toolName}" is hidden: ${hidden}`);
@@ -261,15 +282,21 @@ export function createMcpProxy(options: McpProxyOptions): Server {
         rules.confirmDestructive && isDestructive(await annotationsOf(toolName, extra.signal));
       const call = { toolName, input, requiresConfirmation: destructive };
       const toolCallId = await decisionOf(call, extra);
+      // Cancelled while a person was asked: the call is not made, and a grant given meanwhile stays unused.
+      if (extra.signal.aborted) return errorResult(`the client cancelled the call of "${toolName}"`) as never;
       const progressToken = _meta?.progressToken;
       const outcome = await guard.toolCall({
         ...call,
         toolCallId,
         run: async (ctx) => {
+          if (upstream.transport === undefined) {
+            throw new NonRetryableError(GONE);
+          }
           const [signal, done] = eitherAborts(extra.signal, ctx.signal);
+          let result: LooseResult;
           try {
             const meta = _meta === undefined ? undefined : { ..._meta, progressToken: undefined };
-            const result = await upstream.request(
+            result = await upstream.request(
               {
                 method: 'tools/call',
                 params: {
@@ -297,18 +324,24 @@ export function createMcpProxy(options: McpProxyOptions): Server {
                     }),
               },
             );
-            const cost = (result._meta as Record<string, unknown> | undefined)?.[COST_META_KEY];
-            return typeof cost === 'number' && Number.isFinite(cost) && cost >= 0
-              ? toolResult(result, { cost })
-              : result;
           } catch (error) {
-            // The client decides whether to call again: the proxy never repeats a call on its own.
-            throw new NonRetryableError(error instanceof Error ? error.message : String(error), {
-              cause: error,
-            });
+            if (answered(error)) {
+              // The upstream refused the request: nothing ran, nothing is charged. The client decides
+              // whether to call again: the proxy never repeats a call on its own.
+              throw new NonRetryableError(`the upstream server answered with an error: ${errorTail(error)}`, {
+                cause: error,
+              });
+            }
+            // Sent and never answered (cancelled, or the upstream went away): it may have run, so it is
+            // charged its estimate (fail closed).
+            const text = `"${toolName}" may have run, but no answer came (${errorTail(error)}); it is charged its estimate`;
+            return toolResult(errorResult(text), { cost: guard.ruleFor(toolName)?.costPerCall ?? 0 });
           } finally {
             done();
           }
+          const cost = (result._meta as Record<string, unknown> | undefined)?.[COST_META_KEY];
+          // A cost that is not an amount is not taken: the call is charged its estimate.
+          return isAmount(cost) ? toolResult(result, { cost }) : result;
         },
       });
       if (outcome.allowed) return outcome.output as never;
@@ -316,7 +349,7 @@ export function createMcpProxy(options: McpProxyOptions): Server {
         return errorResult(approvalText(outcome.approval, toolName, dbArg)) as never;
       return errorResult(denialText(outcome, toolName)) as never;
     } catch (error) {
-      return errorResult(`leash could not run "${toolName}": ${errorTail(error)}`) as never;
+      return errorResult(`"${toolName}" failed: ${errorTail(error)}`) as never;
     }
   });
   return server;

@@ -1,6 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { RunGuard } from '../agent/RunGuard.js';
@@ -91,46 +92,51 @@ export async function runMcpSession(options: McpSessionOptions): Promise<{ planI
   };
   await upstream.connect(upstreamTransportOf);
 
-  const planId = options.planId ?? (await nextPlanId(service, options.policyName));
-  await service.configureGuardrails(planId, policy === null ? {} : policyToGuardrailsInit(policy));
-  const guard = new RunGuard({
-    service,
-    planId,
-    ...(policy === null ? {} : { tools: toolRules(policy), approvalTtlMs: approvalTtlMs(policy) }),
-    recordCalls: true,
-  });
-
-  const server = createMcpProxy({
-    upstream,
-    guard,
-    rules: mcpRules(policy),
-    ...(options.dbArg === undefined ? {} : { dbArg: options.dbArg }),
-  });
-  const clientTransport = options.clientTransport ?? new StdioServerTransport();
+  // From here on the upstream runs: whatever fails, it is stopped before this returns.
   let finish = (): void => undefined;
   const over = new Promise<void>((resolve) => {
     finish = resolve;
   });
-  server.onclose = () => finish();
   // The stdio transport does not notice its input ending: the client went away.
   const onEnd = (): void => finish();
-  if (options.clientTransport === undefined) {
-    process.stdin.once('end', onEnd);
-    process.stdin.once('close', onEnd);
-  }
-  options.signal?.addEventListener('abort', onEnd, { once: true });
-  await server.connect(clientTransport);
-  log(`leash mcp: session plan "${planId}"`);
+  let server: Server | undefined;
   try {
+    const planId = options.planId ?? (await nextPlanId(service, options.policyName));
+    await service.configureGuardrails(planId, policy === null ? {} : policyToGuardrailsInit(policy));
+    const guard = new RunGuard({
+      service,
+      planId,
+      ...(policy === null ? {} : { tools: toolRules(policy), approvalTtlMs: approvalTtlMs(policy) }),
+      recordCalls: true,
+    });
+    server = createMcpProxy({
+      upstream,
+      guard,
+      rules: mcpRules(policy),
+      ...(options.dbArg === undefined ? {} : { dbArg: options.dbArg }),
+    });
+    server.onclose = () => finish();
+    if (options.clientTransport === undefined) {
+      process.stdin.once('end', onEnd);
+      process.stdin.once('close', onEnd);
+    }
+    options.signal?.addEventListener('abort', onEnd, { once: true });
+    if (options.signal?.aborted) finish();
+    await server.connect(options.clientTransport ?? new StdioServerTransport());
+    log(`leash mcp: session plan "${planId}"`);
     await over;
+    return { planId };
   } finally {
     closing = true;
     options.signal?.removeEventListener('abort', onEnd);
     process.stdin.off('end', onEnd);
     process.stdin.off('close', onEnd);
-    await server.close().catch(() => undefined);
-    // Ends the upstream's stdin, then SIGTERM, then SIGKILL: no process is left behind.
+    await server?.close().catch(() => undefined);
+    // A Streamable HTTP server is told the session ended; a process gets its stdin ended, then SIGTERM,
+    // then SIGKILL: nothing is left behind.
+    if (upstreamTransportOf instanceof StreamableHTTPClientTransport) {
+      await upstreamTransportOf.terminateSession().catch(() => undefined);
+    }
     await upstream.close().catch(() => undefined);
   }
-  return { planId };
 }

@@ -10,6 +10,7 @@ import {
   ManualClock,
   MemoryStore,
   RunGuard,
+  toolRules,
   validatePolicy,
 } from '../../src/index.js';
 import { createMcpProxy, COST_META_KEY } from '../../src/mcp/proxy.js';
@@ -35,6 +36,11 @@ function upstreamServer(): McpServer {
     content: [{ type: 'text', text: 'metered' }],
     _meta: { [COST_META_KEY]: 3 },
   }));
+  server.registerTool('overpriced', {}, async () => ({
+    content: [{ type: 'text', text: 'overpriced' }],
+    _meta: { [COST_META_KEY]: 1e12 },
+  }));
+  server.registerTool('hang', {}, () => new Promise(() => undefined));
   server.registerTool('grow', {}, async () => {
     server.registerTool('grown', {}, async () => ({ content: [{ type: 'text', text: 'new' }] }));
     return { content: [{ type: 'text', text: 'grew' }] };
@@ -67,7 +73,7 @@ async function setUp(policy: unknown = { version: 1 }) {
   await upstreamServer().connect(up2);
   const upstream = new Client({ name: 'proxy', version: '1' });
   await upstream.connect(up1);
-  const guard = new RunGuard({ service, planId: PLAN, recordCalls: true });
+  const guard = new RunGuard({ service, planId: PLAN, recordCalls: true, tools: toolRules(p) });
   const proxy = createMcpProxy({ upstream, guard, rules: mcpRules(p) });
   const [c1, c2] = InMemoryTransport.createLinkedPair();
   await proxy.connect(c2);
@@ -75,7 +81,7 @@ async function setUp(policy: unknown = { version: 1 }) {
   await client.connect(c1);
   const call = async (name: string, args: Record<string, unknown> = {}) =>
     (await client.callTool({ name, arguments: args })) as CallToolResult;
-  return { client, service, store, call };
+  return { client, service, store, call, upstream };
 }
 
 const text = (r: CallToolResult) => r.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
@@ -149,5 +155,28 @@ describe('createMcpProxy', () => {
       'budget_reserved',
     ]);
     for (const e of checks) expect(e.details).toMatchObject({ tool: 'read', input_hash: hash });
+  });
+
+  it('charges a call the upstream reports an impossible cost for its estimate, and answers it', async () => {
+    const policy = {
+      version: 1,
+      guardrails: { tool_budget: 5 },
+      tools: { overpriced: { cost_per_call: 1 } },
+    };
+    const { call, service } = await setUp(policy);
+    expect(text(await call('overpriced'))).toBe('overpriced');
+    expect((await service.getGuardrails(PLAN))?.budgetSpent).toBe(1);
+  });
+
+  it('charges a call left unanswered when the upstream went away its estimate, since it may have run', async () => {
+    const policy = { version: 1, guardrails: { tool_budget: 5 }, tools: { hang: { cost_per_call: 2 } } };
+    const { call, service, upstream } = await setUp(policy);
+    const pending = call('hang');
+    await expect.poll(async () => (await service.getGuardrails(PLAN))?.stepCount).toBe(1);
+    await upstream.close();
+    const r = await pending;
+    expect(r.isError).toBe(true);
+    expect(text(r)).toContain('may have run');
+    expect((await service.getGuardrails(PLAN))?.budgetSpent).toBe(2);
   });
 });
