@@ -16,6 +16,7 @@ import { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js
 import { parseIsoMs } from '../iso.js';
 import { policyJsonSchema } from '../policy/jsonSchema.js';
 import { parsePolicy } from '../policy/policy.js';
+import type { Policy } from '../policy/schema.js';
 import type { Approval, ApprovalStatus, GuardrailStore } from '../store/GuardrailStore.js';
 import {
   auditDetails,
@@ -111,6 +112,15 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   const print = (text: string) => void io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
   const printJson = (value: unknown) => print(JSON.stringify(value, null, 2));
   const clock = io.clock ?? systemClock;
+
+  /** The policy file `--policy` names, read and validated, or null without one. */
+  function readPolicy(file: string | undefined): Policy | null {
+    if (file === undefined) return null;
+    return parsePolicy(readFileText(resolve(io.cwd, file), 'policy file'), {
+      format: formatOf(file),
+      source: file,
+    });
+  }
 
   // The `--db` of the store in use, for the commands printed for a person to paste; empty for the default.
   let dbArg = '';
@@ -234,13 +244,7 @@ Examples:
     .action(async (file: string, o: { policy?: string; id?: string; db?: string }) => {
       const path = resolve(io.cwd, file);
       const plan = parsePlanFile(readFileText(path, 'plan file'), { format: formatOf(path), source: file });
-      const policy =
-        o.policy === undefined
-          ? null
-          : parsePolicy(readFileText(resolve(io.cwd, o.policy), 'policy file'), {
-              format: formatOf(o.policy),
-              source: o.policy,
-            });
+      const policy = readPolicy(o.policy);
       code = await withRunner(
         o.db,
         async (runner) => {
@@ -643,13 +647,7 @@ Examples:
             'give the upstream server as a command after -- or with --upstream-url, one of the two',
           );
         }
-        const policy =
-          o.policy === undefined
-            ? null
-            : parsePolicy(readFileText(resolve(io.cwd, o.policy), 'policy file'), {
-                format: formatOf(o.policy),
-                source: o.policy,
-              });
+        const policy = readPolicy(o.policy);
         const { runMcpSession } = await import('../mcp/session.js');
         const target = storeTarget(o.db, io.env);
         const store = await openStore(o.db, io.cwd, io.env, { mustExist: false });

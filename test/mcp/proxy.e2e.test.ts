@@ -52,6 +52,11 @@ function workspace(): { dir: string; files: string } {
   return { dir, files };
 }
 
+/** The arguments of node that start `leash mcp` on the workspace's store. */
+function mcpArgs(): string[] {
+  return ['--import', TSX, BIN, 'mcp', '--db', 'leash.db'];
+}
+
 /** `leash mcp` spawned by an SDK client; `elicit` makes the client one that can ask its user. */
 async function connect(
   where = workspace(),
@@ -60,14 +65,9 @@ async function connect(
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [
-      '--import',
-      TSX,
-      BIN,
-      'mcp',
+      ...mcpArgs(),
       '--policy',
       'fs.policy.yaml',
-      '--db',
-      'leash.db',
       ...(options.plan ? ['--plan', options.plan] : []),
       '--',
       process.execPath,
@@ -308,16 +308,7 @@ describe('leash mcp in front of the filesystem server', { timeout: 60_000 }, () 
       const { dir } = workspace();
       const transport = new StdioClientTransport({
         command: process.execPath,
-        args: [
-          '--import',
-          TSX,
-          BIN,
-          'mcp',
-          '--db',
-          'leash.db',
-          '--upstream-url',
-          `http://127.0.0.1:${port}/mcp`,
-        ],
+        args: [...mcpArgs(), '--upstream-url', `http://127.0.0.1:${port}/mcp`],
         cwd: dir,
         stderr: 'ignore',
       });
