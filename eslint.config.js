@@ -10,6 +10,11 @@ const OWNERS = [
     regex: '^(ai|ai/.*|@ai-sdk/.*)$',
     message: 'only src/adapters/ai-sdk imports the AI SDK',
   },
+  {
+    dir: 'src/adapters/langchain',
+    regex: '^(langchain|langchain/.*|@langchain/.*)$',
+    message: 'only src/adapters/langchain imports LangChain',
+  },
   { dir: 'src/mcp', regex: '^@modelcontextprotocol/', message: 'only src/mcp imports the MCP SDK' },
 ];
 

@@ -28,6 +28,11 @@ export const FREE_RATES: ModelRates = Object.freeze({
 /** Prices by model id. */
 export type ModelPrices = ReadonlyMap<string, ModelRates>;
 
+/** Tokens estimated for text of `bytes` UTF-8 bytes: one for every 3 (English averages about 4). */
+export function bytesToTokens(bytes: number): number {
+  return Math.ceil(bytes / 3);
+}
+
 /** What a model call used. `inputTokens` includes the cached ones, which are priced at the cached rate. */
 export interface TokenUsage {
   readonly inputTokens: number;

@@ -2,7 +2,7 @@ import type { ModelMessage, ToolApprovalRequest, ToolApprovalResponse } from 'ai
 import type { RunGuard } from '../../agent/RunGuard.js';
 import { invalid } from '../../errors.js';
 import type { Approval } from '../../store/GuardrailStore.js';
-import { guardOptions, type GuardOption } from './options.js';
+import { guardOptions, type GuardOption } from '../../agent/guardOption.js';
 
 /**
  * The leash approval behind an SDK `tool-approval-request` part: the one asked for under its tool call

@@ -6,4 +6,4 @@ export { guardTools, isLeashDenial, type GuardToolsOptions, type LeashDenial } f
 export { guardModel, promptTokens, type GuardedLanguageModel, type GuardModelOptions } from './model.js';
 export { guardStop } from './stop.js';
 export { approvalOf, approvalResponses } from './approvals.js';
-export type { GuardOption } from './options.js';
+export type { GuardOption } from '../../agent/guardOption.js';

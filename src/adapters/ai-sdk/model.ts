@@ -1,10 +1,10 @@
 import { wrapLanguageModel, type LanguageModelMiddleware } from 'ai';
 import type { ModelCallHandle } from '../../agent/modelCalls.js';
-import type { TokenEstimate, TokenUsage } from '../../agent/prices.js';
+import { bytesToTokens, type TokenEstimate, type TokenUsage } from '../../agent/prices.js';
 import type { RunGuard } from '../../agent/RunGuard.js';
 import { errorTail, GuardrailViolationError, invalid } from '../../errors.js';
 import { eitherAborts } from '../../signals.js';
-import { guardOptions, type GuardOption } from './options.js';
+import { guardOptions, type GuardOption } from '../../agent/guardOption.js';
 
 type WrapOptions = Parameters<typeof wrapLanguageModel>[0];
 /** A language model as the AI SDK's providers make it (`LanguageModelV3`). */
@@ -183,9 +183,4 @@ export function promptTokens(params: CallOptions): number {
   if (params.tools) bytes += Buffer.byteLength(JSON.stringify(params.tools));
   if (params.responseFormat) bytes += Buffer.byteLength(JSON.stringify(params.responseFormat));
   return bytesToTokens(bytes) + extra;
-}
-
-/** Tokens estimated for text of `bytes` UTF-8 bytes: one for every 3. */
-export function bytesToTokens(bytes: number): number {
-  return Math.ceil(bytes / 3);
 }

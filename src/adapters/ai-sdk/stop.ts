@@ -1,8 +1,8 @@
 import type { StopCondition, ToolSet } from 'ai';
 import type { RunGuard } from '../../agent/RunGuard.js';
 import { GuardrailEventType as E } from '../../guardrails/events.js';
-import { bytesToTokens } from './model.js';
-import { guardOptions, type GuardOption } from './options.js';
+import { bytesToTokens } from '../../agent/prices.js';
+import { guardOptions, type GuardOption } from '../../agent/guardOption.js';
 import { isLeashDenial } from './tools.js';
 
 /** Denials after which no tool call of this run can go on. */

@@ -2,7 +2,7 @@ import type { Tool, ToolExecutionOptions, ToolSet } from 'ai';
 import type { Denied, RunGuard } from '../../agent/RunGuard.js';
 import { invalid } from '../../errors.js';
 import { eitherAborts } from '../../signals.js';
-import { guardOptions, type GuardOption } from './options.js';
+import { guardOptions, type GuardOption } from '../../agent/guardOption.js';
 
 export interface GuardToolsOptions extends GuardOption {
   /** Cost to reserve for one call, by tool and input; it can raise a tool's `costPerCall`, never lower it. */

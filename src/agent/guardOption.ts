@@ -1,6 +1,6 @@
-import { invalid } from '../../errors.js';
-import { objectWithKeys } from '../../guardrails/validate.js';
-import { RunGuard } from '../../agent/RunGuard.js';
+import { invalid } from '../errors.js';
+import { objectWithKeys } from '../guardrails/validate.js';
+import { RunGuard } from './RunGuard.js';
 
 /** The run guard one adapter call is held to: one guard per run of the loop (one invocation). */
 export interface GuardOption {

@@ -1,0 +1,2 @@
+// leash/langchain: a createAgent middleware on the framework-neutral run guard.
+export { leashMiddleware, type LeashInterrupt, type LeashMiddlewareOptions } from './middleware.js';

@@ -1,0 +1,167 @@
+import { AIMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
+import { interrupt } from '@langchain/langgraph';
+import { createMiddleware } from 'langchain';
+import { guardOptions, type GuardOption } from '../../agent/guardOption.js';
+import { bytesToTokens, type TokenUsage } from '../../agent/prices.js';
+import type { Denied, RunGuard } from '../../agent/RunGuard.js';
+import { invalid } from '../../errors.js';
+import type { Approval } from '../../store/GuardrailStore.js';
+
+export interface LeashMiddlewareOptions extends GuardOption {
+  /**
+   * The price key of the agent's model: the model name the app configured. Default the model's own
+   * `model` or `modelName`; give it when the provider reports a dated snapshot, or the model names none.
+   */
+  readonly modelId?: string;
+  /** Output tokens a model call is set aside for when the model sets no `maxTokens`. Default 4096. */
+  readonly maxOutputTokens?: number;
+}
+
+/** What leash asks a person through LangGraph's `interrupt()`: the approval to decide in leash. */
+export interface LeashInterrupt {
+  readonly type: 'leash-approval';
+  readonly approvalId: string;
+  readonly toolName: string;
+  readonly args: unknown;
+  readonly expiresAt: string;
+}
+
+const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
+/** Tokens a message costs beyond its text: its role and framing. */
+const MESSAGE_TOKENS = 4;
+
+/** The prompt's tokens, estimated from its bytes (a token per 3): content, and tool calls asked for. */
+function messagesTokens(messages: readonly BaseMessage[]): number {
+  let bytes = 0;
+  for (const m of messages) {
+    bytes += Buffer.byteLength(typeof m.content === 'string' ? m.content : JSON.stringify(m.content));
+    const calls = (m as { tool_calls?: unknown }).tool_calls;
+    if (Array.isArray(calls) && calls.length > 0) bytes += Buffer.byteLength(JSON.stringify(calls));
+  }
+  return bytesToTokens(bytes) + MESSAGE_TOKENS * messages.length;
+}
+
+/** The messages since the model last answered: what the next call's prompt adds. */
+function sinceLastAnswer(messages: readonly BaseMessage[]): BaseMessage[] {
+  let i = messages.length;
+  while (i > 0 && !AIMessage.isInstance(messages[i - 1])) i--;
+  return messages.slice(i);
+}
+
+/** What a LangChain message says it used: `input_tokens` includes cache reads (priced at the cached rate). */
+function usageOf(message: unknown): TokenUsage {
+  const u = (message as { usage_metadata?: Record<string, unknown> } | null)?.usage_metadata;
+  const n = (v: unknown): number => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : 0);
+  if (u === undefined) return { inputTokens: 0, outputTokens: 0 };
+  const details = u['input_token_details'] as Record<string, unknown> | undefined;
+  const input = n(u['input_tokens']);
+  return {
+    inputTokens: input,
+    outputTokens: n(u['output_tokens']),
+    cachedInputTokens: Math.min(input, n(details?.['cache_read'])),
+  };
+}
+
+/** The model's own name for itself (`model`, else `modelName`), or undefined. */
+function modelNameOf(model: unknown): string | undefined {
+  const m = model as { model?: unknown; modelName?: unknown } | null;
+  const name = typeof m?.model === 'string' ? m.model : m?.modelName;
+  return typeof name === 'string' && name.length > 0 ? name : undefined;
+}
+
+function denialText(d: Denied): string {
+  return `leash denied this call (${d.check.eventType}): ${d.reason}`;
+}
+
+/** Whether a person may still decide the approval: pending and not expired. */
+function awaiting(approval: Approval | null, now: number): approval is Approval {
+  return approval !== null && approval.status === 'pending' && Date.parse(approval.expiresAt) >= now;
+}
+
+/**
+ * A `createAgent` middleware that holds the agent to a leash run guard (one guard per invocation):
+ * - before each model call, ends the run (`jumpTo: 'end'`, with a message saying why) when the wall
+ *   clock, the steps or the budget leave nothing to do;
+ * - around each model call, sets its estimated cost aside and charges what `usage_metadata` says it used
+ *   (a call the budget or the clock does not allow is not made: the run ends with a message saying why);
+ * - around each tool call, the guard's checks, retries and audit; a call that needs a person pauses the
+ *   graph with `interrupt()` behind a leash approval. Resuming (`Command({ resume })`, any value) runs the
+ *   tool only with the unused leash grant for that tool call id and arguments, decided with
+ *   `leash approve`, the dashboard or `service.approve`; resuming while nobody decided pauses again.
+ *   A denied call is a `ToolMessage` with `status: 'error'` saying why: the model reads it.
+ * Opening an approval, taking a step and the call's checks are idempotent per tool call id, since
+ * LangGraph runs an interrupted tool again from its start on resume.
+ */
+export function leashMiddleware(options: LeashMiddlewareOptions) {
+  const o = guardOptions(options, ['modelId', 'maxOutputTokens']);
+  const guard = o['guard'] as RunGuard;
+  const modelId = o['modelId'];
+  if (modelId !== undefined && (typeof modelId !== 'string' || modelId.length === 0))
+    invalid('modelId', 'a non-empty string', modelId);
+  const maxOut = o['maxOutputTokens'] ?? DEFAULT_MAX_OUTPUT_TOKENS;
+  if (typeof maxOut !== 'number' || !Number.isSafeInteger(maxOut) || maxOut < 1)
+    invalid('maxOutputTokens', 'an integer >= 1', maxOut);
+  return createMiddleware({
+    name: 'leash',
+    beforeModel: {
+      canJumpTo: ['end'],
+      hook: async (state) => {
+        const added = messagesTokens(sinceLastAnswer(state.messages as BaseMessage[]));
+        const limit = await guard.limitReached({ moreInputTokens: added });
+        if (limit === null) return undefined;
+        return {
+          jumpTo: 'end' as const,
+          messages: [new AIMessage(`leash ended the run (${limit.eventType}): ${limit.reason}`)],
+        };
+      },
+    },
+    wrapModelCall: async (request, handler) => {
+      const model = request.model as unknown as { maxTokens?: unknown };
+      const id = (modelId as string | undefined) ?? modelNameOf(request.model) ?? 'unnamed-model';
+      const done = await guard.modelCall({
+        modelId: id,
+        estimate: {
+          inputTokens: messagesTokens(request.messages as BaseMessage[]),
+          maxOutputTokens:
+            typeof model.maxTokens === 'number' && model.maxTokens > 0 ? model.maxTokens : (maxOut as number),
+        },
+        run: async () => {
+          const output = await handler(request);
+          return { output, usage: usageOf(output) };
+        },
+      });
+      if (done.allowed) return done.output;
+      return new AIMessage(`leash ended the run (${done.check.eventType}): ${done.reason}`);
+    },
+    wrapToolCall: async (request, handler) => {
+      const { id, name, args } = request.toolCall;
+      const toolCallId = id ?? invalid('toolCall.id', 'the id the model gave the call', id);
+      const call = { toolCallId, toolName: name, input: args };
+      let approval = await guard.approvalFor(call);
+      // Resumed before anybody decided: pause again. A value given to resume decides nothing.
+      while (awaiting(approval, guard.service.clock.now())) {
+        const asked: LeashInterrupt = {
+          type: 'leash-approval',
+          approvalId: approval.id,
+          toolName: name,
+          args,
+          expiresAt: approval.expiresAt,
+        };
+        interrupt(asked);
+        approval = await guard.approvalFor(call);
+      }
+      const outcome = await guard.toolCall({
+        ...call,
+        run: (ctx) =>
+          handler({ ...request, toolCall: { ...request.toolCall, args: ctx.input as typeof args } }),
+      });
+      if (outcome.allowed) return outcome.output;
+      return new ToolMessage({
+        content: denialText(outcome),
+        tool_call_id: toolCallId,
+        name,
+        status: 'error',
+      });
+    },
+  });
+}

@@ -1,0 +1,206 @@
+// leash/langchain on LangChain's own createAgent loop, with @langchain/core's scripted fake model and
+// LangGraph's memory checkpointer: no network.
+import { AIMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
+import { fakeModel } from '@langchain/core/testing';
+import { Command, MemorySaver } from '@langchain/langgraph';
+import { createAgent, tool } from 'langchain';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { leashMiddleware } from '../../../src/adapters/langchain/index.js';
+import type { GuardrailsInit } from '../../../src/index.js';
+import { eventTypes, guarded, LOCAL_STORES, type GuardOptions } from '../../agent/support.js';
+
+/** A tool that counts the calls it ran. */
+function countedTool(name: string) {
+  const ran: unknown[] = [];
+  const t = tool(
+    async (args: { path: string }) => {
+      ran.push(args);
+      return `${name} ${args.path}`;
+    },
+    { name, description: name, schema: z.object({ path: z.string() }) },
+  );
+  return { tool: t, ran };
+}
+
+const usage = { input_tokens: 100, output_tokens: 100, total_tokens: 200 };
+
+/** An answer asking for one call of `name`, with its usage. */
+function asks(id: string, name: string, path: string): AIMessage {
+  return withUsage(new AIMessage({ content: '', tool_calls: [{ id, name, args: { path } }] }));
+}
+
+/** The message, saying it used 100 input and 100 output tokens. */
+function withUsage(m: AIMessage): AIMessage {
+  Object.assign(m, { usage_metadata: usage });
+  return m;
+}
+
+const answer = (text: string) => withUsage(new AIMessage({ content: text }));
+
+/** 1 token costs 0.001: a call of 100 + 100 tokens costs 0.2. */
+const PRICED: GuardOptions = { models: { fake: { input: 1000, output: 1000 } } };
+
+async function agentOn(
+  makeStore: Parameters<typeof guarded>[0],
+  init: GuardrailsInit,
+  script: AIMessage[],
+  tools: ReturnType<typeof countedTool>[],
+  options: GuardOptions = PRICED,
+) {
+  const g = await guarded(makeStore, init, options);
+  let model = fakeModel();
+  for (const m of script) model = model.respond(m);
+  const agent = createAgent({
+    model,
+    tools: tools.map((t) => t.tool),
+    middleware: [leashMiddleware({ guard: g.guard, modelId: 'fake', maxOutputTokens: 100 })],
+    checkpointer: new MemorySaver(),
+  });
+  return { ...g, agent };
+}
+
+const config = { configurable: { thread_id: 'thread' } };
+const go = { messages: [{ role: 'user', content: 'go' }] };
+
+const contents = (messages: BaseMessage[]) =>
+  messages.map((m) => `${m.getType()}:${typeof m.content === 'string' ? m.content : ''}`);
+
+describe.each(LOCAL_STORES)('leashMiddleware on %s', (_name, makeStore) => {
+  it('charges each model call what its usage_metadata says at the model’s price', async () => {
+    const read = countedTool('read');
+    const { agent, service } = await agentOn(
+      makeStore,
+      { toolBudget: 10 },
+      [asks('c1', 'read', 'a'), answer('done')],
+      [read],
+    );
+
+    await agent.invoke(go, config);
+
+    expect((await service.getGuardrails('plan'))?.budgetSpent).toBe(0.4);
+  });
+
+  it('ends a run gracefully when the budget cannot cover the next model call, keeping its work', async () => {
+    const read = countedTool('read');
+    const script = [
+      asks('c1', 'read', 'a'),
+      asks('c2', 'read', 'b'),
+      asks('c3', 'read', 'c'),
+      answer('done'),
+    ];
+    const { agent } = await agentOn(makeStore, { toolBudget: 0.5 }, script, [read]);
+
+    const result = await agent.invoke(go, config);
+
+    expect(read.ran).toEqual([{ path: 'a' }, { path: 'b' }]);
+    const last = result.messages.at(-1) as BaseMessage;
+    expect(last.content).toMatch(/^leash ended the run \(budget_blocked\)/);
+    expect(contents(result.messages)).toContain('tool:read a');
+  });
+
+  it('ends the run before the next model call once every step is taken, keeping its work', async () => {
+    const read = countedTool('read');
+    const script = [asks('c1', 'read', 'a'), asks('c2', 'read', 'b'), answer('done')];
+    const { agent } = await agentOn(makeStore, { maxSteps: 1 }, script, [read]);
+
+    const result = await agent.invoke(go, config);
+
+    expect(read.ran).toEqual([{ path: 'a' }]);
+    expect(contents(result.messages)).toContain('tool:read a');
+    expect(result.messages.at(-1)?.content).toMatch(/^leash ended the run \(step_blocked\)/);
+  });
+
+  it('answers a call the plan’s calls of a tool leave no room for with an error the model reads', async () => {
+    const read = countedTool('read');
+    const script = [asks('c1', 'read', 'a'), asks('c2', 'read', 'b'), answer('done')];
+    const { agent } = await agentOn(makeStore, {}, script, [read], {
+      ...PRICED,
+      tools: { read: { maxCallsPerPlan: 1 } },
+    });
+
+    const result = await agent.invoke(go, config);
+
+    expect(read.ran).toEqual([{ path: 'a' }]);
+    const denied = result.messages.find(
+      (m) => ToolMessage.isInstance(m) && m.status === 'error',
+    ) as ToolMessage;
+    expect(denied.content).toMatch(/tool_calls_blocked/);
+    expect(result.messages.at(-1)?.content).toBe('done');
+  });
+
+  it('pauses on a call that needs a person and runs it once after a leash approval and a resume', async () => {
+    const write = countedTool('write');
+    const script = [asks('c1', 'write', 'a'), answer('done')];
+    const { agent, service } = await agentOn(makeStore, { requiredConfirmations: ['write'] }, script, [
+      write,
+    ]);
+
+    const paused = await agent.invoke(go, config);
+    const [asked] = paused.__interrupt__ ?? [];
+    expect(asked?.value).toMatchObject({ type: 'leash-approval', toolName: 'write', args: { path: 'a' } });
+    expect(write.ran).toEqual([]);
+
+    await service.approve((asked?.value as { approvalId: string }).approvalId, { by: 'ann' });
+    const resumed = await agent.invoke(new Command({ resume: 'go on' }), config);
+
+    expect(write.ran).toEqual([{ path: 'a' }]);
+    expect(contents(resumed.messages)).toContain('tool:write a');
+  });
+
+  it('pauses again when resumed before anybody decided: a resume value is not a grant', async () => {
+    const write = countedTool('write');
+    const script = [asks('c1', 'write', 'a'), answer('done')];
+    const { agent } = await agentOn(makeStore, { requiredConfirmations: ['write'] }, script, [write]);
+
+    await agent.invoke(go, config);
+    const again = await agent.invoke(new Command({ resume: { approved: true } }), config);
+
+    expect(again.__interrupt__?.length).toBe(1);
+    expect(write.ran).toEqual([]);
+  });
+
+  it('answers a call a person denied with an error the model reads, without running it', async () => {
+    const write = countedTool('write');
+    const script = [asks('c1', 'write', 'a'), answer('done')];
+    const { agent, service } = await agentOn(makeStore, { requiredConfirmations: ['write'] }, script, [
+      write,
+    ]);
+
+    const paused = await agent.invoke(go, config);
+    const id = (paused.__interrupt__?.[0]?.value as { approvalId: string }).approvalId;
+    await service.deny(id, { by: 'ann', reason: 'not now' });
+    const resumed = await agent.invoke(new Command({ resume: 'go on' }), config);
+
+    expect(write.ran).toEqual([]);
+    const denied = resumed.messages.find((m) => ToolMessage.isInstance(m)) as ToolMessage;
+    expect(denied.status).toBe('error');
+    expect(denied.content).toContain('not now');
+  });
+
+  it('takes one step for a call that paused, however often its task runs again', async () => {
+    const write = countedTool('write');
+    const script = [asks('c1', 'write', 'a'), answer('done')];
+    const { agent, service } = await agentOn(makeStore, { requiredConfirmations: ['write'] }, script, [
+      write,
+    ]);
+
+    const paused = await agent.invoke(go, config);
+    await agent.invoke(new Command({ resume: 1 }), config);
+    await service.approve((paused.__interrupt__?.[0]?.value as { approvalId: string }).approvalId, {
+      by: 'ann',
+    });
+    await agent.invoke(new Command({ resume: 2 }), config);
+
+    expect((await eventTypes(service)).filter((e) => e === 'step_allowed')).toHaveLength(1);
+    expect(write.ran).toHaveLength(1);
+  });
+
+  it('refuses a model call for a model the price table lacks while the plan has a budget', async () => {
+    const { agent } = await agentOn(makeStore, { toolBudget: 1 }, [answer('hi')], [], {});
+
+    const result = await agent.invoke(go, config);
+
+    expect(result.messages.at(-1)?.content).toMatch(/budget_blocked.*models\.fake/);
+  });
+});
