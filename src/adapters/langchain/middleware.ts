@@ -5,6 +5,8 @@ import { guardOptions, type GuardOption } from '../../agent/guardOption.js';
 import { bytesToTokens, type TokenUsage } from '../../agent/prices.js';
 import type { Denied, RunGuard } from '../../agent/RunGuard.js';
 import { invalid } from '../../errors.js';
+import { isPlainObject } from '../../json.js';
+import { inputHash } from '../../service/hash.js';
 import type { Approval } from '../../store/GuardrailStore.js';
 
 export interface LeashMiddlewareOptions extends GuardOption {
@@ -73,6 +75,14 @@ function denialText(d: Denied): string {
   return `leash denied this call (${d.check.eventType}): ${d.reason}`;
 }
 
+/** The arguments a resume value `{ type: 'edit', args }` gives the call instead, or undefined. */
+function editOf(resume: unknown): Record<string, unknown> | undefined {
+  if (!isPlainObject(resume) || resume['type'] !== 'edit') return undefined;
+  const args = resume['args'];
+  if (!isPlainObject(args)) invalid('resume.args', 'the edited arguments, an object', args);
+  return args;
+}
+
 /** Whether a person may still decide the approval: pending and not expired. */
 function awaiting(approval: Approval | null, now: number): approval is Approval {
   return approval !== null && approval.status === 'pending' && Date.parse(approval.expiresAt) >= now;
@@ -88,6 +98,8 @@ function awaiting(approval: Approval | null, now: number): approval is Approval 
  *   graph with `interrupt()` behind a leash approval. Resuming (`Command({ resume })`, any value) runs the
  *   tool only with the unused leash grant for that tool call id and arguments, decided with
  *   `leash approve`, the dashboard or `service.approve`; resuming while nobody decided pauses again.
+ *   Resuming with `{ type: 'edit', args }` asks for the call with those arguments instead: a new
+ *   approval (its decision id the call's id with `#edit-<hash>`), and a new pause until it is decided.
  *   A denied call is a `ToolMessage` with `status: 'error'` saying why: the model reads it.
  * Opening an approval, taking a step and the call's checks are idempotent per tool call id, since
  * LangGraph runs an interrupted tool again from its start on resume.
@@ -136,18 +148,26 @@ export function leashMiddleware(options: LeashMiddlewareOptions) {
     wrapToolCall: async (request, handler) => {
       const { id, name, args } = request.toolCall;
       const toolCallId = id ?? invalid('toolCall.id', 'the id the model gave the call', id);
-      const call = { toolCallId, toolName: name, input: args };
+      let call = { toolCallId, toolName: name, input: args as unknown };
       let approval = await guard.approvalFor(call);
-      // Resumed before anybody decided: pause again. A value given to resume decides nothing.
-      while (awaiting(approval, guard.service.clock.now())) {
+      // A call a person must decide pauses once, and again for as long as nobody decided. A value
+      // given to resume decides nothing, but an edit changes the call: the edited call is asked for on
+      // its own, under its own id. A used or refused approval does not pause: the guard answers.
+      let pause = approval !== null && (approval.status === 'pending' || approval.status === 'approved');
+      while (approval !== null && (pause || awaiting(approval, guard.service.clock.now()))) {
+        pause = false;
         const asked: LeashInterrupt = {
           type: 'leash-approval',
           approvalId: approval.id,
           toolName: name,
-          args,
+          args: call.input,
           expiresAt: approval.expiresAt,
         };
-        interrupt(asked);
+        const edited = editOf(interrupt(asked));
+        if (edited !== undefined) {
+          const hash = inputHash({ tool: name, input: edited });
+          call = { toolCallId: `${toolCallId}#edit-${hash.slice(0, 16)}`, toolName: name, input: edited };
+        }
         approval = await guard.approvalFor(call);
       }
       const outcome = await guard.toolCall({

@@ -178,6 +178,49 @@ describe.each(LOCAL_STORES)('leashMiddleware on %s', (_name, makeStore) => {
     expect(denied.content).toContain('not now');
   });
 
+  it('asks for an edited call on its own, and runs it with the edited arguments once that is approved', async () => {
+    const write = countedTool('write');
+    const script = [asks('c1', 'write', 'a'), answer('done')];
+    const { agent, service } = await agentOn(makeStore, { requiredConfirmations: ['write'] }, script, [
+      write,
+    ]);
+    const idOf = (r: { __interrupt__?: { value?: unknown }[] }) =>
+      (r.__interrupt__?.[0]?.value as { approvalId: string }).approvalId;
+
+    const paused = await agent.invoke(go, config);
+    await service.approve(idOf(paused), { by: 'ann' }); // approves path a, not the edit
+    const edited = await agent.invoke(new Command({ resume: { type: 'edit', args: { path: 'b' } } }), config);
+
+    expect(write.ran).toEqual([]);
+    expect(edited.__interrupt__?.[0]?.value).toMatchObject({ args: { path: 'b' } });
+    expect(idOf(edited)).not.toBe(idOf(paused));
+
+    await service.approve(idOf(edited), { by: 'ann' });
+    await agent.invoke(new Command({ resume: true }), config);
+
+    expect(write.ran).toEqual([{ path: 'b' }]);
+  });
+
+  it('charges cache reads at the cached rate', async () => {
+    const cached = new AIMessage({ content: 'hi' });
+    Object.assign(cached, {
+      usage_metadata: {
+        input_tokens: 1000,
+        output_tokens: 0,
+        total_tokens: 1000,
+        input_token_details: { cache_read: 800 },
+      },
+    });
+    const { agent, service } = await agentOn(makeStore, { toolBudget: 10 }, [cached], [], {
+      models: { fake: { input: 1000, output: 1000, cached_input: 100 } },
+    });
+
+    await agent.invoke(go, config);
+
+    // 200 tokens at 0.001 and 800 at 0.0001
+    expect((await service.getGuardrails('plan'))?.budgetSpent).toBe(0.28);
+  });
+
   it('takes one step for a call that paused, however often its task runs again', async () => {
     const write = countedTool('write');
     const script = [asks('c1', 'write', 'a'), answer('done')];
