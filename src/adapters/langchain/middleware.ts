@@ -1,6 +1,6 @@
 import { AIMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
-import { interrupt } from '@langchain/langgraph';
-import { createMiddleware } from 'langchain';
+import { interrupt, isGraphBubbleUp } from '@langchain/langgraph';
+import { createMiddleware, StructuredOutputParsingError } from 'langchain';
 import { guardOptions, type GuardOption } from '../../agent/guardOption.js';
 import { bytesToTokens, type TokenUsage } from '../../agent/prices.js';
 import type { Denied, RunGuard } from '../../agent/RunGuard.js';
@@ -29,6 +29,8 @@ export interface LeashInterrupt {
 }
 
 const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
+/** Tokens a tool offered to the model costs beyond its name and description: its parameters' schema. */
+const TOOL_TOKENS = 100;
 /** Tokens a message costs beyond its text: its role and framing. */
 const MESSAGE_TOKENS = 4;
 
@@ -50,11 +52,17 @@ function sinceLastAnswer(messages: readonly BaseMessage[]): BaseMessage[] {
   return messages.slice(i);
 }
 
-/** What a LangChain message says it used: `input_tokens` includes cache reads (priced at the cached rate). */
-function usageOf(message: unknown): TokenUsage {
+/**
+ * What a model's answer says it used, or undefined when it says nothing: the message's `usage_metadata`
+ * (a structured answer's is on its last message). `input_tokens` include cache reads, priced at the
+ * cached rate.
+ */
+function usageOf(output: unknown): TokenUsage | undefined {
+  const messages = (output as { messages?: unknown } | null)?.messages;
+  const message = Array.isArray(messages) ? messages.at(-1) : output;
   const u = (message as { usage_metadata?: Record<string, unknown> } | null)?.usage_metadata;
+  if (u === undefined || u === null) return undefined;
   const n = (v: unknown): number => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : 0);
-  if (u === undefined) return { inputTokens: 0, outputTokens: 0 };
   const details = u['input_token_details'] as Record<string, unknown> | undefined;
   const input = n(u['input_tokens']);
   return {
@@ -62,6 +70,21 @@ function usageOf(message: unknown): TokenUsage {
     outputTokens: n(u['output_tokens']),
     cachedInputTokens: Math.min(input, n(details?.['cache_read'])),
   };
+}
+
+/** A model call's prompt: its system message, its messages, and the tools it is offered. */
+function promptTokens(request: { systemMessage?: unknown; messages: unknown; tools?: unknown }): number {
+  const system = request.systemMessage as BaseMessage | undefined;
+  const messages = request.messages as BaseMessage[];
+  let tokens = messagesTokens(system === undefined ? messages : [system, ...messages]);
+  const tools = Array.isArray(request.tools)
+    ? (request.tools as { name?: unknown; description?: unknown }[])
+    : [];
+  for (const t of tools) {
+    tokens +=
+      TOOL_TOKENS + bytesToTokens(Buffer.byteLength(`${String(t.name)} ${String(t.description ?? '')}`));
+  }
+  return tokens;
 }
 
 /** The model's own name for itself (`model`, else `modelName`), or undefined. */
@@ -130,19 +153,31 @@ export function leashMiddleware(options: LeashMiddlewareOptions) {
     wrapModelCall: async (request, handler) => {
       const model = request.model as unknown as { maxTokens?: unknown };
       const id = (modelId as string | undefined) ?? modelNameOf(request.model) ?? 'unnamed-model';
+      const estimate = {
+        inputTokens: promptTokens(request),
+        maxOutputTokens:
+          typeof model.maxTokens === 'number' && model.maxTokens > 0 ? model.maxTokens : (maxOut as number),
+      };
+      // Used as much as it may have: a call whose answer says nothing of its usage, or whose answer
+      // LangChain could not parse once the provider had answered (and billed).
+      const all = { inputTokens: estimate.inputTokens, outputTokens: estimate.maxOutputTokens };
+      let unparsed: unknown;
       const done = await guard.modelCall({
         modelId: id,
-        estimate: {
-          inputTokens: messagesTokens(request.messages as BaseMessage[]),
-          maxOutputTokens:
-            typeof model.maxTokens === 'number' && model.maxTokens > 0 ? model.maxTokens : (maxOut as number),
-        },
+        estimate,
         run: async () => {
-          const output = await handler(request);
-          return { output, usage: usageOf(output) };
+          try {
+            const output = await handler(request);
+            return { output, usage: usageOf(output) ?? all };
+          } catch (error) {
+            if (!(error instanceof StructuredOutputParsingError)) throw error;
+            unparsed = error;
+            return { output: undefined, usage: all };
+          }
         },
       });
-      if (done.allowed) return done.output;
+      if (unparsed !== undefined) throw unparsed;
+      if (done.allowed) return done.output as Awaited<ReturnType<typeof handler>>;
       return new AIMessage(`leash ended the run (${done.check.eventType}): ${done.reason}`);
     },
     wrapToolCall: async (request, handler) => {
@@ -152,8 +187,10 @@ export function leashMiddleware(options: LeashMiddlewareOptions) {
       let approval = await guard.approvalFor(call);
       // A call a person must decide pauses once, and again for as long as nobody decided. A value
       // given to resume decides nothing, but an edit changes the call: the edited call is asked for on
-      // its own, under its own id. A used or refused approval does not pause: the guard answers.
-      let pause = approval !== null && (approval.status === 'pending' || approval.status === 'approved');
+      // its own, under its own id.
+      // On a resume the pauses are passed again in order, so that the stored resume values (an edit)
+      // are read whatever was decided meanwhile; only a call that ran already does not pause.
+      let pause = approval !== null && approval.status !== 'used';
       while (approval !== null && (pause || awaiting(approval, guard.service.clock.now()))) {
         pause = false;
         const asked: LeashInterrupt = {
@@ -172,8 +209,19 @@ export function leashMiddleware(options: LeashMiddlewareOptions) {
       }
       const outcome = await guard.toolCall({
         ...call,
-        run: (ctx) =>
-          handler({ ...request, toolCall: { ...request.toolCall, args: ctx.input as typeof args } }),
+        run: async (ctx) => {
+          try {
+            return await handler({
+              ...request,
+              toolCall: { ...request.toolCall, args: ctx.input as typeof args },
+            });
+          } catch (error) {
+            // LangGraph's own signals (a tool's interrupt, a command for the parent) are not failures:
+            // never retried, passed on as they are.
+            if (isGraphBubbleUp(error)) Object.defineProperty(error, 'retryable', { value: false });
+            throw error;
+          }
+        },
       });
       if (outcome.allowed) return outcome.output;
       return new ToolMessage({

@@ -2,7 +2,7 @@
 // LangGraph's memory checkpointer: no network.
 import { AIMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { fakeModel } from '@langchain/core/testing';
-import { Command, MemorySaver } from '@langchain/langgraph';
+import { Command, interrupt, MemorySaver } from '@langchain/langgraph';
 import { createAgent, tool } from 'langchain';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -199,6 +199,61 @@ describe.each(LOCAL_STORES)('leashMiddleware on %s', (_name, makeStore) => {
     await agent.invoke(new Command({ resume: true }), config);
 
     expect(write.ran).toEqual([{ path: 'b' }]);
+  });
+
+  it('runs an edit approved after the outdated call was denied', async () => {
+    const write = countedTool('write');
+    const script = [asks('c1', 'write', 'a'), answer('done')];
+    const { agent, service } = await agentOn(makeStore, { requiredConfirmations: ['write'] }, script, [
+      write,
+    ]);
+    const idOf = (r: { __interrupt__?: { value?: unknown }[] }) =>
+      (r.__interrupt__?.[0]?.value as { approvalId: string }).approvalId;
+
+    const paused = await agent.invoke(go, config);
+    const edited = await agent.invoke(new Command({ resume: { type: 'edit', args: { path: 'b' } } }), config);
+    await service.deny(idOf(paused), { by: 'ann', reason: 'outdated' });
+    await service.approve(idOf(edited), { by: 'ann' });
+    await agent.invoke(new Command({ resume: true }), config);
+
+    expect(write.ran).toEqual([{ path: 'b' }]);
+  });
+
+  it('passes a tool’s own interrupt on without retrying it, and runs the tool on when resumed', async () => {
+    let runs = 0;
+    const ask = tool(
+      async () => {
+        runs++;
+        return `asked: ${String(interrupt('which one?'))}`;
+      },
+      { name: 'ask', description: 'ask', schema: z.object({}) },
+    );
+    const g = await guarded(makeStore, {}, PRICED);
+    const model = fakeModel()
+      .respond(withUsage(new AIMessage({ content: '', tool_calls: [{ id: 'q1', name: 'ask', args: {} }] })))
+      .respond(answer('done'));
+    const agent = createAgent({
+      model,
+      tools: [ask],
+      middleware: [leashMiddleware({ guard: g.guard, modelId: 'fake', maxOutputTokens: 100 })],
+      checkpointer: new MemorySaver(),
+    });
+
+    const paused = await agent.invoke(go, config);
+    expect(paused.__interrupt__?.[0]?.value).toBe('which one?');
+    expect(runs).toBe(1);
+    const resumed = await agent.invoke(new Command({ resume: 'the first' }), config);
+
+    expect(contents(resumed.messages)).toContain('tool:asked: the first');
+  });
+
+  it('charges a model call whose answer gives no usage its whole estimate', async () => {
+    const { agent, service } = await agentOn(makeStore, { toolBudget: 10 }, [new AIMessage('hi')], []);
+
+    await agent.invoke(go, config);
+
+    const spent = (await service.getGuardrails('plan'))?.budgetSpent ?? 0;
+    expect(spent).toBeGreaterThanOrEqual(0.1); // at least the 100 output tokens it was allowed
   });
 
   it('charges cache reads at the cached rate', async () => {
