@@ -57,6 +57,28 @@ await generateText({
 console.log('ran ' + runs + ' of 3 calls, spent ' + (await service.getGuardrails('agent'))?.budgetSpent);
 `;
 
+const LANGCHAIN_CONSUMER = `import { AIMessage } from '@langchain/core/messages';
+import { fakeModel } from '@langchain/core/testing';
+import { createAgent, tool } from 'langchain';
+import { z } from 'zod';
+import { AutonomyGuardrailService, RunGuard } from 'leash';
+import { leashMiddleware } from 'leash/langchain';
+
+const service = new AutonomyGuardrailService();
+await service.configureGuardrails('agent', { maxSteps: 1 });
+const guard = new RunGuard({ service, planId: 'agent', unpricedModels: 'allow' });
+let runs = 0;
+const search = tool(async () => String(++runs), { name: 'search', description: 'search', schema: z.object({ q: z.string() }) });
+const asks = (id: string) => new AIMessage({ content: '', tool_calls: [{ id, name: 'search', args: { q: 'x' } }] });
+const agent = createAgent({
+  model: fakeModel().respond(asks('c1')).respond(asks('c2')).respond(new AIMessage('done')),
+  tools: [search],
+  middleware: [leashMiddleware({ guard, modelId: 'fake' })],
+});
+const result = await agent.invoke({ messages: [{ role: 'user', content: 'search' }] });
+console.log('ran ' + runs + ' of 2 calls; ' + String(result.messages.at(-1)?.content).split(':')[0]);
+`;
+
 let dir: string;
 
 function run(command: string, args: readonly string[], cwd: string) {
@@ -138,6 +160,21 @@ describe.runIf(RUN)(
       const node = run(process.execPath, ['out/agent.js'], dir);
       expect(node.stderr).toBe('');
       expect(node.stdout.trim()).toBe('ran 2 of 3 calls, spent 0.2');
+    }, 120_000);
+
+    it('compiles and runs a leash/langchain consumer once it installs langchain, which leash does not install', () => {
+      expect(readdirSync(join(dir, 'node_modules'))).not.toContain('langchain');
+      installDependencies(dir, ['langchain', '@langchain/core', '@langchain/langgraph']);
+      writeFileSync(join(dir, 'lc.ts'), LANGCHAIN_CONSUMER);
+      writeFileSync(
+        join(dir, 'tsconfig.lc.json'),
+        JSON.stringify({ extends: './tsconfig.json', files: ['lc.ts'] }),
+      );
+      const tsc = run(process.execPath, [TSC, '-p', 'tsconfig.lc.json'], dir);
+      expect(tsc.stdout + tsc.stderr).toBe('');
+      const node = run(process.execPath, ['out/lc.js'], dir);
+      expect(node.stderr).toBe('');
+      expect(node.stdout.trim()).toBe('ran 1 of 2 calls; leash ended the run (step_blocked)');
     }, 120_000);
 
     it('loads from CommonJS with await import', () => {
