@@ -63,6 +63,17 @@ async function agentOn(
 const config = { configurable: { thread_id: 'thread' } };
 const go = { messages: [{ role: 'user', content: 'go' }] };
 
+/** The approval a paused run asks about. */
+const idOf = (r: { __interrupt__?: { value?: unknown }[] }) =>
+  (r.__interrupt__?.[0]?.value as { approvalId: string }).approvalId;
+
+/** An agent whose one call, write a, needs a person. */
+async function confirmedWrite(makeStore: Parameters<typeof guarded>[0]) {
+  const write = countedTool('write');
+  const script = [asks('c1', 'write', 'a'), answer('done')];
+  return { ...(await agentOn(makeStore, { requiredConfirmations: ['write'] }, script, [write])), write };
+}
+
 const contents = (messages: BaseMessage[]) =>
   messages.map((m) => `${m.getType()}:${typeof m.content === 'string' ? m.content : ''}`);
 
@@ -130,18 +141,14 @@ describe.each(LOCAL_STORES)('leashMiddleware on %s', (_name, makeStore) => {
   });
 
   it('pauses on a call that needs a person and runs it once after a leash approval and a resume', async () => {
-    const write = countedTool('write');
-    const script = [asks('c1', 'write', 'a'), answer('done')];
-    const { agent, service } = await agentOn(makeStore, { requiredConfirmations: ['write'] }, script, [
-      write,
-    ]);
+    const { agent, service, write } = await confirmedWrite(makeStore);
 
     const paused = await agent.invoke(go, config);
     const [asked] = paused.__interrupt__ ?? [];
     expect(asked?.value).toMatchObject({ type: 'leash-approval', toolName: 'write', args: { path: 'a' } });
     expect(write.ran).toEqual([]);
 
-    await service.approve((asked?.value as { approvalId: string }).approvalId, { by: 'ann' });
+    await service.approve(idOf(paused), { by: 'ann' });
     const resumed = await agent.invoke(new Command({ resume: 'go on' }), config);
 
     expect(write.ran).toEqual([{ path: 'a' }]);
@@ -149,9 +156,7 @@ describe.each(LOCAL_STORES)('leashMiddleware on %s', (_name, makeStore) => {
   });
 
   it('pauses again when resumed before anybody decided: a resume value is not a grant', async () => {
-    const write = countedTool('write');
-    const script = [asks('c1', 'write', 'a'), answer('done')];
-    const { agent } = await agentOn(makeStore, { requiredConfirmations: ['write'] }, script, [write]);
+    const { agent, write } = await confirmedWrite(makeStore);
 
     await agent.invoke(go, config);
     const again = await agent.invoke(new Command({ resume: { approved: true } }), config);
@@ -161,14 +166,10 @@ describe.each(LOCAL_STORES)('leashMiddleware on %s', (_name, makeStore) => {
   });
 
   it('answers a call a person denied with an error the model reads, without running it', async () => {
-    const write = countedTool('write');
-    const script = [asks('c1', 'write', 'a'), answer('done')];
-    const { agent, service } = await agentOn(makeStore, { requiredConfirmations: ['write'] }, script, [
-      write,
-    ]);
+    const { agent, service, write } = await confirmedWrite(makeStore);
 
     const paused = await agent.invoke(go, config);
-    const id = (paused.__interrupt__?.[0]?.value as { approvalId: string }).approvalId;
+    const id = idOf(paused);
     await service.deny(id, { by: 'ann', reason: 'not now' });
     const resumed = await agent.invoke(new Command({ resume: 'go on' }), config);
 
@@ -179,13 +180,7 @@ describe.each(LOCAL_STORES)('leashMiddleware on %s', (_name, makeStore) => {
   });
 
   it('asks for an edited call on its own, and runs it with the edited arguments once that is approved', async () => {
-    const write = countedTool('write');
-    const script = [asks('c1', 'write', 'a'), answer('done')];
-    const { agent, service } = await agentOn(makeStore, { requiredConfirmations: ['write'] }, script, [
-      write,
-    ]);
-    const idOf = (r: { __interrupt__?: { value?: unknown }[] }) =>
-      (r.__interrupt__?.[0]?.value as { approvalId: string }).approvalId;
+    const { agent, service, write } = await confirmedWrite(makeStore);
 
     const paused = await agent.invoke(go, config);
     await service.approve(idOf(paused), { by: 'ann' }); // approves path a, not the edit
@@ -202,13 +197,7 @@ describe.each(LOCAL_STORES)('leashMiddleware on %s', (_name, makeStore) => {
   });
 
   it('runs an edit approved after the outdated call was denied', async () => {
-    const write = countedTool('write');
-    const script = [asks('c1', 'write', 'a'), answer('done')];
-    const { agent, service } = await agentOn(makeStore, { requiredConfirmations: ['write'] }, script, [
-      write,
-    ]);
-    const idOf = (r: { __interrupt__?: { value?: unknown }[] }) =>
-      (r.__interrupt__?.[0]?.value as { approvalId: string }).approvalId;
+    const { agent, service, write } = await confirmedWrite(makeStore);
 
     const paused = await agent.invoke(go, config);
     const edited = await agent.invoke(new Command({ resume: { type: 'edit', args: { path: 'b' } } }), config);
@@ -277,15 +266,11 @@ describe.each(LOCAL_STORES)('leashMiddleware on %s', (_name, makeStore) => {
   });
 
   it('takes one step for a call that paused, however often its task runs again', async () => {
-    const write = countedTool('write');
-    const script = [asks('c1', 'write', 'a'), answer('done')];
-    const { agent, service } = await agentOn(makeStore, { requiredConfirmations: ['write'] }, script, [
-      write,
-    ]);
+    const { agent, service, write } = await confirmedWrite(makeStore);
 
     const paused = await agent.invoke(go, config);
     await agent.invoke(new Command({ resume: 1 }), config);
-    await service.approve((paused.__interrupt__?.[0]?.value as { approvalId: string }).approvalId, {
+    await service.approve(idOf(paused), {
       by: 'ann',
     });
     await agent.invoke(new Command({ resume: 2 }), config);
