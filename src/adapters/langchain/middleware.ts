@@ -54,14 +54,18 @@ function sinceLastAnswer(messages: readonly BaseMessage[]): BaseMessage[] {
 
 /**
  * What a model's answer says it used, or undefined when it says nothing: the message's `usage_metadata`
- * (a structured answer's is on its last message). `input_tokens` include cache reads, priced at the
+ * (a structured answer's is on the model's message among those it holds). `input_tokens` include cache reads, priced at the
  * cached rate.
  */
 function usageOf(output: unknown): TokenUsage | undefined {
+  // A structured answer holds the model's message, then the messages LangChain made of it.
   const messages = (output as { messages?: unknown } | null)?.messages;
-  const message = Array.isArray(messages) ? messages.at(-1) : output;
-  const u = (message as { usage_metadata?: Record<string, unknown> } | null)?.usage_metadata;
-  if (u === undefined || u === null) return undefined;
+  const list: unknown[] = Array.isArray(messages) ? messages : [output];
+  let u: Record<string, unknown> | undefined;
+  for (let i = list.length - 1; i >= 0 && u === undefined; i--) {
+    u = (list[i] as { usage_metadata?: Record<string, unknown> } | null)?.usage_metadata ?? undefined;
+  }
+  if (u === undefined) return undefined;
   const n = (v: unknown): number => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : 0);
   const details = u['input_token_details'] as Record<string, unknown> | undefined;
   const input = n(u['input_tokens']);

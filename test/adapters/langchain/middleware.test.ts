@@ -3,7 +3,7 @@
 import { AIMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { fakeModel } from '@langchain/core/testing';
 import { Command, interrupt, MemorySaver } from '@langchain/langgraph';
-import { createAgent, tool } from 'langchain';
+import { createAgent, tool, toolStrategy } from 'langchain';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { leashMiddleware } from '../../../src/adapters/langchain/index.js';
@@ -243,6 +243,26 @@ describe.each(LOCAL_STORES)('leashMiddleware on %s', (_name, makeStore) => {
 
     const spent = (await service.getGuardrails('plan'))?.budgetSpent ?? 0;
     expect(spent).toBeGreaterThanOrEqual(0.1); // at least the 100 output tokens it was allowed
+  });
+
+  it('charges a structured answer what its model message used', async () => {
+    const g = await guarded(makeStore, { toolBudget: 10 }, PRICED);
+    // A titled schema names its tool (an untitled one gets a new name each time).
+    const answerSchema = z.object({ answer: z.string() }).meta({ title: 'answer' });
+    const extract = withUsage(
+      new AIMessage({ content: '', tool_calls: [{ id: 's1', name: 'answer', args: { answer: 'x' } }] }),
+    );
+    const agent = createAgent({
+      model: fakeModel().respond(extract),
+      tools: [],
+      responseFormat: toolStrategy(answerSchema),
+      middleware: [leashMiddleware({ guard: g.guard, modelId: 'fake', maxOutputTokens: 100 })],
+    });
+
+    const result = await agent.invoke(go);
+
+    expect(result.structuredResponse).toEqual({ answer: 'x' });
+    expect((await g.service.getGuardrails('plan'))?.budgetSpent).toBe(0.2);
   });
 
   it('charges cache reads at the cached rate', async () => {
