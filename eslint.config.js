@@ -15,6 +15,11 @@ const OWNERS = [
     regex: '^(langchain|langchain/.*|@langchain/.*)$',
     message: 'only src/adapters/langchain imports LangChain',
   },
+  {
+    dir: 'src/adapters/openai-agents',
+    regex: '^@openai/agents',
+    message: 'only src/adapters/openai-agents imports the OpenAI Agents SDK',
+  },
   { dir: 'src/mcp', regex: '^@modelcontextprotocol/', message: 'only src/mcp imports the MCP SDK' },
 ];
 

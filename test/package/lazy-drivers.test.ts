@@ -52,6 +52,7 @@ describe.each([
   { entry: 'src/adapters/ai-sdk/index.ts', execArgv: ['--import', 'tsx'], run: true },
   { entry: 'dist/adapters/ai-sdk/index.js', execArgv: [], run: onCI() },
   { entry: 'src/adapters/langchain/index.ts', execArgv: ['--import', 'tsx'], run: true },
+  { entry: 'src/adapters/openai-agents/index.ts', execArgv: ['--import', 'tsx'], run: true },
 ])('the drivers $entry loads', ({ entry, execArgv, run }) => {
   it.runIf(run)(
     'are none on import',
