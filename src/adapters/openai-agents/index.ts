@@ -1,2 +1,2 @@
 // leash/openai-agents: the OpenAI Agents SDK's function tools on the framework-neutral run guard.
-export { applyLeashDecisions, guardAgentTools } from './tools.js';
+export { applyLeashDecisions, guardedTool } from './tools.js';

@@ -1,71 +1,82 @@
-import type { FunctionTool, RunContext, RunState, RunToolApprovalItem, Tool } from '@openai/agents';
+import {
+  tool,
+  type FunctionTool,
+  type RunContext,
+  type RunState,
+  type RunToolApprovalItem,
+  type ToolOptions,
+} from '@openai/agents';
 import { guardOptions, type GuardOption } from '../../agent/guardOption.js';
 import type { Denied, RunGuard } from '../../agent/RunGuard.js';
 import { invalid } from '../../errors.js';
+import { eitherAborts } from '../../signals.js';
 
-type AnyFunctionTool = FunctionTool<any, any, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-type Details = Parameters<AnyFunctionTool['invoke']>[2];
+/* eslint-disable @typescript-eslint/no-explicit-any -- the SDK's tool types are generic over any */
+type Options = ToolOptions<any, any, any>;
+type Details = Parameters<FunctionTool<any, any, any>['invoke']>[2];
+type Execute = (input: unknown, context?: RunContext<any>, details?: Details) => unknown;
+type NeedsApproval = (context: RunContext<any>, input: unknown, callId?: string) => Promise<boolean>;
+/* eslint-enable @typescript-eslint/no-explicit-any */
 
 function denialText(d: Denied): string {
   return `leash denied this call (${d.check.eventType}): ${d.reason}`;
 }
 
-/** The call's arguments as the grant is bound to them: the JSON the model gave, parsed. */
-function parsed(input: string): unknown {
-  try {
-    return JSON.parse(input) as unknown;
-  } catch {
-    return input; // the tool reports its own error for it
-  }
-}
-
 /**
- * The same tools with every function tool's `needsApproval` and `invoke` run through the guard. A call
- * that needs a person (its operation in `required_confirmations`, its rule, or the tool's own
+ * The SDK's `tool(options)`, with its `needsApproval` and `execute` run through the guard; the SDK still
+ * parses the arguments with the tool's schema, so both see them as the schema reads them. A call that
+ * needs a person (its operation in `required_confirmations`, its rule, or the tool's own
  * `needsApproval`) opens a leash approval under the model's call id, so the run stops with an
- * interruption; the guarded `invoke` runs a call only with the unused leash grant for that call id and
+ * interruption; the guarded `execute` runs a call only with the unused leash grant for that call id and
  * arguments, whatever the run state says: a serialized state approved once and run twice, an approval
  * made only in the SDK (`state.approve`), or the SDK's sticky `alwaysApprove` runs nothing without a
  * grant. Every call is one step, checked for calls per tool and per run and the budget, and audited. A
- * refused call answers the model with why. Hosted and other non-function tools are passed on unchanged.
+ * refused call answers the model with why. The arguments must be JSON (the grant is bound to their
+ * canonical hash).
  */
-export function guardAgentTools<T extends readonly Tool[]>(tools: T, options: GuardOption): T {
-  const guard = guardOptions(options, [])['guard'] as RunGuard;
-  if (!Array.isArray(tools)) invalid('tools', 'an array of tools', tools);
-  return tools.map((t) =>
-    t.type === 'function' ? guardTool(t as AnyFunctionTool, guard) : t,
-  ) as unknown as T;
-}
-
-function guardTool(tool: AnyFunctionTool, guard: RunGuard): AnyFunctionTool {
-  const toolName = tool.name;
-  return {
-    ...tool,
-    needsApproval: async (runContext: RunContext, input: unknown, callId?: string) => {
-      const own = await tool.needsApproval(runContext, input, callId);
+export function guardedTool<T extends Options>(options: T, guarding: GuardOption): ReturnType<typeof tool> {
+  const guard = guardOptions(guarding, [])['guard'] as RunGuard;
+  const o = options as unknown as { name?: unknown; needsApproval?: unknown; execute?: unknown };
+  const name = o.name;
+  if (typeof name !== 'string' || name.length === 0) invalid('name', 'the tool’s name', name);
+  const execute = o.execute;
+  if (typeof execute !== 'function') invalid('execute', 'a function', execute);
+  const own = async (context: RunContext, input: unknown, callId?: string): Promise<boolean> =>
+    typeof o.needsApproval === 'function'
+      ? (await (o.needsApproval as NeedsApproval)(context, input, callId)) === true
+      : o.needsApproval === true;
+  return tool({
+    ...options,
+    needsApproval: async (context: RunContext, input: unknown, callId?: string) => {
+      const asked = await own(context, input, callId);
       // Without the call's id no grant can be bound to it: a person must approve, and the call is refused.
       if (callId === undefined) return true;
-      const approval = await guard.approvalFor({
-        toolCallId: callId,
-        toolName,
-        input,
-        requiresConfirmation: own,
-      });
-      return approval !== null;
+      const call = { toolCallId: callId, toolName: name, input, requiresConfirmation: asked };
+      return (await guard.approvalFor(call)) !== null;
     },
-    invoke: async (runContext: RunContext, input: string, details?: Details) => {
+    execute: async (input: unknown, context?: RunContext, details?: Details) => {
       const callId = details?.toolCall?.callId;
-      if (callId === undefined)
-        return `leash denied this call of "${toolName}": the run gave no call id to bind a grant to`;
+      if (callId === undefined || context === undefined) {
+        return `leash denied this call of "${name}": the run gave no call id to bind a grant to`;
+      }
       const outcome = await guard.toolCall({
         toolCallId: callId,
-        toolName,
-        input: parsed(input),
-        run: (ctx) => tool.invoke(runContext, JSON.stringify(ctx.input), details),
+        toolName: name,
+        input,
+        // Asked again here: the SDK's sticky alwaysApprove skips needsApproval, never this.
+        requiresConfirmation: await own(context, input, callId),
+        run: async (ctx) => {
+          const [signal, done] = eitherAborts(details?.signal, ctx.signal);
+          try {
+            return await (execute as Execute)(ctx.input, context, { ...details, signal });
+          } finally {
+            done();
+          }
+        },
       });
       return outcome.allowed ? outcome.output : denialText(outcome);
     },
-  };
+  } as T);
 }
 
 /**

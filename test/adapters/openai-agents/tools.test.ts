@@ -4,14 +4,13 @@ import {
   run,
   RunState,
   setTracingDisabled,
-  tool,
   Usage,
   type Model,
   type ModelResponse,
 } from '@openai/agents';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { applyLeashDecisions, guardAgentTools } from '../../../src/adapters/openai-agents/index.js';
+import { applyLeashDecisions, guardedTool } from '../../../src/adapters/openai-agents/index.js';
 import type { GuardrailsInit } from '../../../src/index.js';
 import { guarded, LOCAL_STORES, type GuardOptions } from '../../agent/support.js';
 
@@ -57,30 +56,38 @@ async function setUp(
   init: GuardrailsInit,
   calls: readonly { id: string; name: string; args: object }[],
   options: GuardOptions = {},
+  own = false,
 ) {
   const g = await guarded(makeStore, init, options);
   const ran: unknown[] = [];
-  const write = tool({
-    name: 'write',
-    description: 'write a file',
-    parameters: z.object({ path: z.string() }),
-    execute: async ({ path }) => {
-      ran.push(path);
-      return `wrote ${path}`;
-    },
-  });
-  const agent = new Agent({
-    name: 'writer',
-    model: scripted(calls),
-    tools: guardAgentTools([write], { guard: g.guard }),
-  });
+  const execute = async ({ path }: { path: string }) => {
+    ran.push(path);
+    return `wrote ${path}`;
+  };
+  // `force` defaults to true: with `own`, the tool asks for a person when it is true, as its schema reads it.
+  const write = own
+    ? guardedTool(
+        {
+          name: 'write',
+          description: 'write a file',
+          parameters: z.object({ path: z.string(), force: z.boolean().default(true) }),
+          needsApproval: async (_ctx, args) => args.force === true,
+          execute,
+        },
+        { guard: g.guard },
+      )
+    : guardedTool(
+        { name: 'write', description: 'write a file', parameters: z.object({ path: z.string() }), execute },
+        { guard: g.guard },
+      );
+  const agent = new Agent({ name: 'writer', model: scripted(calls), tools: [write] });
   return { ...g, agent, ran };
 }
 
 const writeA = { id: 'call-1', name: 'write', args: { path: 'a' } };
 const confirmed: GuardrailsInit = { requiredConfirmations: ['write'] };
 
-describe.each(LOCAL_STORES)('guardAgentTools on %s', (_name, makeStore) => {
+describe.each(LOCAL_STORES)('guardedTool on %s', (_name, makeStore) => {
   it('stops for a call that needs a person, and runs it once a leash approval is applied', async () => {
     const { agent, service, guard, ran } = await setUp(makeStore, confirmed, [writeA]);
 
@@ -122,19 +129,25 @@ describe.each(LOCAL_STORES)('guardAgentTools on %s', (_name, makeStore) => {
     expect(ran).toEqual([]);
   });
 
-  it('does not let the SDK’s sticky alwaysApprove run a later call without its own grant', async () => {
-    const writeB = { id: 'call-2', name: 'write', args: { path: 'b' } };
-    const { agent, service, guard, ran } = await setUp(makeStore, confirmed, [writeA, writeB]);
-    const paused = await run(agent, 'go');
-    await service.approve((await service.findApproval('plan', 'call-1'))?.id as string, { by: 'ann' });
-    for (const item of paused.interruptions) paused.state.approve(item, { alwaysApprove: true });
-    await applyLeashDecisions(paused.state, { guard });
+  it.each([
+    ['the policy', confirmed, false],
+    ['the tool’s own needsApproval', {}, true],
+  ] as const)(
+    'does not let the SDK’s sticky alwaysApprove run a later call without its own grant (%s asks)',
+    async (_who, init, own) => {
+      const writeB = { id: 'call-2', name: 'write', args: { path: 'b' } };
+      const { agent, service, guard, ran } = await setUp(makeStore, init, [writeA, writeB], {}, own);
+      const paused = await run(agent, 'go');
+      await service.approve((await service.findApproval('plan', 'call-1'))?.id as string, { by: 'ann' });
+      for (const item of paused.interruptions) paused.state.approve(item, { alwaysApprove: true });
+      await applyLeashDecisions(paused.state, { guard });
 
-    await run(agent, paused.state);
+      await run(agent, paused.state);
 
-    expect(ran).toEqual(['a']);
-    expect(await service.findApproval('plan', 'call-2')).toMatchObject({ status: 'pending' });
-  });
+      expect(ran).toEqual(['a']);
+      expect(await service.findApproval('plan', 'call-2')).toMatchObject({ status: 'pending' });
+    },
+  );
 
   it('rejects in the run a call a person denied in leash, and it does not run', async () => {
     const { agent, service, guard, ran } = await setUp(makeStore, confirmed, [writeA]);
@@ -161,5 +174,30 @@ describe.each(LOCAL_STORES)('guardAgentTools on %s', (_name, makeStore) => {
     expect(ran).toEqual(['a']);
     expect(JSON.stringify(result.newItems.map((i) => i.rawItem))).toContain('budget_blocked');
     expect(result.finalOutput).toBe('done');
+  });
+
+  describe('a tool whose own needsApproval asks for a person', () => {
+    const ownApproval = (calls: readonly { id: string; name: string; args: object }[]) =>
+      setUp(makeStore, {}, calls, {}, true);
+
+    it('asks it with the arguments as its schema reads them, defaults included', async () => {
+      const { agent, ran } = await ownApproval([writeA]);
+
+      const paused = await run(agent, 'go');
+
+      expect(paused.interruptions).toHaveLength(1);
+      expect(ran).toEqual([]);
+    });
+
+    it('runs the call once a person approved it in leash', async () => {
+      const { agent, service, guard, ran } = await ownApproval([writeA]);
+      const paused = await run(agent, 'go');
+      await service.approve((await service.findApproval('plan', 'call-1'))?.id as string, { by: 'ann' });
+      await applyLeashDecisions(paused.state, { guard });
+
+      await run(agent, paused.state);
+
+      expect(ran).toEqual(['a']);
+    });
   });
 });
