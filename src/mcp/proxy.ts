@@ -26,6 +26,7 @@ import { randomUUID } from 'node:crypto';
 import type { RunGuard } from '../agent/RunGuard.js';
 import { NonRetryableError, toolResult } from '../agent/toolResult.js';
 import { errorTail } from '../errors.js';
+import { parseIsoMs } from '../iso.js';
 import { MAX_AMOUNT } from '../money.js';
 import { inputHash } from '../service/hash.js';
 import type { Approval } from '../store/GuardrailStore.js';
@@ -92,7 +93,7 @@ function isAmount(value: unknown): value is number {
 
 /** Whether an approval can no longer let a call through: used, refused, or past its time. */
 function spent(approval: Approval, now: number): boolean {
-  return approval.status === 'used' || approval.status === 'denied' || Date.parse(approval.expiresAt) < now;
+  return approval.status === 'used' || approval.status === 'denied' || parseIsoMs(approval.expiresAt) < now;
 }
 
 /**

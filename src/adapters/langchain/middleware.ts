@@ -3,8 +3,10 @@ import { interrupt, isGraphBubbleUp } from '@langchain/langgraph';
 import { createMiddleware, StructuredOutputParsingError } from 'langchain';
 import { guardOptions, type GuardOption } from '../../agent/guardOption.js';
 import { bytesToTokens, type TokenUsage } from '../../agent/prices.js';
-import type { Denied, RunGuard } from '../../agent/RunGuard.js';
+import type { RunGuard } from '../../agent/RunGuard.js';
+import { deniedText, endedText } from '../../agent/denied.js';
 import { invalid } from '../../errors.js';
+import { parseIsoMs } from '../../iso.js';
 import { isPlainObject } from '../../json.js';
 import { inputHash } from '../../service/hash.js';
 import type { Approval } from '../../store/GuardrailStore.js';
@@ -98,10 +100,6 @@ function modelNameOf(model: unknown): string | undefined {
   return typeof name === 'string' && name.length > 0 ? name : undefined;
 }
 
-function denialText(d: Denied): string {
-  return `leash denied this call (${d.check.eventType}): ${d.reason}`;
-}
-
 /** The arguments a resume value `{ type: 'edit', args }` gives the call instead, or undefined. */
 function editOf(resume: unknown): Record<string, unknown> | undefined {
   if (!isPlainObject(resume) || resume['type'] !== 'edit') return undefined;
@@ -112,7 +110,7 @@ function editOf(resume: unknown): Record<string, unknown> | undefined {
 
 /** Whether a person may still decide the approval: pending and not expired. */
 function awaiting(approval: Approval | null, now: number): approval is Approval {
-  return approval !== null && approval.status === 'pending' && Date.parse(approval.expiresAt) >= now;
+  return approval !== null && approval.status === 'pending' && parseIsoMs(approval.expiresAt) >= now;
 }
 
 /**
@@ -150,7 +148,7 @@ export function leashMiddleware(options: LeashMiddlewareOptions) {
         if (limit === null) return undefined;
         return {
           jumpTo: 'end' as const,
-          messages: [new AIMessage(`leash ended the run (${limit.eventType}): ${limit.reason}`)],
+          messages: [new AIMessage(endedText(limit))],
         };
       },
     },
@@ -182,7 +180,7 @@ export function leashMiddleware(options: LeashMiddlewareOptions) {
       });
       if (unparsed !== undefined) throw unparsed;
       if (done.allowed) return done.output as Awaited<ReturnType<typeof handler>>;
-      return new AIMessage(`leash ended the run (${done.check.eventType}): ${done.reason}`);
+      return new AIMessage(endedText(done.check));
     },
     wrapToolCall: async (request, handler) => {
       const { id, name, args } = request.toolCall;
@@ -229,7 +227,7 @@ export function leashMiddleware(options: LeashMiddlewareOptions) {
       });
       if (outcome.allowed) return outcome.output;
       return new ToolMessage({
-        content: denialText(outcome),
+        content: deniedText(outcome.check),
         tool_call_id: toolCallId,
         name,
         status: 'error',

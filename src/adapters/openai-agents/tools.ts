@@ -7,7 +7,8 @@ import {
   type ToolOptions,
 } from '@openai/agents';
 import { guardOptions, type GuardOption } from '../../agent/guardOption.js';
-import type { Denied, RunGuard } from '../../agent/RunGuard.js';
+import type { RunGuard } from '../../agent/RunGuard.js';
+import { deniedText } from '../../agent/denied.js';
 import { invalid } from '../../errors.js';
 import { eitherAborts } from '../../signals.js';
 
@@ -17,10 +18,6 @@ type Details = Parameters<FunctionTool<any, any, any>['invoke']>[2];
 type Execute = (input: unknown, context?: RunContext<any>, details?: Details) => unknown;
 type NeedsApproval = (context: RunContext<any>, input: unknown, callId?: string) => Promise<boolean>;
 /* eslint-enable @typescript-eslint/no-explicit-any */
-
-function denialText(d: Denied): string {
-  return `leash denied this call (${d.check.eventType}): ${d.reason}`;
-}
 
 /**
  * The SDK's `tool(options)`, with its `needsApproval` and `execute` run through the guard; the SDK still
@@ -74,7 +71,7 @@ export function guardedTool<T extends Options>(options: T, guarding: GuardOption
           }
         },
       });
-      return outcome.allowed ? outcome.output : denialText(outcome);
+      return outcome.allowed ? outcome.output : deniedText(outcome.check);
     },
   } as T);
 }

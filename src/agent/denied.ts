@@ -1,0 +1,11 @@
+import type { GuardCheck } from '../guardrails/GuardCheck.js';
+
+/** What a model reads in place of a refused call's result: which check refused it, and why. */
+export function deniedText(check: GuardCheck): string {
+  return `leash denied this call (${check.eventType}): ${check.reason}`;
+}
+
+/** The last message of a run a limit ended: which limit, and why. */
+export function endedText(check: GuardCheck): string {
+  return `leash ended the run (${check.eventType}): ${check.reason}`;
+}
