@@ -10,6 +10,7 @@ import { guardOptions, type GuardOption } from '../../agent/guardOption.js';
 import type { RunGuard } from '../../agent/RunGuard.js';
 import { deniedText } from '../../agent/denied.js';
 import { invalid } from '../../errors.js';
+import { parseIsoMs } from '../../iso.js';
 import { eitherAborts } from '../../signals.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- the SDK's tool types are generic over any */
@@ -32,6 +33,23 @@ type NeedsApproval = (context: RunContext<any>, input: unknown, callId?: string)
  * canonical hash).
  */
 export function guardedTool<T extends Options>(options: T, guarding: GuardOption): ReturnType<typeof tool> {
+  const made = guardTool(options, guarding);
+  GUARDED.add(made);
+  return made;
+}
+
+/** The tools {@link guardedTool} made. */
+const GUARDED = new WeakSet<object>();
+
+/** Whether the interruption is a call of a tool {@link guardedTool} made. */
+function isGuarded(item: RunToolApprovalItem): boolean {
+  const tools = (item.agent as { tools?: unknown } | undefined)?.tools;
+  return (
+    Array.isArray(tools) && tools.some((t: { name?: unknown }) => t.name === item.name && GUARDED.has(t))
+  );
+}
+
+function guardTool<T extends Options>(options: T, guarding: GuardOption): ReturnType<typeof tool> {
   const guard = guardOptions(guarding, [])['guard'] as RunGuard;
   const o = options as unknown as { name?: unknown; needsApproval?: unknown; execute?: unknown };
   const name = o.name;
@@ -78,8 +96,11 @@ export function guardedTool<T extends Options>(options: T, guarding: GuardOption
 
 /**
  * Carries the decisions people made in leash (`leash approve`, the dashboard, `service.approve/deny`)
- * into a paused run's state: an interruption whose leash approval was approved is approved, one that was
- * denied is rejected, one nobody decided stays. Resolves with the interruptions still waiting.
+ * into a paused run's state: an interruption whose leash approval was approved is approved; one that was
+ * denied or used already is rejected, and so is one of a guarded tool that no person can approve in
+ * leash (its approval expired, or none was opened: the SDK stops on a call whose arguments are not JSON
+ * before asking the tool); one a person may still decide stays, as does one of a tool leash does not
+ * guard. Resolves with the interruptions still waiting.
  */
 export async function applyLeashDecisions(
   state: RunState<any, any>, // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -87,12 +108,14 @@ export async function applyLeashDecisions(
 ): Promise<RunToolApprovalItem[]> {
   const guard = guardOptions(options, [])['guard'] as RunGuard;
   const waiting: RunToolApprovalItem[] = [];
+  const now = guard.service.clock.now();
   for (const item of state.getInterruptions()) {
     const callId = (item.rawItem as { callId?: unknown }).callId;
     const approval =
       typeof callId === 'string' ? await guard.service.findApproval(guard.planId, callId) : null;
     if (approval?.status === 'approved') state.approve(item);
-    else if (approval?.status === 'denied') state.reject(item);
+    else if (approval?.status === 'pending' && parseIsoMs(approval.expiresAt) >= now) waiting.push(item);
+    else if (approval !== null || isGuarded(item)) state.reject(item);
     else waiting.push(item);
   }
   return waiting;

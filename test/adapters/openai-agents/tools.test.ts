@@ -1,95 +1,20 @@
-// leash/openai-agents on the OpenAI Agents SDK's own run loop, with a scripted Model: no network.
-import {
-  Agent,
-  run,
-  RunState,
-  setTracingDisabled,
-  Usage,
-  type Model,
-  type ModelResponse,
-} from '@openai/agents';
+// leash/openai-agents' guarded tools on the OpenAI Agents SDK's own run loop, with a scripted Model.
+import { run, RunState } from '@openai/agents';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { applyLeashDecisions, guardedTool } from '../../../src/adapters/openai-agents/index.js';
+import { applyLeashDecisions } from '../../../src/adapters/openai-agents/index.js';
 import type { GuardrailsInit } from '../../../src/index.js';
-import { guarded, LOCAL_STORES, type GuardOptions } from '../../agent/support.js';
+import { LOCAL_STORES } from '../../agent/support.js';
+import { scripted, setUp, writes, type Call } from './support.js';
 
-setTracingDisabled(true);
-
-const usage = () => new Usage({ inputTokens: 10, outputTokens: 5, totalTokens: 15, requests: 1 });
-
-/** A model answering with each call of `calls` in turn (one tool call each), then with text. */
-function scripted(calls: readonly { id: string; name: string; args: object }[]): Model {
-  let i = 0;
-  return {
-    async getResponse(): Promise<ModelResponse> {
-      const call = calls[i++];
-      const output = call
-        ? [
-            {
-              type: 'function_call' as const,
-              callId: call.id,
-              name: call.name,
-              arguments: JSON.stringify(call.args),
-              status: 'completed' as const,
-            },
-          ]
-        : [
-            {
-              type: 'message' as const,
-              role: 'assistant' as const,
-              status: 'completed' as const,
-              content: [{ type: 'output_text' as const, text: 'done' }],
-            },
-          ];
-      return { usage: usage(), output, responseId: `r${i}` };
-    },
-    // eslint-disable-next-line require-yield
-    async *getStreamedResponse() {
-      throw new Error('not streamed');
-    },
-  };
-}
-
-async function setUp(
-  makeStore: Parameters<typeof guarded>[0],
-  init: GuardrailsInit,
-  calls: readonly { id: string; name: string; args: object }[],
-  options: GuardOptions = {},
-  own = false,
-) {
-  const g = await guarded(makeStore, init, options);
-  const ran: unknown[] = [];
-  const execute = async ({ path }: { path: string }) => {
-    ran.push(path);
-    return `wrote ${path}`;
-  };
-  // `force` defaults to true: with `own`, the tool asks for a person when it is true, as its schema reads it.
-  const write = own
-    ? guardedTool(
-        {
-          name: 'write',
-          description: 'write a file',
-          parameters: z.object({ path: z.string(), force: z.boolean().default(true) }),
-          needsApproval: async (_ctx, args) => args.force === true,
-          execute,
-        },
-        { guard: g.guard },
-      )
-    : guardedTool(
-        { name: 'write', description: 'write a file', parameters: z.object({ path: z.string() }), execute },
-        { guard: g.guard },
-      );
-  const agent = new Agent({ name: 'writer', model: scripted(calls), tools: [write] });
-  return { ...g, agent, ran };
-}
+/** A model asking for each call in its own turn, then answering `done`. */
+const oneEach = (...calls: Call[]) => scripted(calls.map((c) => ({ calls: [c] })));
 
 const writeA = { id: 'call-1', name: 'write', args: { path: 'a' } };
 const confirmed: GuardrailsInit = { requiredConfirmations: ['write'] };
 
 describe.each(LOCAL_STORES)('guardedTool on %s', (_name, makeStore) => {
   it('stops for a call that needs a person, and runs it once a leash approval is applied', async () => {
-    const { agent, service, guard, ran } = await setUp(makeStore, confirmed, [writeA]);
+    const { agent, service, guard, ran } = await setUp(makeStore, confirmed, oneEach(writeA));
 
     const paused = await run(agent, 'go');
     expect(paused.interruptions).toHaveLength(1);
@@ -104,7 +29,7 @@ describe.each(LOCAL_STORES)('guardedTool on %s', (_name, makeStore) => {
   });
 
   it('runs an approved serialized state once, however often it is run', async () => {
-    const { agent, service, guard, ran } = await setUp(makeStore, confirmed, [writeA]);
+    const { agent, service, guard, ran } = await setUp(makeStore, confirmed, oneEach(writeA));
     const paused = await run(agent, 'go');
     await service.approve((await service.findApproval('plan', 'call-1'))?.id as string, { by: 'ann' });
     await applyLeashDecisions(paused.state, { guard });
@@ -120,7 +45,7 @@ describe.each(LOCAL_STORES)('guardedTool on %s', (_name, makeStore) => {
   });
 
   it('does not run a call approved in the run state alone, without a leash grant', async () => {
-    const { agent, ran } = await setUp(makeStore, confirmed, [writeA]);
+    const { agent, ran } = await setUp(makeStore, confirmed, oneEach(writeA));
     const paused = await run(agent, 'go');
 
     for (const item of paused.interruptions) paused.state.approve(item);
@@ -136,7 +61,7 @@ describe.each(LOCAL_STORES)('guardedTool on %s', (_name, makeStore) => {
     'does not let the SDK’s sticky alwaysApprove run a later call without its own grant (%s asks)',
     async (_who, init, own) => {
       const writeB = { id: 'call-2', name: 'write', args: { path: 'b' } };
-      const { agent, service, guard, ran } = await setUp(makeStore, init, [writeA, writeB], {}, own);
+      const { agent, service, guard, ran } = await setUp(makeStore, init, oneEach(writeA, writeB), {}, own);
       const paused = await run(agent, 'go');
       await service.approve((await service.findApproval('plan', 'call-1'))?.id as string, { by: 'ann' });
       for (const item of paused.interruptions) paused.state.approve(item, { alwaysApprove: true });
@@ -150,7 +75,7 @@ describe.each(LOCAL_STORES)('guardedTool on %s', (_name, makeStore) => {
   );
 
   it('rejects in the run a call a person denied in leash, and it does not run', async () => {
-    const { agent, service, guard, ran } = await setUp(makeStore, confirmed, [writeA]);
+    const { agent, service, guard, ran } = await setUp(makeStore, confirmed, oneEach(writeA));
     const paused = await run(agent, 'go');
     await service.deny((await service.findApproval('plan', 'call-1'))?.id as string, {
       by: 'ann',
@@ -165,7 +90,7 @@ describe.each(LOCAL_STORES)('guardedTool on %s', (_name, makeStore) => {
 
   it('answers a call the budget cannot cover with the reason, and the run goes on to its end', async () => {
     const calls = [writeA, { id: 'call-2', name: 'write', args: { path: 'b' } }];
-    const { agent, ran } = await setUp(makeStore, { toolBudget: 1 }, calls, {
+    const { agent, ran } = await setUp(makeStore, { toolBudget: 1 }, oneEach(...calls), {
       tools: { write: { costPerCall: 1 } },
     });
 
@@ -176,12 +101,23 @@ describe.each(LOCAL_STORES)('guardedTool on %s', (_name, makeStore) => {
     expect(result.finalOutput).toBe('done');
   });
 
+  it('runs only the calls the budget covers when a model asks for ten at once', async () => {
+    const paths = Array.from({ length: 10 }, (_, i) => `f${i}`);
+    const { agent, service, ran } = await setUp(makeStore, { toolBudget: 3 }, scripted([writes(...paths)]), {
+      tools: { write: { costPerCall: 1 } },
+    });
+
+    await run(agent, 'go');
+
+    expect(ran).toHaveLength(3);
+    expect((await service.getGuardrails('plan'))?.budgetSpent).toBe(3);
+  });
+
   describe('a tool whose own needsApproval asks for a person', () => {
-    const ownApproval = (calls: readonly { id: string; name: string; args: object }[]) =>
-      setUp(makeStore, {}, calls, {}, true);
+    const ownApproval = (...calls: Call[]) => setUp(makeStore, {}, oneEach(...calls), {}, true);
 
     it('asks it with the arguments as its schema reads them, defaults included', async () => {
-      const { agent, ran } = await ownApproval([writeA]);
+      const { agent, ran } = await ownApproval(writeA);
 
       const paused = await run(agent, 'go');
 
@@ -190,7 +126,7 @@ describe.each(LOCAL_STORES)('guardedTool on %s', (_name, makeStore) => {
     });
 
     it('runs the call once a person approved it in leash', async () => {
-      const { agent, service, guard, ran } = await ownApproval([writeA]);
+      const { agent, service, guard, ran } = await ownApproval(writeA);
       const paused = await run(agent, 'go');
       await service.approve((await service.findApproval('plan', 'call-1'))?.id as string, { by: 'ann' });
       await applyLeashDecisions(paused.state, { guard });
