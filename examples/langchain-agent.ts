@@ -1,0 +1,104 @@
+// A LangChain.js agent under leash: a budget for its model and tool calls, a step limit and a person's
+// approval before it writes a file, the run paused with LangGraph's interrupt() and resumed once.
+// Offline it runs a scripted fake model; with OPENAI_API_KEY set and @langchain/openai installed it runs
+// gpt-4o-mini.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AIMessage } from '@langchain/core/messages';
+import { fakeModel } from '@langchain/core/testing';
+import { Command, MemorySaver } from '@langchain/langgraph';
+import { createAgent, tool } from 'langchain';
+import { z } from 'zod';
+import { leashMiddleware, type LeashInterrupt } from '../src/adapters/langchain/index.js';
+import { AutonomyGuardrailService, RunGuard, SqliteStore, type ModelPrice } from '../src/index.js';
+
+const db = join(mkdtempSync(join(tmpdir(), 'leash-langchain-')), 'leash.db');
+const store = new SqliteStore({ path: db });
+await store.migrate();
+const service = new AutonomyGuardrailService({ store });
+const planId = 'notes-agent';
+await service.configureGuardrails(planId, {
+  maxSteps: 6,
+  toolBudget: 0.05, // dollars
+  requiredConfirmations: ['write_file'],
+});
+
+const files = new Map([['notes.txt', 'leash keeps agents inside budgets, step limits and approvals.']]);
+const readFile = tool(async ({ path }) => files.get(path) ?? `no file ${path}`, {
+  name: 'read_file',
+  description: 'read a file',
+  schema: z.object({ path: z.string() }),
+});
+const writeFile = tool(
+  async ({ path, content }) => (files.set(path, content), `wrote ${content.length} bytes`),
+  {
+    name: 'write_file',
+    description: 'write a file',
+    schema: z.object({ path: z.string(), content: z.string() }),
+  },
+);
+
+const { model, modelId, prices } = await pickModel();
+// One guard per invocation of the agent; the plan, its budget and its approvals outlive it.
+const guard = new RunGuard({ service, planId, models: prices, tools: { read_file: { costPerCall: 0.001 } } });
+const agent = createAgent({
+  model,
+  tools: [readFile, writeFile],
+  middleware: [leashMiddleware({ guard, modelId })],
+  checkpointer: new MemorySaver(),
+});
+const config = { configurable: { thread_id: planId } };
+let result = await agent.invoke(
+  { messages: [{ role: 'user', content: 'Summarise notes.txt into summary.txt.' }] },
+  config,
+);
+for (const asked of result.__interrupt__ ?? []) {
+  const { approvalId, toolName } = asked.value as LeashInterrupt;
+  console.log(`${toolName} waits for a person: npx leash approve ${approvalId} --by you --db ${db}`);
+  // A person would decide with the command above or the dashboard; the example approves for them.
+  await service.approve(approvalId, { by: 'example-reviewer', reason: 'summary looks right' });
+}
+result = await agent.invoke(new Command({ resume: true }), config);
+console.log(`last message: ${JSON.stringify(result.messages.at(-1)?.content)}`);
+
+const g = await service.getGuardrails(planId);
+const trail = await service.getAuditTrail(planId);
+console.log(`summary.txt: ${JSON.stringify(files.get('summary.txt') ?? null)}`);
+console.log(`spent ${g?.budgetSpent} of ${g?.toolBudget} dollars in ${g?.stepCount} step(s)`);
+console.log(
+  `audit log: ${trail?.size} entries, ${trail?.deniedCount} denied; verify: npx leash verify --db ${db}`,
+);
+store.close();
+
+/** gpt-4o-mini when a key and the provider package are there; a scripted fake model otherwise. */
+async function pickModel() {
+  // Dollars per million tokens; check your provider's current prices.
+  const prices: Record<string, ModelPrice> = {
+    'gpt-4o-mini': { input: 0.15, output: 0.6, cached_input: 0.075 },
+  };
+  const provider = '@langchain/openai';
+  if (process.env['OPENAI_API_KEY'] && (await import(provider).catch(() => null))) {
+    return { model: 'openai:gpt-4o-mini', modelId: 'gpt-4o-mini', prices };
+  }
+  const usage = { input_tokens: 400, output_tokens: 40, total_tokens: 440 };
+  const answer = (
+    content: string,
+    calls: { id: string; name: string; args: Record<string, string> }[] = [],
+  ) => Object.assign(new AIMessage({ content, tool_calls: calls }), { usage_metadata: usage });
+  const model = fakeModel()
+    .respond(
+      answer('Reading the notes first.', [{ id: 'call-1', name: 'read_file', args: { path: 'notes.txt' } }]),
+    )
+    .respond(
+      answer('', [
+        {
+          id: 'call-2',
+          name: 'write_file',
+          args: { path: 'summary.txt', content: 'leash: budgets, limits, approvals.' },
+        },
+      ]),
+    )
+    .respond(answer('Done: summary.txt holds the summary.'));
+  return { model, modelId: 'gpt-4o-mini', prices };
+}
