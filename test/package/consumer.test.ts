@@ -79,6 +79,37 @@ const result = await agent.invoke({ messages: [{ role: 'user', content: 'search'
 console.log('ran ' + runs + ' of 2 calls; ' + String(result.messages.at(-1)?.content).split(':')[0]);
 `;
 
+/** An Agents SDK run on a scripted model asking for a tool call each turn, against a step limit of one. */
+const AGENTS_CONSUMER = `import { Agent, run, setTracingDisabled, Usage, type Model } from '@openai/agents';
+import { z } from 'zod';
+import { AutonomyGuardrailService, RunGuard } from 'leash';
+import { guardedTool, guardModel } from 'leash/openai-agents';
+
+setTracingDisabled(true);
+const service = new AutonomyGuardrailService();
+await service.configureGuardrails('agent', { maxSteps: 1 });
+const guard = new RunGuard({ service, planId: 'agent', unpricedModels: 'allow' });
+let runs = 0;
+const search = guardedTool(
+  { name: 'search', description: 'search', parameters: z.object({ q: z.string() }), execute: async () => String(++runs) },
+  { guard },
+);
+let turn = 0;
+const model: Model = {
+  async getResponse() {
+    turn++;
+    const call = { type: 'function_call' as const, callId: 'c' + turn, name: 'search', arguments: '{"q":"x"}', status: 'completed' as const };
+    return { usage: new Usage(), output: [call] };
+  },
+  async *getStreamedResponse() {
+    throw new Error('not streamed');
+  },
+};
+const agent = new Agent({ name: 'a', model: guardModel(model, { guard, modelId: 'fake' }), tools: [search] });
+const result = await run(agent, 'search');
+console.log('ran ' + runs + ' of 2 calls; ' + String(result.finalOutput).split(':')[0]);
+`;
+
 let dir: string;
 
 function run(command: string, args: readonly string[], cwd: string) {
@@ -173,6 +204,21 @@ describe.runIf(RUN)(
       const tsc = run(process.execPath, [TSC, '-p', 'tsconfig.lc.json'], dir);
       expect(tsc.stdout + tsc.stderr).toBe('');
       const node = run(process.execPath, ['out/lc.js'], dir);
+      expect(node.stderr).toBe('');
+      expect(node.stdout.trim()).toBe('ran 1 of 2 calls; leash ended the run (step_blocked)');
+    }, 120_000);
+
+    it('compiles and runs a leash/openai-agents consumer once it installs @openai/agents, which leash does not install', () => {
+      expect(readdirSync(join(dir, 'node_modules'))).not.toContain('@openai');
+      installDependencies(dir, ['@openai/agents']);
+      writeFileSync(join(dir, 'oa.ts'), AGENTS_CONSUMER);
+      writeFileSync(
+        join(dir, 'tsconfig.oa.json'),
+        JSON.stringify({ extends: './tsconfig.json', files: ['oa.ts'] }),
+      );
+      const tsc = run(process.execPath, [TSC, '-p', 'tsconfig.oa.json'], dir);
+      expect(tsc.stdout + tsc.stderr).toBe('');
+      const node = run(process.execPath, ['out/oa.js'], dir);
       expect(node.stderr).toBe('');
       expect(node.stdout.trim()).toBe('ran 1 of 2 calls; leash ended the run (step_blocked)');
     }, 120_000);

@@ -11,6 +11,7 @@ const PROBE = fileURLToPath(new URL('./loaded-drivers.mjs', import.meta.url));
 
 interface Loaded {
   afterImport: string[];
+  frameworks: string[];
   afterSqliteStore: string[];
   afterPostgresStore: string[];
 }
@@ -39,6 +40,10 @@ describe.each([
     expect(loaded.afterImport).toEqual([]);
   });
 
+  it.runIf(run)('come with no agent framework on import', () => {
+    expect(loaded.frameworks).toEqual([]);
+  });
+
   it.runIf(run)('are better-sqlite3 alone once a SqliteStore is constructed', () => {
     expect(loaded.afterSqliteStore).toEqual(['better-sqlite3']);
   });
@@ -49,16 +54,40 @@ describe.each([
 });
 
 describe.each([
-  { entry: 'src/adapters/ai-sdk/index.ts', execArgv: ['--import', 'tsx'], run: true },
-  { entry: 'dist/adapters/ai-sdk/index.js', execArgv: [], run: onCI() },
-  { entry: 'src/adapters/langchain/index.ts', execArgv: ['--import', 'tsx'], run: true },
-  { entry: 'src/adapters/openai-agents/index.ts', execArgv: ['--import', 'tsx'], run: true },
-])('the drivers $entry loads', ({ entry, execArgv, run }) => {
-  it.runIf(run)(
-    'are none on import',
-    () => {
-      expect(probe(entry, execArgv).afterImport).toEqual([]);
-    },
-    60_000,
-  );
+  { entry: 'src/adapters/ai-sdk/index.ts', execArgv: ['--import', 'tsx'], run: true, own: ['ai'] },
+  { entry: 'dist/adapters/ai-sdk/index.js', execArgv: [], run: onCI(), own: ['ai'] },
+  {
+    entry: 'src/adapters/langchain/index.ts',
+    execArgv: ['--import', 'tsx'],
+    run: true,
+    own: ['langchain', '@langchain/core', '@langchain/langgraph'],
+  },
+  {
+    entry: 'dist/adapters/langchain/index.js',
+    execArgv: [],
+    run: onCI(),
+    own: ['langchain', '@langchain/core', '@langchain/langgraph'],
+  },
+  {
+    entry: 'src/adapters/openai-agents/index.ts',
+    execArgv: ['--import', 'tsx'],
+    run: true,
+    own: ['@openai/agents'],
+  },
+  { entry: 'dist/adapters/openai-agents/index.js', execArgv: [], run: onCI(), own: ['@openai/agents'] },
+])('the drivers $entry loads', ({ entry, execArgv, run, own }) => {
+  let loaded: Loaded;
+
+  beforeAll(() => {
+    if (run) loaded = probe(entry, execArgv);
+  }, 60_000);
+
+  it.runIf(run)('are none on import', () => {
+    expect(loaded.afterImport).toEqual([]);
+  });
+
+  it.runIf(run)('come with its own framework only', () => {
+    expect(loaded.frameworks.filter((f) => !own.includes(f))).toEqual([]);
+    expect(loaded.frameworks).toContain(own[0]);
+  });
 });
