@@ -5,7 +5,10 @@ export function deniedText(check: GuardCheck): string {
   return `leash denied this call (${check.eventType}): ${check.reason}`;
 }
 
+/** How the last message of a run a limit ended begins. */
+export const ENDED_PREFIX = 'leash ended the run (';
+
 /** The last message of a run a limit ended: which limit, and why. */
 export function endedText(check: GuardCheck): string {
-  return `leash ended the run (${check.eventType}): ${check.reason}`;
+  return `${ENDED_PREFIX}${check.eventType}): ${check.reason}`;
 }

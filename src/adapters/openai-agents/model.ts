@@ -1,20 +1,18 @@
 import {
   getDefaultModel,
-  Usage,
   type Model,
   type ModelProvider,
   type ModelRequest,
   type ModelResponse,
   type StreamEvent,
 } from '@openai/agents';
-import { endedText } from '../../agent/denied.js';
 import { guardOptions, type GuardOption } from '../../agent/guardOption.js';
 import type { ModelCallHandle } from '../../agent/modelCalls.js';
 import { bytesToTokens, type TokenEstimate, type TokenUsage } from '../../agent/prices.js';
 import type { RunGuard } from '../../agent/RunGuard.js';
 import { errorTail, invalid, isGuardrailViolationError } from '../../errors.js';
-import type { GuardCheck } from '../../guardrails/GuardCheck.js';
 import { eitherAborts } from '../../signals.js';
+import { ended, endedEvents } from './ended.js';
 
 export interface GuardModelOptions extends GuardOption {
   /**
@@ -30,6 +28,8 @@ export interface GuardModelOptions extends GuardOption {
 const DEFAULT_MAX_OUTPUT = 4096;
 /** Tokens an input item costs beyond its text: its role and framing. */
 const ITEM_TOKENS = 4;
+/** An image or file part counts as this many tokens in the estimate. */
+const FILE_TOKENS = 1500;
 
 /**
  * The model with each call metered against the plan's budget, for `run` and `run(…, { stream: true })`
@@ -93,6 +93,8 @@ function metered(inner: Model, guard: RunGuard, modelId: string, maxOut: number)
       const estimate = estimateOf(request);
       const limit = await guard.limitReached();
       if (limit !== null) return ended(limit);
+      // A call that failed once the provider may have billed it: charged its estimate, then thrown.
+      let billed: { error: unknown } | undefined;
       try {
         const done = await guard.modelCall({
           modelId,
@@ -102,12 +104,17 @@ function metered(inner: Model, guard: RunGuard, modelId: string, maxOut: number)
             try {
               const response = await inner.getResponse({ ...request, signal });
               return { output: response, usage: usageOf(response.usage, estimate) };
+            } catch (error) {
+              if (ctx.signal.aborted || !mayHaveBilled(error, request)) throw error;
+              billed = { error };
+              return { output: undefined, usage: wholeEstimate(estimate) };
             } finally {
               stop();
             }
           },
         });
-        return done.allowed ? done.output : ended(done.check);
+        if (billed !== undefined) throw billed.error;
+        return done.allowed ? (done.output as ModelResponse) : ended(done.check);
       } catch (error) {
         if (isGuardrailViolationError(error)) return ended(error.check);
         throw error;
@@ -125,14 +132,15 @@ function metered(inner: Model, guard: RunGuard, modelId: string, maxOut: number)
       const meter = new StreamMeter(handle, estimate);
       try {
         for await (const event of inner.getStreamedResponse({ ...request, signal })) {
-          if (wallClock.aborted) break;
+          // Once its response_done is passed on, the call is over: the clock running out since changes nothing.
+          if (wallClock.aborted && !meter.committed) break;
           meter.started = true;
           if (event.type === 'response_done') await meter.commit(event.response.usage);
           yield event;
         }
       } catch (error) {
-        if (!wallClock.aborted) {
-          await meter.failed(error);
+        if (!wallClock.aborted || meter.committed) {
+          await meter.failed(error, mayHaveBilled(error, request));
           throw error;
         }
       } finally {
@@ -140,7 +148,7 @@ function metered(inner: Model, guard: RunGuard, modelId: string, maxOut: number)
         await meter.abandon();
         stop();
       }
-      if (wallClock.aborted) {
+      if (wallClock.aborted && !meter.committed) {
         const reason: unknown = wallClock.reason;
         if (!isGuardrailViolationError(reason)) throw reason;
         yield* endedEvents(reason.check);
@@ -154,6 +162,7 @@ function metered(inner: Model, guard: RunGuard, modelId: string, maxOut: number)
 /** A stream's settlement: its usage at `response_done`, else the estimate (or nothing, failing at once). */
 class StreamMeter {
   started = false;
+  committed = false;
   #settled = false;
 
   constructor(
@@ -164,12 +173,16 @@ class StreamMeter {
   async commit(usage: UsageLike | undefined): Promise<void> {
     if (this.#settled) return;
     this.#settled = true;
+    this.committed = true;
     await this.handle.commit(usageOf(usage, this.estimate));
   }
 
-  /** A stream that failed before its first event billed nothing: the estimate is given back. */
-  async failed(error: unknown): Promise<void> {
-    if (this.#settled || this.started) return;
+  /**
+   * A stream that failed before its first event, in a way that billed nothing, gives the estimate back;
+   * any other is charged it (when the stream ends).
+   */
+  async failed(error: unknown, billed: boolean): Promise<void> {
+    if (this.#settled || this.started || billed) return;
     this.#settled = true;
     await this.handle.release({ error: errorTail(error) });
   }
@@ -179,6 +192,31 @@ class StreamMeter {
     this.#settled = true;
     await this.handle.abandon();
   }
+}
+
+/**
+ * Whether a call that failed may have been billed: the provider had started its response or says it must
+ * not be sent again (the SDK's OpenAI models mark an incomplete or failed response so), or the request
+ * was aborted or timed out after it was sent. A call refused before it reached the provider (a
+ * connection refused, a 4xx) was not.
+ */
+function mayHaveBilled(error: unknown, request: ModelRequest): boolean {
+  if (request.signal?.aborted === true) return true;
+  const e = error as { responseStarted?: unknown; unsafeToReplay?: unknown; name?: unknown } | null;
+  if (typeof e !== 'object' || e === null) return false;
+  return (
+    e.responseStarted === true ||
+    e.unsafeToReplay === true ||
+    e.name === 'AbortError' ||
+    e.name === 'TimeoutError' ||
+    e.name === 'APIConnectionTimeoutError' ||
+    e.name === 'APIUserAbortError'
+  );
+}
+
+/** Usage as much as a call may have used: its estimate, whole. */
+function wholeEstimate(estimate: TokenEstimate): TokenUsage {
+  return { inputTokens: estimate.inputTokens, outputTokens: estimate.maxOutputTokens };
 }
 
 /** Usage as a response or its `response_done` event reports it. */
@@ -196,7 +234,7 @@ interface UsageLike {
 export function usageOf(usage: UsageLike | undefined, estimate: TokenEstimate): TokenUsage {
   const count = (v: unknown): number => (typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? v : 0);
   const input = count(usage?.inputTokens);
-  if (input === 0) return { inputTokens: estimate.inputTokens, outputTokens: estimate.maxOutputTokens };
+  if (input === 0) return wholeEstimate(estimate);
   const details = usage?.inputTokensDetails;
   const all = Array.isArray(details) ? details : details === undefined ? [] : [details];
   let cached = 0;
@@ -210,44 +248,28 @@ export function usageOf(usage: UsageLike | undefined, estimate: TokenEstimate): 
 
 /**
  * The request's input tokens, estimated from its size: a token for every 3 bytes of its instructions,
- * input items, tools, handoffs and output schema as JSON, and {@link ITEM_TOKENS} for each input item.
+ * input items, tools, handoffs and output schema as JSON, {@link FILE_TOKENS} for each image or file
+ * part (whatever its size: a picture's base64 bytes are not its tokens) and {@link ITEM_TOKENS} for each
+ * input item. History the provider keeps (`previousResponseId`, `conversationId`) is not in the request
+ * and not in the estimate.
  */
 export function requestTokens(request: ModelRequest): number {
+  let files = 0;
+  const input =
+    typeof request.input === 'string'
+      ? request.input
+      : JSON.stringify(request.input, (_key, value: unknown) => {
+          const type = (value as { type?: unknown } | null)?.type;
+          if (type !== 'input_image' && type !== 'input_file') return value;
+          files++;
+          return null;
+        });
   const items = typeof request.input === 'string' ? 1 : request.input.length;
   const bytes =
     Buffer.byteLength(request.systemInstructions ?? '') +
-    Buffer.byteLength(typeof request.input === 'string' ? request.input : JSON.stringify(request.input)) +
+    Buffer.byteLength(input) +
     Buffer.byteLength(JSON.stringify(request.tools ?? [])) +
     Buffer.byteLength(JSON.stringify(request.handoffs ?? [])) +
     (typeof request.outputType === 'string' ? 0 : Buffer.byteLength(JSON.stringify(request.outputType)));
-  return bytesToTokens(bytes) + ITEM_TOKENS * items;
-}
-
-/** The message a run a limit ended reads last: its final output. */
-function endedMessage(check: GuardCheck) {
-  return {
-    type: 'message' as const,
-    role: 'assistant' as const,
-    status: 'completed' as const,
-    content: [{ type: 'output_text' as const, text: endedText(check) }],
-  };
-}
-
-/** The answer of a call the limits did not let happen: the message saying why, nothing used. */
-function ended(check: GuardCheck): ModelResponse {
-  return { usage: new Usage(), output: [endedMessage(check)] };
-}
-
-/** {@link ended} as a stream's events: the text, then the response. */
-async function* endedEvents(check: GuardCheck): AsyncIterable<StreamEvent> {
-  const message = endedMessage(check);
-  yield { type: 'output_text_delta', delta: endedText(check) };
-  yield {
-    type: 'response_done',
-    response: {
-      id: 'leash-ended',
-      usage: { requests: 0, inputTokens: 0, outputTokens: 0, totalTokens: 0 },
-      output: [message],
-    },
-  };
+  return bytesToTokens(bytes) + ITEM_TOKENS * items + FILE_TOKENS * files;
 }

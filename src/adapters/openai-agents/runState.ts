@@ -6,7 +6,7 @@ import { formatIso } from '../../iso.js';
 import type { JsonObject } from '../../json.js';
 import { MAX_PLAN_DOCUMENT_BYTES } from '../../store/planDocuments.js';
 import type { PlanDocument } from '../../store/GuardrailStore.js';
-import { applyLeashDecisions } from './tools.js';
+import { applyLeashDecisions, isGuarded } from './tools.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- the SDK's run state is generic over any agent */
 type AnyRunState = RunState<any, any>;
@@ -68,10 +68,13 @@ export async function saveRunState(state: AnyRunState, options: GuardOption): Pr
 /**
  * The run saved by {@link saveRunState} for the guard's plan, ready to go on with `run(agent, state)`:
  * its interruptions approved or rejected as people decided them in leash ({@link applyLeashDecisions}),
- * and the plan claimed (its phase `resumed`) so that no other process resumes it too. Null when there is
- * nothing to resume: no run saved, a run not waiting on interruptions, one a person has not decided
- * yet (it stays saved), or one another process claimed first. `agent` is the run's starting agent, as
- * `RunState.fromString` needs it.
+ * and the plan claimed (its phase `resumed`) so that no other process resumes it too. Interruptions of
+ * tools leash does not guard are left for the app to decide on the state (`state.getInterruptions()`,
+ * `state.approve`, `state.reject`). Null when there is nothing to resume: no run saved, a run not
+ * waiting on interruptions, one whose guarded calls a person has not all decided yet (it stays saved),
+ * or one another process claimed first. A claimed run keeps its state in the document until it is saved
+ * again, so a process that died after claiming it leaves it readable. `agent` is the run's starting
+ * agent, as `RunState.fromString` needs it.
  */
 export async function resumeRunState(agent: AnyAgent, options: GuardOption): Promise<AnyRunState | null> {
   const guard = guardOptions(options, [])['guard'] as RunGuard;
@@ -85,7 +88,7 @@ export async function resumeRunState(agent: AnyAgent, options: GuardOption): Pro
     );
   }
   const state = await RunState.fromString(agent, JSON.stringify(saved.body['state']));
-  if ((await applyLeashDecisions(state, { guard })).length > 0) return null;
+  if ((await applyLeashDecisions(state, { guard })).some(isGuarded)) return null;
   try {
     await store.savePlanDocument(
       {

@@ -42,7 +42,7 @@ export function guardedTool<T extends Options>(options: T, guarding: GuardOption
 const GUARDED = new WeakSet<object>();
 
 /** Whether the interruption is a call of a tool {@link guardedTool} made. */
-function isGuarded(item: RunToolApprovalItem): boolean {
+export function isGuarded(item: RunToolApprovalItem): boolean {
   const tools = (item.agent as { tools?: unknown } | undefined)?.tools;
   return (
     Array.isArray(tools) && tools.some((t: { name?: unknown }) => t.name === item.name && GUARDED.has(t))

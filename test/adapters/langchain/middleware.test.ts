@@ -265,6 +265,45 @@ describe.each(LOCAL_STORES)('leashMiddleware on %s', (_name, makeStore) => {
     expect((await g.service.getGuardrails('plan'))?.budgetSpent).toBe(0.2);
   });
 
+  it('charges a structured answer LangChain could not parse its whole estimate', async () => {
+    const g = await guarded(makeStore, { toolBudget: 10 }, PRICED);
+    const answerSchema = z.object({ answer: z.string() }).meta({ title: 'answer' });
+    const extract = withUsage(
+      new AIMessage({ content: '', tool_calls: [{ id: 's1', name: 'answer', args: { answer: 42 } }] }),
+    );
+    const agent = createAgent({
+      model: fakeModel().respond(extract),
+      tools: [],
+      // Not handled: the answer that does not fit the schema fails the run.
+      responseFormat: toolStrategy(answerSchema, { handleError: false }),
+      middleware: [leashMiddleware({ guard: g.guard, modelId: 'fake', maxOutputTokens: 500 })],
+    });
+
+    await expect(agent.invoke(go)).rejects.toThrow(/Failed to parse structured output/);
+
+    // The estimate, not the message's 0.2: at least its 500 output tokens (0.5).
+    expect((await g.service.getGuardrails('plan'))?.budgetSpent).toBeGreaterThanOrEqual(0.5);
+  });
+
+  it('runs only the calls the budget covers when the model asks for ten at once', async () => {
+    const write = countedTool('write');
+    const calls = Array.from({ length: 10 }, (_, i) => ({
+      id: `c${i}`,
+      name: 'write',
+      args: { path: `f${i}` },
+    }));
+    const script = [withUsage(new AIMessage({ content: '', tool_calls: calls })), answer('done')];
+    const { agent, service } = await agentOn(makeStore, { toolBudget: 3 }, script, [write], {
+      unpricedModels: 'allow',
+      tools: { write: { costPerCall: 1 } },
+    });
+
+    await agent.invoke(go, config);
+
+    expect(write.ran).toHaveLength(3);
+    expect((await service.getGuardrails('plan'))?.budgetSpent).toBe(3);
+  });
+
   it('charges cache reads at the cached rate', async () => {
     const cached = new AIMessage({ content: 'hi' });
     Object.assign(cached, {

@@ -1,6 +1,7 @@
 // leash/openai-agents' metered models on the Agents SDK's own run loop, with a scripted Model.
 import {
   Agent,
+  ModelBehaviorError,
   run,
   Runner,
   type Model,
@@ -9,7 +10,8 @@ import {
   type StreamEvent,
 } from '@openai/agents';
 import { describe, expect, it } from 'vitest';
-import { guardModel, guardModelProvider } from '../../../src/adapters/openai-agents/index.js';
+import { z } from 'zod';
+import { guardModel, guardModelProvider, leashEnded } from '../../../src/adapters/openai-agents/index.js';
 import { requestTokens, usageOf } from '../../../src/adapters/openai-agents/model.js';
 import { GuardrailValidationError, type RunGuard } from '../../../src/index.js';
 import { eventTypes, guarded, LOCAL_STORES, settledUntil } from '../../agent/support.js';
@@ -108,6 +110,46 @@ describe.each(LOCAL_STORES)('guardModel on %s', (_name, makeStore) => {
 
     expect(ran).toEqual(['a']);
     expect(String(result.finalOutput)).toMatch(/^leash ended the run \(step_blocked\)/);
+    // A later call must not be chained on a response no provider gave.
+    expect(result.lastResponseId).not.toBe('leash-ended');
+    expect(result.state.toString()).not.toContain('leash-ended');
+  });
+
+  describe('an agent with a structured outputType', () => {
+    const structured = async () => {
+      const set = await setUp(makeStore, { maxSteps: 1 }, scripted([writes('a'), writes('b')]));
+      const agent = new Agent({
+        name: 'summariser',
+        model: metered(set.agent.model as Model, set.guard),
+        tools: set.agent.tools,
+        outputType: z.object({ summary: z.string() }),
+      });
+      return { ...set, agent };
+    };
+
+    it('ends the run with the value an invalidFinalOutput handler gives once leash ended it', async () => {
+      const { agent, ran } = await structured();
+      const seen: (string | null)[] = [];
+
+      const result = await run(agent, 'go', {
+        errorHandlers: {
+          invalidFinalOutput: ({ runData }) => {
+            seen.push(leashEnded(runData));
+            return { finalOutput: { summary: 'stopped early' } };
+          },
+        },
+      });
+
+      expect(ran).toEqual(['a']);
+      expect(result.finalOutput).toEqual({ summary: 'stopped early' });
+      expect(seen[0]).toMatch(/^leash ended the run \(step_blocked\)/);
+    });
+
+    it('throws the SDK’s ModelBehaviorError, with the run’s data, when no handler ends it', async () => {
+      const { agent } = await structured();
+
+      await expect(run(agent, 'go')).rejects.toBeInstanceOf(ModelBehaviorError);
+    });
   });
 
   it('ends the run on a model without a price while the plan has a budget, naming the policy key', async () => {
@@ -157,6 +199,93 @@ describe.each(LOCAL_STORES)('guardModel on %s', (_name, makeStore) => {
 
     expect(await spent(service)).toBe(0);
     expect((await eventTypes(service)).at(-1)).toBe('budget_released');
+  });
+
+  /** A model whose calls fail with `error`; streamed, before their first event. */
+  function failingWith(error: Error): Model {
+    return {
+      getResponse: () => Promise.reject(error),
+      // eslint-disable-next-line require-yield
+      async *getStreamedResponse(): AsyncIterable<StreamEvent> {
+        throw error;
+      },
+    };
+  }
+
+  /** An error as the SDK's OpenAI models throw for a response that was incomplete or failed. */
+  const startedError = () =>
+    Object.assign(new Error('response incomplete: max_output_tokens'), {
+      responseStarted: true,
+      unsafeToReplay: true,
+    });
+
+  it('charges the estimate of a call that failed after the provider started its response', async () => {
+    const { service, guard } = await guarded(makeStore, { toolBudget: 1 }, PRICED);
+    const model = guardModel(failingWith(startedError()), {
+      guard,
+      modelId: 'mock-model',
+      maxOutputTokens: 1000,
+    });
+
+    await expect(run(new Agent({ name: 'a', model }), 'hi')).rejects.toThrow('max_output_tokens');
+
+    expect(await spent(service)).toBeGreaterThanOrEqual(0.002);
+  });
+
+  it('charges the estimate of a stream that failed after the provider started its response', async () => {
+    const { service, guard } = await guarded(makeStore, { toolBudget: 1 }, PRICED);
+    const model = guardModel(failingWith(startedError()), {
+      guard,
+      modelId: 'mock-model',
+      maxOutputTokens: 1000,
+    });
+
+    await expect(streamed(new Agent({ name: 'a', model }), 'hi')).rejects.toThrow('max_output_tokens');
+
+    expect(await spent(service)).toBeGreaterThanOrEqual(0.002);
+  });
+
+  it('charges the estimate of a call the run aborted while it was under way', async () => {
+    const { service, guard } = await guarded(makeStore, { toolBudget: 1 }, PRICED);
+    const inner = hanging();
+    const controller = new AbortController();
+    const agent = new Agent({ name: 'a', model: guardModel(inner, { guard, modelId: 'mock-model' }) });
+    const running = run(agent, 'hello', { signal: controller.signal });
+    await settledUntil(() => inner.requests.length === 1);
+
+    controller.abort();
+    await expect(running).rejects.toThrow();
+
+    const asked = inner.requests[0] as ModelRequest;
+    expect(await spent(service)).toBe((requestTokens(asked) + 4096 * 2) / 1e6);
+  });
+
+  it('keeps a streamed answer when the wall clock runs out while its response_done is being charged', async () => {
+    const init = { toolBudget: 1, maxWallClockSeconds: 10 };
+    const { service, guard, clock, timers } = await guarded(makeStore, init, PRICED);
+    const signals: AbortSignal[] = [];
+    const inner: Model = {
+      getResponse: () => Promise.reject(new Error('unused')),
+      async *getStreamedResponse(request): AsyncIterable<StreamEvent> {
+        signals.push(request.signal as AbortSignal);
+        const usage = { requests: 1, inputTokens: 10, outputTokens: 5, totalTokens: 15 };
+        yield { type: 'response_done', response: { id: 'real', usage, output: [] } };
+      },
+    };
+    // The clock runs out while the call's usage is being charged.
+    const settle = service.settleReservation.bind(service);
+    service.settleReservation = async (...args: Parameters<typeof settle>) => {
+      clock.advance(10_001);
+      timers.fire();
+      await settledUntil(() => signals[0]?.aborted === true);
+      return settle(...args);
+    };
+    const request = { input: 'hi', modelSettings: {}, tools: [], handoffs: [], outputType: 'text' as const };
+
+    const events: StreamEvent[] = [];
+    for await (const event of metered(inner, guard).getStreamedResponse(request as never)) events.push(event);
+
+    expect(events.map((e) => (e.type === 'response_done' ? e.response.id : e.type))).toEqual(['real']);
   });
 
   it('gives the estimate back when the call fails', async () => {
@@ -297,6 +426,48 @@ describe.each(LOCAL_STORES)('guardModelProvider on %s', (_name, makeStore) => {
     expect(() => guardModelProvider({} as ModelProvider, { guard })).toThrow(
       /provider must be a ModelProvider/,
     );
+  });
+});
+
+describe('leashEnded', () => {
+  const message = (text: string) => ({
+    type: 'message',
+    role: 'assistant',
+    status: 'completed',
+    content: [{ type: 'output_text', text }],
+  });
+
+  it('finds the text leash ended the run with in the run’s last output', () => {
+    const text = 'leash ended the run (budget_blocked): no budget left';
+    expect(leashEnded({ output: [message('hi'), message(text)] })).toBe(text);
+  });
+
+  it('finds nothing when the last output is the model’s own', () => {
+    expect(
+      leashEnded({ output: [message('leash ended the run (x): y'), message('{"summary":1}')] }),
+    ).toBeNull();
+  });
+});
+
+describe('requestTokens', () => {
+  const request = (input: ModelRequest['input']) =>
+    ({ input, modelSettings: {}, tools: [], handoffs: [], outputType: 'text' }) as unknown as ModelRequest;
+
+  it('estimates a text input at a token for every 3 bytes', () => {
+    expect(requestTokens(request('x'.repeat(600))) - requestTokens(request('x'.repeat(300)))).toBe(100);
+  });
+
+  it('counts an image at a fixed number of tokens, whatever its size', () => {
+    const image = (bytes: number) =>
+      request([
+        {
+          role: 'user',
+          content: [{ type: 'input_image', image: `data:image/png;base64,${'A'.repeat(bytes)}` }],
+        },
+      ]);
+
+    expect(requestTokens(image(3_000_000))).toBe(requestTokens(image(30)));
+    expect(requestTokens(image(30))).toBeGreaterThanOrEqual(1500);
   });
 });
 

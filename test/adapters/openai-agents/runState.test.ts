@@ -1,6 +1,7 @@
 // A paused Agents SDK run kept in the leash store, decided in leash and resumed from it.
-import { run } from '@openai/agents';
+import { run, tool } from '@openai/agents';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import {
   applyLeashDecisions,
   resumeRunState,
@@ -70,6 +71,30 @@ describe.each(LOCAL_STORES)('a paused run in the store on %s', (_name, makeStore
 
     expect(ran).toEqual([]);
     expect(resumed.finalOutput).toBe('done');
+  });
+
+  it('resumes once the guarded calls are decided, leaving the calls of tools it does not guard to the app', async () => {
+    const deploy = tool({
+      name: 'deploy',
+      description: 'deploy',
+      parameters: z.object({}),
+      needsApproval: true,
+      execute: async () => 'deployed',
+    });
+    const both = { calls: [...writes('a').calls!, { id: 'd1', name: 'deploy', args: {} }] };
+    const { agent, service, guard, ran } = await setUp(makeStore, confirmed, scripted([both]));
+    agent.tools.push(deploy);
+    const paused = await run(agent, 'go');
+    await saveRunState(paused.state, { guard });
+    await service.approve((await service.findApproval('plan', 'call-a-0'))?.id as string, { by: 'ann' });
+
+    const state = await resumeRunState(agent, { guard });
+    const left = state!.getInterruptions().filter((i) => i.name === 'deploy');
+    for (const item of left) state!.reject(item);
+    await run(agent, state!);
+
+    expect(left).toHaveLength(1);
+    expect(ran).toEqual(['a']);
   });
 
   it('refuses a run state over the plan-document limit, naming it and its size, and saves nothing', async () => {
