@@ -44,6 +44,20 @@ describe.each(LOCAL_STORES)('guardedTool on %s', (_name, makeStore) => {
     expect(outputs).toContain('used already');
   });
 
+  it('does not run an approved call whose arguments were changed in the saved state', async () => {
+    const { agent, service, guard, ran } = await setUp(makeStore, confirmed, oneEach(writeA));
+    const paused = await run(agent, 'go');
+    await service.approve((await service.findApproval('plan', 'call-1'))?.id as string, { by: 'ann' });
+    await applyLeashDecisions(paused.state, { guard });
+    const edited = paused.state.toString().replaceAll('{\\"path\\":\\"a\\"}', '{\\"path\\":\\"etc\\"}');
+    expect(edited).not.toBe(paused.state.toString());
+
+    const result = await run(agent, await RunState.fromString(agent, edited));
+
+    expect(ran).toEqual([]);
+    expect(JSON.stringify(result.newItems.map((i) => i.rawItem))).toContain('leash denied this call');
+  });
+
   it('does not run a call approved in the run state alone, without a leash grant', async () => {
     const { agent, ran } = await setUp(makeStore, confirmed, oneEach(writeA));
     const paused = await run(agent, 'go');
