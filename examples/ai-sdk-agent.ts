@@ -1,9 +1,6 @@
 // An AI SDK agent under leash: a budget, a step limit and a person's approval before it writes a file,
 // every check in a tamper-evident log. Offline it runs a scripted mock model; with OPENAI_API_KEY set
 // and @ai-sdk/openai installed it runs gpt-4o-mini.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { generateText, stepCountIs, tool, type ModelMessage } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { z } from 'zod';
@@ -14,20 +11,10 @@ import {
   guardTools,
   type GuardedLanguageModel,
 } from '../src/adapters/ai-sdk/index.js';
-import { AutonomyGuardrailService, RunGuard, SqliteStore, type ModelPrice } from '../src/index.js';
+import { RunGuard, type ModelPrice } from '../src/index.js';
+import { GPT_4O_MINI, notesPlan } from './notes.js';
 
-const db = join(mkdtempSync(join(tmpdir(), 'leash-ai-sdk-')), 'leash.db');
-const store = new SqliteStore({ path: db });
-await store.migrate();
-const service = new AutonomyGuardrailService({ store });
-const planId = 'notes-agent';
-await service.configureGuardrails(planId, {
-  maxSteps: 6,
-  toolBudget: 0.05, // dollars
-  requiredConfirmations: ['write_file'],
-});
-
-const files = new Map([['notes.txt', 'leash keeps agents inside budgets, step limits and approvals.']]);
+const { db, service, planId, files, report } = await notesPlan('ai-sdk');
 const tools = {
   read_file: tool({
     description: 'read a file',
@@ -72,14 +59,7 @@ for (let run = 1; ; run++) {
   messages.push({ role: 'tool', content: await approvalResponses(messages, { guard }) });
 }
 
-const g = await service.getGuardrails(planId);
-const trail = await service.getAuditTrail(planId);
-console.log(`summary.txt: ${JSON.stringify(files.get('summary.txt') ?? null)}`);
-console.log(`spent ${g?.budgetSpent} of ${g?.toolBudget} dollars in ${g?.stepCount} step(s)`);
-console.log(
-  `audit log: ${trail?.size} entries, ${trail?.deniedCount} denied; verify: npx leash verify --db ${db}`,
-);
-store.close();
+await report();
 
 /** gpt-4o-mini when a key and the provider package are there; a scripted mock model otherwise. */
 async function pickModel(): Promise<{
@@ -91,9 +71,7 @@ async function pickModel(): Promise<{
   if (process.env['OPENAI_API_KEY']) {
     const openai = await import(provider).catch(() => null);
     if (openai) {
-      // Dollars per million tokens; check your provider's current prices.
-      const prices = { 'gpt-4o-mini': { input: 0.15, output: 0.6, cached_input: 0.075 } };
-      return { model: openai.openai('gpt-4o-mini'), modelId: 'gpt-4o-mini', prices };
+      return { model: openai.openai('gpt-4o-mini'), modelId: 'gpt-4o-mini', prices: GPT_4O_MINI };
     }
   }
   const usage = {

@@ -2,29 +2,16 @@
 // approval before it writes a file, the run paused with LangGraph's interrupt() and resumed once.
 // Offline it runs a scripted fake model; with OPENAI_API_KEY set and @langchain/openai installed it runs
 // gpt-4o-mini.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { AIMessage } from '@langchain/core/messages';
 import { fakeModel } from '@langchain/core/testing';
 import { Command, MemorySaver } from '@langchain/langgraph';
 import { createAgent, tool } from 'langchain';
 import { z } from 'zod';
 import { leashMiddleware, type LeashInterrupt } from '../src/adapters/langchain/index.js';
-import { AutonomyGuardrailService, RunGuard, SqliteStore, type ModelPrice } from '../src/index.js';
+import { RunGuard } from '../src/index.js';
+import { GPT_4O_MINI, notesPlan } from './notes.js';
 
-const db = join(mkdtempSync(join(tmpdir(), 'leash-langchain-')), 'leash.db');
-const store = new SqliteStore({ path: db });
-await store.migrate();
-const service = new AutonomyGuardrailService({ store });
-const planId = 'notes-agent';
-await service.configureGuardrails(planId, {
-  maxSteps: 6,
-  toolBudget: 0.05, // dollars
-  requiredConfirmations: ['write_file'],
-});
-
-const files = new Map([['notes.txt', 'leash keeps agents inside budgets, step limits and approvals.']]);
+const { db, service, planId, files, report } = await notesPlan('langchain');
 const readFile = tool(async ({ path }) => files.get(path) ?? `no file ${path}`, {
   name: 'read_file',
   description: 'read a file',
@@ -39,9 +26,14 @@ const writeFile = tool(
   },
 );
 
-const { model, modelId, prices } = await pickModel();
+const { model, modelId } = await pickModel();
 // One guard per invocation of the agent; the plan, its budget and its approvals outlive it.
-const guard = new RunGuard({ service, planId, models: prices, tools: { read_file: { costPerCall: 0.001 } } });
+const guard = new RunGuard({
+  service,
+  planId,
+  models: GPT_4O_MINI,
+  tools: { read_file: { costPerCall: 0.001 } },
+});
 const agent = createAgent({
   model,
   tools: [readFile, writeFile],
@@ -62,24 +54,13 @@ for (const asked of result.__interrupt__ ?? []) {
 result = await agent.invoke(new Command({ resume: true }), config);
 console.log(`last message: ${JSON.stringify(result.messages.at(-1)?.content)}`);
 
-const g = await service.getGuardrails(planId);
-const trail = await service.getAuditTrail(planId);
-console.log(`summary.txt: ${JSON.stringify(files.get('summary.txt') ?? null)}`);
-console.log(`spent ${g?.budgetSpent} of ${g?.toolBudget} dollars in ${g?.stepCount} step(s)`);
-console.log(
-  `audit log: ${trail?.size} entries, ${trail?.deniedCount} denied; verify: npx leash verify --db ${db}`,
-);
-store.close();
+await report();
 
 /** gpt-4o-mini when a key and the provider package are there; a scripted fake model otherwise. */
 async function pickModel() {
-  // Dollars per million tokens; check your provider's current prices.
-  const prices: Record<string, ModelPrice> = {
-    'gpt-4o-mini': { input: 0.15, output: 0.6, cached_input: 0.075 },
-  };
   const provider = '@langchain/openai';
   if (process.env['OPENAI_API_KEY'] && (await import(provider).catch(() => null))) {
-    return { model: 'openai:gpt-4o-mini', modelId: 'gpt-4o-mini', prices };
+    return { model: 'openai:gpt-4o-mini', modelId: 'gpt-4o-mini' };
   }
   const usage = { input_tokens: 400, output_tokens: 40, total_tokens: 440 };
   const answer = (
@@ -100,5 +81,5 @@ async function pickModel() {
       ]),
     )
     .respond(answer('Done: summary.txt holds the summary.'));
-  return { model, modelId: 'gpt-4o-mini', prices };
+  return { model, modelId: 'gpt-4o-mini' };
 }

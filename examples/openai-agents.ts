@@ -1,9 +1,6 @@
 // An OpenAI Agents SDK agent under leash: a budget for its model and tool calls, a step limit and a
 // person's approval before it writes a file; the paused run kept in the leash store and resumed from it.
 // Offline it runs a scripted model; with OPENAI_API_KEY set it runs gpt-4o-mini.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import {
   Agent,
   OpenAIProvider,
@@ -11,6 +8,7 @@ import {
   setTracingDisabled,
   Usage,
   type Model,
+  type ModelProvider,
   type ModelResponse,
 } from '@openai/agents';
 import { z } from 'zod';
@@ -20,22 +18,12 @@ import {
   resumeRunState,
   saveRunState,
 } from '../src/adapters/openai-agents/index.js';
-import { AutonomyGuardrailService, RunGuard, SqliteStore, type ModelPrice } from '../src/index.js';
+import { RunGuard } from '../src/index.js';
+import { GPT_4O_MINI, notesPlan } from './notes.js';
 
 setTracingDisabled(true);
-const db = join(mkdtempSync(join(tmpdir(), 'leash-agents-')), 'leash.db');
-const store = new SqliteStore({ path: db });
-await store.migrate();
-const service = new AutonomyGuardrailService({ store });
-const planId = 'notes-agent';
-await service.configureGuardrails(planId, {
-  maxSteps: 6,
-  toolBudget: 0.05, // dollars
-  requiredConfirmations: ['write_file'],
-});
-
-const files = new Map([['notes.txt', 'leash keeps agents inside budgets, step limits and approvals.']]);
-const { provider, prices } = pickProvider();
+const { db, service, planId, files, report } = await notesPlan('agents');
+const provider = pickProvider();
 
 /** The agent as one process builds it: tools and model on a guard of its own (one per run). */
 function agentOn(guard: RunGuard) {
@@ -65,7 +53,7 @@ function agentOn(guard: RunGuard) {
 }
 
 const guardOf = () =>
-  new RunGuard({ service, planId, models: prices, tools: { read_file: { costPerCall: 0.001 } } });
+  new RunGuard({ service, planId, models: GPT_4O_MINI, tools: { read_file: { costPerCall: 0.001 } } });
 const first = guardOf();
 const { agent, runner } = agentOn(first);
 const paused = await runner.run(agent, 'Summarise notes.txt into summary.txt.');
@@ -84,23 +72,11 @@ const state = await resumeRunState(again.agent, { guard: second });
 const result = state === null ? paused : await again.runner.run(again.agent, state);
 console.log(`final output: ${JSON.stringify(result.finalOutput)}`);
 
-const g = await service.getGuardrails(planId);
-const trail = await service.getAuditTrail(planId);
-console.log(`summary.txt: ${JSON.stringify(files.get('summary.txt') ?? null)}`);
-console.log(`spent ${g?.budgetSpent} of ${g?.toolBudget} dollars in ${g?.stepCount} step(s)`);
-console.log(
-  `audit log: ${trail?.size} entries, ${trail?.deniedCount} denied; verify: npx leash verify --db ${db}`,
-);
-store.close();
+await report();
 
 /** OpenAI's provider when a key is there; a provider of a scripted model otherwise. */
-function pickProvider(): {
-  provider: { getModel(name?: string): Model | Promise<Model> };
-  prices: Record<string, ModelPrice>;
-} {
-  // Dollars per million tokens; check your provider's current prices.
-  const prices = { 'gpt-4o-mini': { input: 0.15, output: 0.6, cached_input: 0.075 } };
-  if (process.env['OPENAI_API_KEY']) return { provider: new OpenAIProvider(), prices };
+function pickProvider(): ModelProvider {
+  if (process.env['OPENAI_API_KEY']) return new OpenAIProvider();
   const call = (callId: string, name: string, args: object) => ({
     type: 'function_call' as const,
     callId,
@@ -133,5 +109,5 @@ function pickProvider(): {
       throw new Error('the scripted model does not stream');
     },
   };
-  return { provider: { getModel: () => model }, prices };
+  return { getModel: () => model };
 }

@@ -116,6 +116,25 @@ function run(command: string, args: readonly string[], cwd: string) {
   return spawnSync(command, args, { cwd, encoding: 'utf8', timeout: 110_000 });
 }
 
+/**
+ * Installs `frameworks` (which the package must not have brought), then compiles `source` as
+ * `<name>.ts` with the consumer's strict settings and runs it: resolves with what it printed.
+ */
+function compileAndRun(name: string, source: string, frameworks: readonly string[]): string {
+  for (const f of frameworks) expect(readdirSync(join(dir, 'node_modules'))).not.toContain(f.split('/')[0]);
+  installDependencies(dir, frameworks);
+  writeFileSync(join(dir, `${name}.ts`), source);
+  writeFileSync(
+    join(dir, `tsconfig.${name}.json`),
+    JSON.stringify({ extends: './tsconfig.json', files: [`${name}.ts`] }),
+  );
+  const tsc = run(process.execPath, [TSC, '-p', `tsconfig.${name}.json`], dir);
+  expect(tsc.stdout + tsc.stderr).toBe('');
+  const node = run(process.execPath, [`out/${name}.js`], dir);
+  expect(node.stderr).toBe('');
+  return node.stdout.trim();
+}
+
 /** Links each declared dependency from this checkout's install, and nothing else. */
 function installDependencies(into: string, names: readonly string[]): void {
   for (const name of names) {
@@ -179,48 +198,20 @@ describe.runIf(RUN)(
     }, 120_000);
 
     it('compiles and runs a leash/ai-sdk consumer once it installs ai, which leash does not install', () => {
-      expect(readdirSync(join(dir, 'node_modules'))).not.toContain('ai');
-      installDependencies(dir, ['ai']);
-      writeFileSync(join(dir, 'agent.ts'), AI_SDK_CONSUMER);
-      writeFileSync(
-        join(dir, 'tsconfig.agent.json'),
-        JSON.stringify({ extends: './tsconfig.json', files: ['agent.ts'] }),
-      );
-      const tsc = run(process.execPath, [TSC, '-p', 'tsconfig.agent.json'], dir);
-      expect(tsc.stdout + tsc.stderr).toBe('');
-      const node = run(process.execPath, ['out/agent.js'], dir);
-      expect(node.stderr).toBe('');
-      expect(node.stdout.trim()).toBe('ran 2 of 3 calls, spent 0.2');
+      expect(compileAndRun('agent', AI_SDK_CONSUMER, ['ai'])).toBe('ran 2 of 3 calls, spent 0.2');
     }, 120_000);
 
     it('compiles and runs a leash/langchain consumer once it installs langchain, which leash does not install', () => {
-      expect(readdirSync(join(dir, 'node_modules'))).not.toContain('langchain');
-      installDependencies(dir, ['langchain', '@langchain/core', '@langchain/langgraph']);
-      writeFileSync(join(dir, 'lc.ts'), LANGCHAIN_CONSUMER);
-      writeFileSync(
-        join(dir, 'tsconfig.lc.json'),
-        JSON.stringify({ extends: './tsconfig.json', files: ['lc.ts'] }),
+      const frameworks = ['langchain', '@langchain/core', '@langchain/langgraph'];
+      expect(compileAndRun('lc', LANGCHAIN_CONSUMER, frameworks)).toBe(
+        'ran 1 of 2 calls; leash ended the run (step_blocked)',
       );
-      const tsc = run(process.execPath, [TSC, '-p', 'tsconfig.lc.json'], dir);
-      expect(tsc.stdout + tsc.stderr).toBe('');
-      const node = run(process.execPath, ['out/lc.js'], dir);
-      expect(node.stderr).toBe('');
-      expect(node.stdout.trim()).toBe('ran 1 of 2 calls; leash ended the run (step_blocked)');
     }, 120_000);
 
     it('compiles and runs a leash/openai-agents consumer once it installs @openai/agents, which leash does not install', () => {
-      expect(readdirSync(join(dir, 'node_modules'))).not.toContain('@openai');
-      installDependencies(dir, ['@openai/agents']);
-      writeFileSync(join(dir, 'oa.ts'), AGENTS_CONSUMER);
-      writeFileSync(
-        join(dir, 'tsconfig.oa.json'),
-        JSON.stringify({ extends: './tsconfig.json', files: ['oa.ts'] }),
+      expect(compileAndRun('oa', AGENTS_CONSUMER, ['@openai/agents'])).toBe(
+        'ran 1 of 2 calls; leash ended the run (step_blocked)',
       );
-      const tsc = run(process.execPath, [TSC, '-p', 'tsconfig.oa.json'], dir);
-      expect(tsc.stdout + tsc.stderr).toBe('');
-      const node = run(process.execPath, ['out/oa.js'], dir);
-      expect(node.stderr).toBe('');
-      expect(node.stdout.trim()).toBe('ran 1 of 2 calls; leash ended the run (step_blocked)');
     }, 120_000);
 
     it('loads from CommonJS with await import', () => {

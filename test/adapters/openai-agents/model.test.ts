@@ -326,39 +326,28 @@ describe.each(LOCAL_STORES)('guardModel on %s', (_name, makeStore) => {
     };
   }
 
-  it('ends the run when the wall clock runs out during a call, aborting it and charging the estimate', async () => {
-    const init = { toolBudget: 1, maxWallClockSeconds: 10 };
-    const { service, guard, clock, timers } = await guarded(makeStore, init, PRICED);
-    const inner = hanging();
-    const running = run(new Agent({ name: 'a', model: metered(inner, guard) }), 'hello');
-    await settledUntil(() => inner.requests.length === 1);
+  it.each([
+    ['a call', (agent: Agent) => run(agent, 'hello')],
+    ['a stream', (agent: Agent) => streamed(agent, 'hello')],
+  ])(
+    'ends the run when the wall clock runs out during %s, aborting it and charging the estimate',
+    async (_what, runIt) => {
+      const init = { toolBudget: 1, maxWallClockSeconds: 10 };
+      const { service, guard, clock, timers } = await guarded(makeStore, init, PRICED);
+      const inner = hanging();
+      const running = runIt(new Agent({ name: 'a', model: metered(inner, guard) }));
+      await settledUntil(() => inner.requests.length === 1);
 
-    clock.advance(10_001);
-    timers.fire();
-    const result = await running;
+      clock.advance(10_001);
+      timers.fire();
+      const result = await running;
 
-    const asked = inner.requests[0] as ModelRequest;
-    expect(asked.signal?.aborted).toBe(true);
-    expect(String(result.finalOutput)).toMatch(/^leash ended the run \(wall_clock_blocked\)/);
-    expect(await spent(service)).toBe((requestTokens(asked) + 4096 * 2) / 1e6);
-  });
-
-  it('ends a streamed run when the wall clock runs out during the stream, charging the estimate', async () => {
-    const init = { toolBudget: 1, maxWallClockSeconds: 10 };
-    const { service, guard, clock, timers } = await guarded(makeStore, init, PRICED);
-    const inner = hanging();
-    const running = streamed(new Agent({ name: 'a', model: metered(inner, guard) }), 'hello');
-    await settledUntil(() => inner.requests.length === 1);
-
-    clock.advance(10_001);
-    timers.fire();
-    const result = await running;
-
-    const asked = inner.requests[0] as ModelRequest;
-    expect(asked.signal?.aborted).toBe(true);
-    expect(String(result.finalOutput)).toMatch(/^leash ended the run \(wall_clock_blocked\)/);
-    expect(await spent(service)).toBe((requestTokens(asked) + 4096 * 2) / 1e6);
-  });
+      const asked = inner.requests[0] as ModelRequest;
+      expect(asked.signal?.aborted).toBe(true);
+      expect(String(result.finalOutput)).toMatch(/^leash ended the run \(wall_clock_blocked\)/);
+      expect(await spent(service)).toBe((requestTokens(asked) + 4096 * 2) / 1e6);
+    },
+  );
 
   it('prices a model instance under its own model name when it has one', async () => {
     const { service, guard } = await guarded(makeStore, { toolBudget: 1 }, PRICED);
