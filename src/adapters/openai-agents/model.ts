@@ -36,9 +36,10 @@ const FILE_TOKENS = 1500;
  * alike: before a call, the run ends (a last message saying which limit, so the run's output and state
  * are kept) when the wall clock, the steps or the budget leave nothing to do; otherwise the price of its
  * estimate (the request's tokens, and its `maxTokens`) is set aside, and what its usage cost is spent —
- * for a stream, from its `response_done` event. A call that fails gives the estimate back; a stream cut
- * short is charged the estimate. Give it to an `Agent` as its `model` (a Model instance an agent holds
- * bypasses the run's model provider: see {@link guardModelProvider}).
+ * for a stream, from its `response_done` event. A call that failed before the provider answered gives
+ * the estimate back; one that may have been billed (the provider had started answering, the run aborted
+ * it, it timed out, a stream cut short) is charged the estimate. Give it to an `Agent` as its `model` (a
+ * Model instance an agent holds bypasses the run's model provider: see {@link guardModelProvider}).
  */
 export function guardModel(model: Model, options: GuardModelOptions): Model {
   const o = checked(options);
@@ -89,6 +90,9 @@ function metered(inner: Model, guard: RunGuard, modelId: string, maxOut: number)
     maxOutputTokens: request.modelSettings?.maxTokens ?? maxOut,
   });
   const wrapped: Model = {
+    ...(inner.supportsPromptModelSelection === undefined
+      ? {}
+      : { supportsPromptModelSelection: inner.supportsPromptModelSelection }),
     async getResponse(request: ModelRequest): Promise<ModelResponse> {
       const estimate = estimateOf(request);
       const limit = await guard.limitReached();

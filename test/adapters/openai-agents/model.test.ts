@@ -358,6 +358,13 @@ describe.each(LOCAL_STORES)('guardModel on %s', (_name, makeStore) => {
     expect(await spent(service)).toBe(0.001);
   });
 
+  it('keeps what the model says of a prompt choosing the model, as the SDK reads it', async () => {
+    const { guard } = await guarded(makeStore, {});
+    const inner = Object.assign(scripted([]), { supportsPromptModelSelection: true });
+
+    expect(metered(inner, guard).supportsPromptModelSelection).toBe(true);
+  });
+
   it('refuses a model instance with no name and no modelId, naming the field', async () => {
     const { guard } = await guarded(makeStore, {});
 
