@@ -81,11 +81,20 @@ export class ModelCallHandle {
   #settled: Promise<ModelCallSettled> | undefined;
 
   /** @internal made by {@link RunGuard.openModelCall}; `onSettled` runs once the call is settled. */
-  constructor(
+  static made(
     modelId: string,
     reservation: BudgetReservation,
     rates: ModelRates | null,
     onSettled: () => void = () => undefined,
+  ): ModelCallHandle {
+    return new ModelCallHandle(modelId, reservation, rates, onSettled);
+  }
+
+  private constructor(
+    modelId: string,
+    reservation: BudgetReservation,
+    rates: ModelRates | null,
+    onSettled: () => void,
   ) {
     this.modelId = modelId;
     this.reserved = reservation.amount;
@@ -193,7 +202,7 @@ export async function openModelCall(
       forget();
       return { denied: reservation.check };
     }
-    return { handle: new ModelCallHandle(modelId, reservation, rates, forget), gate: passed, rates };
+    return { handle: ModelCallHandle.made(modelId, reservation, rates, forget), gate: passed, rates };
   } catch (error) {
     forget();
     throw error;

@@ -681,13 +681,13 @@ export class AutonomyGuardrailService {
       const reserving = this.#store.update(planId, (stored): PlanChange<BudgetReservation> => {
         if (!stored) {
           const check = this.#unconfigured(E.BUDGET_ALLOWED, E.BUDGET_BLOCKED, planId).result;
-          return { result: new BudgetReservation(this, planId, id, micros, check, false, null) };
+          return { result: BudgetReservation.made(this, planId, id, micros, check, false, null) };
         }
         return this.#decideReservation(stored, planId, id, micros, now, expiresAt);
       });
       if (!this.#denyUnavailable) return reserving;
       const notOpen = (check: GuardCheck) =>
-        new BudgetReservation(this, planId, id, micros, check, false, null);
+        BudgetReservation.made(this, planId, id, micros, check, false, null);
       return this.#orDenied(E.BUDGET_BLOCKED, notOpen, reserving);
     });
   }
@@ -1254,7 +1254,7 @@ export class AutonomyGuardrailService {
         fromMicros(held),
       );
       const heldUntil = g.reservationExpiresAt(id) ?? null;
-      return { result: new BudgetReservation(this, planId, id, held, check, true, heldUntil) };
+      return { result: BudgetReservation.made(this, planId, id, held, check, true, heldUntil) };
     }
     const verdict = g.checkToolBudgetMicros(micros);
     const check = verdict.allowed
@@ -1268,7 +1268,7 @@ export class AutonomyGuardrailService {
       limit: check.limit ?? null,
     };
     expiredDetails(details, expired);
-    const result = new BudgetReservation(this, planId, id, micros, check, check.allowed, expiresAt);
+    const result = BudgetReservation.made(this, planId, id, micros, check, check.allowed, expiresAt);
     const audit = this.#entry(check, details, now);
     const mutation = expiring(
       check.allowed ? { reserve: { id, micros, expiresAt } } : undefined,

@@ -31,7 +31,19 @@ export class BudgetReservation {
   #settled: Promise<GuardCheck> | undefined;
 
   /** @internal made by {@link AutonomyGuardrailService.reserveBudget}. */
-  constructor(
+  static made(
+    service: AutonomyGuardrailService,
+    planId: string,
+    id: string,
+    micros: number,
+    check: GuardCheck,
+    open: boolean,
+    expiresAt: number | null,
+  ): BudgetReservation {
+    return new BudgetReservation(service, planId, id, micros, check, open, expiresAt);
+  }
+
+  private constructor(
     service: AutonomyGuardrailService,
     planId: string,
     id: string,
