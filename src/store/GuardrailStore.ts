@@ -129,7 +129,7 @@ export interface PlanListing {
 
 /**
  * Where guardrail state and audit entries live. The service talks to nothing else. Every implementation
- * must pass the contract suite in `store/contract.ts`.
+ * must pass the contract suite of `leash/testing` (`runStoreContract`).
  */
 export interface GuardrailStore {
   /** How many audit entries a new plan's trail keeps. */

@@ -110,6 +110,29 @@ const result = await run(agent, 'search');
 console.log('ran ' + runs + ' of 2 calls; ' + String(result.finalOutput).split(':')[0]);
 `;
 
+/** A store's test file on leash/testing with a runner of its own: the contract loads without vitest. */
+const CONTRACT_CONSUMER = `import { MemoryStore } from 'leash';
+import { runStoreContract, type TestFunctions } from 'leash/testing';
+
+const names: string[] = [];
+const path: string[] = [];
+const test: TestFunctions = {
+  describe: (name, body) => {
+    path.push(name);
+    body();
+    path.pop();
+  },
+  it: (name) => void names.push([...path, name].join(' > ')),
+  beforeEach: () => undefined,
+  afterEach: () => undefined,
+  expect: () => {
+    throw new Error('not run');
+  },
+};
+runStoreContract('MemoryStore', { test, newStore: () => new MemoryStore() });
+console.log(names.length > 100 ? 'registered ' + names[0] : 'too few: ' + names.length);
+`;
+
 let dir: string;
 
 function run(command: string, args: readonly string[], cwd: string) {
@@ -211,6 +234,13 @@ describe.runIf(RUN)(
     it('compiles and runs a leash/openai-agents consumer once it installs @openai/agents, which leash does not install', () => {
       expect(compileAndRun('oa', AGENTS_CONSUMER, ['@openai/agents'])).toBe(
         'ran 1 of 2 calls; leash ended the run (step_blocked)',
+      );
+    }, 120_000);
+
+    it('registers the store contract of leash/testing with a runner of its own, no vitest installed', () => {
+      expect(readdirSync(join(dir, 'node_modules'))).not.toContain('vitest');
+      expect(compileAndRun('contract', CONTRACT_CONSUMER, [])).toBe(
+        'registered GuardrailStore contract: MemoryStore > put, get and delete > returns null for a plan that was never stored',
       );
     }, 120_000);
 

@@ -1,8 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { AutonomyGuardrailService, GuardrailValidationError, MemoryStore } from '../../src/index.js';
-import { runStoreContract } from '../../src/store/contract.js';
+import { runStoreContract } from '../../src/testing/index.js';
+import { vitestFunctions } from '../support/testFunctions.js';
 
-runStoreContract('MemoryStore', { newStore: (o) => new MemoryStore({ auditCapacity: 5000, ...o }) });
+runStoreContract('MemoryStore', {
+  test: vitestFunctions,
+  newStore: (o) => new MemoryStore({ auditCapacity: 5000, ...o }),
+});
 
 describe('MemoryStore', () => {
   it('refuses an audit capacity below 1', () => {

@@ -9,7 +9,8 @@ import {
   GuardrailValidationError,
 } from '../../src/index.js';
 import { verifyAuditLog } from '../../src/audit/verify.js';
-import { runStoreContract } from '../../src/store/contract.js';
+import { runStoreContract } from '../../src/testing/index.js';
+import { vitestFunctions } from '../support/testFunctions.js';
 import {
   POSTGRES_SCHEMA_VERSION,
   PostgresStore,
@@ -199,6 +200,7 @@ describe.skipIf(skip)('PostgresStore', () => {
   });
 
   runStoreContract('PostgresStore', {
+    test: vitestFunctions,
     newStore: (o) => migrated({ auditCapacity: 5000, ...o }),
     setEntryColumn: async (store, planId, seq, column, text) => {
       const { schema: s, tablePrefix } = store as PostgresStore;

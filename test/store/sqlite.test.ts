@@ -11,7 +11,8 @@ import {
   GuardrailError,
 } from '../../src/index.js';
 import { verifyAuditLog } from '../../src/audit/verify.js';
-import { runStoreContract } from '../../src/store/contract.js';
+import { runStoreContract } from '../../src/testing/index.js';
+import { vitestFunctions } from '../support/testFunctions.js';
 import type { Approval, GuardrailStore } from '../../src/store/GuardrailStore.js';
 import { SQLITE_SCHEMA_VERSION, SqliteStore } from '../../src/store/sqlite/SqliteStore.js';
 import { fieldOf } from '../support/thrown.js';
@@ -49,6 +50,7 @@ async function rejection(promise: Promise<unknown>): Promise<GuardrailError> {
 }
 
 runStoreContract('SqliteStore in memory', {
+  test: vitestFunctions,
   newStore: (o) => migrated(new SqliteStore({ auditCapacity: 5000, ...o })),
 });
 
@@ -67,6 +69,7 @@ describe('on a file', () => {
   const paths = new WeakMap<GuardrailStore, string>();
 
   runStoreContract('SqliteStore on a file', {
+    test: vitestFunctions,
     newStore: (o) => {
       const path = join(dir, `store-${files++}.db`);
       const store = new SqliteStore({ path, auditCapacity: 5000, ...o });
