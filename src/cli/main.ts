@@ -17,7 +17,12 @@ import { parseIsoMs } from '../iso.js';
 import { policyJsonSchema } from '../policy/jsonSchema.js';
 import { parsePolicy } from '../policy/policy.js';
 import type { Policy } from '../policy/schema.js';
-import type { Approval, ApprovalStatus, GuardrailStore } from '../store/GuardrailStore.js';
+import {
+  APPROVAL_STATUSES,
+  type Approval,
+  type ApprovalStatus,
+  type GuardrailStore,
+} from '../store/GuardrailStore.js';
 import {
   auditDetails,
   budgetText,
@@ -101,8 +106,6 @@ const USAGE_CODES = new Set([
 
 /** Errors of something looked for in the store: their message names the database searched. */
 const NOT_FOUND_CODES = new Set(['PLAN_NOT_FOUND', 'APPROVAL_NOT_FOUND']);
-
-const STATUSES: readonly ApprovalStatus[] = ['pending', 'approved', 'denied', 'used'];
 
 /** Runs `leash` with `argv` (without the node and script names); resolves with the exit code. */
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
@@ -473,7 +476,7 @@ Example:
   program
     .command('approvals')
     .description('list confirmation requests, oldest first')
-    .addOption(new Option('--status <status>', 'only requests in this status').choices(STATUSES))
+    .addOption(new Option('--status <status>', 'only requests in this status').choices(APPROVAL_STATUSES))
     .option('--plan <plan>', 'only requests of this plan')
     .addOption(dbOption())
     .addOption(jsonOption())

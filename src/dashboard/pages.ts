@@ -9,7 +9,7 @@ import { GUARD_NAMES, GuardrailEventType, type GuardName } from '../guardrails/e
 import { parseIsoMs } from '../iso.js';
 import type { JsonObject } from '../json.js';
 import { linesOf, outputLines, stepOfEntry, tailLines } from '../runner/format.js';
-import type { Approval, ApprovalStatus } from '../store/GuardrailStore.js';
+import { APPROVAL_STATUSES, type Approval, type ApprovalStatus } from '../store/GuardrailStore.js';
 import {
   burnDownChart,
   timelineChart,
@@ -460,7 +460,7 @@ function verification(r: VerifyReport): Html {
 
 // ------------------------------------------------------------------------------------------ approvals
 
-export const APPROVAL_FILTERS: readonly ApprovalStatus[] = ['pending', 'approved', 'denied', 'used'];
+export const APPROVAL_FILTERS: readonly ApprovalStatus[] = APPROVAL_STATUSES;
 
 export function approvalsPage(
   ctx: PageContext,

@@ -35,8 +35,14 @@ export interface PlanMutation {
   readonly toolCall?: string;
 }
 
+/** Every status an approval can be in, in the order a person meets them. */
+export const APPROVAL_STATUSES = Object.freeze(['pending', 'approved', 'denied', 'used'] as const);
+
 /** Where a request for a person's confirmation stands. */
-export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'used';
+export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
+
+/** The SQL condition a stored approval's `status` column must meet. */
+export const APPROVAL_STATUS_CHECK = `status IN (${APPROVAL_STATUSES.map((s) => `'${s}'`).join(', ')})`;
 
 /**
  * A request for a person's confirmation of one decision, and, once decided, the grant or the denial. A

@@ -1,13 +1,7 @@
 import { GuardrailError, invalid } from '../errors.js';
-import type { Approval, ApprovalStatus } from './GuardrailStore.js';
+import { APPROVAL_STATUSES, type Approval, type ApprovalStatus } from './GuardrailStore.js';
 
-/** Every status an approval can be in. */
-export const APPROVAL_STATUSES: readonly ApprovalStatus[] = Object.freeze([
-  'pending',
-  'approved',
-  'denied',
-  'used',
-]);
+export { APPROVAL_STATUSES };
 
 /** The columns of an approval row, in the order {@link approvalRowValues} gives their values. */
 export const APPROVAL_COLUMNS =

@@ -14,16 +14,17 @@ import {
   StoreOutcomeUnknownError,
 } from '../../errors.js';
 import { AutonomyGuardrails } from '../../guardrails/AutonomyGuardrails.js';
-import type {
-  Approval,
-  ApprovalStatus,
-  GuardrailStore,
-  PlanChange,
-  PlanChangeFn,
-  PlanDocument,
-  PlanDocumentInput,
-  PlanListing,
-  PlanRecord,
+import {
+  APPROVAL_STATUS_CHECK,
+  type Approval,
+  type ApprovalStatus,
+  type GuardrailStore,
+  type PlanChange,
+  type PlanChangeFn,
+  type PlanDocument,
+  type PlanDocumentInput,
+  type PlanListing,
+  type PlanRecord,
 } from '../GuardrailStore.js';
 import {
   APPROVAL_COLUMNS,
@@ -124,7 +125,7 @@ const MIGRATIONS: readonly ((t: Tables) => readonly string[])[] = [
        input_hash text NOT NULL,
        requested_at text NOT NULL,
        expires_at text NOT NULL,
-       status text NOT NULL CHECK (status IN ('pending', 'approved', 'denied', 'used')),
+       status text NOT NULL CHECK (${APPROVAL_STATUS_CHECK}),
        decided_by text,
        decided_at text,
        reason text,

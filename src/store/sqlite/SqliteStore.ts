@@ -5,16 +5,17 @@ import { chainEntry, type ChainedEntry, type Checkpoint, type MalformedEntry } f
 import { describeValue, GuardrailError, GuardrailValidationError } from '../../errors.js';
 import { AutonomyGuardrails } from '../../guardrails/AutonomyGuardrails.js';
 import { intField, objectWithKeys } from '../../guardrails/validate.js';
-import type {
-  Approval,
-  ApprovalStatus,
-  GuardrailStore,
-  PlanChange,
-  PlanChangeFn,
-  PlanDocument,
-  PlanDocumentInput,
-  PlanListing,
-  PlanRecord,
+import {
+  APPROVAL_STATUS_CHECK,
+  type Approval,
+  type ApprovalStatus,
+  type GuardrailStore,
+  type PlanChange,
+  type PlanChangeFn,
+  type PlanDocument,
+  type PlanDocumentInput,
+  type PlanListing,
+  type PlanRecord,
 } from '../GuardrailStore.js';
 import {
   APPROVAL_COLUMNS,
@@ -101,7 +102,7 @@ const MIGRATIONS: readonly ((p: string) => string)[] = [
       input_hash TEXT NOT NULL,
       requested_at TEXT NOT NULL,
       expires_at TEXT NOT NULL,
-      status TEXT NOT NULL CHECK (status IN ('pending', 'approved', 'denied', 'used')),
+      status TEXT NOT NULL CHECK (${APPROVAL_STATUS_CHECK}),
       decided_by TEXT,
       decided_at TEXT,
       reason TEXT,
