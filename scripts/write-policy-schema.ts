@@ -3,7 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { format, resolveConfig } from 'prettier';
-import { planFileJsonSchema } from '../src/cli/planSchema.js';
+import { planFileJsonSchema } from '../src/runner/planSchema.js';
 import { policyJsonSchema } from '../src/policy/jsonSchema.js';
 
 const schemas: readonly [string, Record<string, unknown>][] = [

@@ -42,7 +42,7 @@ export {
   type GuardrailsMetadata,
   type MetadataLimits,
 } from './service/metadata.js';
-export { MAX_PLAN_ID_LENGTH } from './service/planId.js';
+export { MAX_PLAN_ID_LENGTH } from './ids.js';
 export type {
   Approval,
   ApprovalStatus,

@@ -12,7 +12,7 @@ import { objectWithKeys } from '../guardrails/validate.js';
 import { isPlainObject, type JsonValue } from '../json.js';
 import type { AutonomyGuardrailService, ConfirmationAsk } from '../service/AutonomyGuardrailService.js';
 import { inputHash } from '../service/hash.js';
-import { validatePlanId } from '../service/planId.js';
+import { validatePlanId } from '../ids.js';
 import type { BudgetReservation } from '../service/BudgetReservation.js';
 import type { Approval } from '../store/GuardrailStore.js';
 import { openCall, operationsToConfirm } from './calls.js';

@@ -1,11 +1,12 @@
 import * as nodeCrypto from 'node:crypto';
 import { createHash, createPrivateKey, createPublicKey, KeyObject, sign, verify } from 'node:crypto';
 import { describeValue, GuardrailValidationError, invalid } from '../errors.js';
-import { isPlainText, objectWithKeys } from '../guardrails/validate.js';
+import { objectWithKeys } from '../guardrails/validate.js';
+import { isPlainText } from '../unicode.js';
 import { EVENT_INFO, isGuardrailEventType, isGuardName } from '../guardrails/events.js';
 import { parseIsoMs } from '../iso.js';
 import { canonicalJson, isPlainObject, isWellFormed } from '../json.js';
-import { MAX_PLAN_ID_LENGTH, validatePlanId } from '../service/planId.js';
+import { MAX_PLAN_ID_LENGTH, validatePlanId } from '../ids.js';
 import { AuditEntry, isSerializableTimestamp, type AuditEntryJson } from './AuditEntry.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import { describeValue, invalid } from '../errors.js';
 import { canonicalJson } from '../json.js';
-import { validatePlanId } from '../service/planId.js';
+import { validatePlanId } from '../ids.js';
 import {
   checkpointSignatureValid,
   entryHasher,

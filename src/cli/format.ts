@@ -1,9 +1,9 @@
 // What the `leash` command prints for people: plain tables and short numbers. Scripts use --json.
 import type { AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
-import { usedOf } from '../runner/format.js';
+import { duration, money, usedOf } from '../runner/format.js';
 
 // Shared with the dashboard, which shows the same lines.
-export { auditDetails, outputLines } from '../runner/format.js';
+export { auditDetails, duration, money, outputLines } from '../runner/format.js';
 
 /** Lays out rows under a header, each column as wide as its widest cell. */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
@@ -14,34 +14,6 @@ export function table(header: readonly string[], rows: readonly (readonly string
       .join('  ')
       .trimEnd();
   return [line(header), ...rows.map(line)].join('\n');
-}
-
-/** An amount of money as people write it: up to six decimals, at least two. */
-export function money(n: number): string {
-  const fixed = n.toFixed(6).replace(/0+$/, '');
-  const [whole, frac = ''] = fixed.split('.');
-  return `${whole}.${frac.padEnd(2, '0')}`;
-}
-
-const DAY_SECONDS = 86_400;
-/** Past this many days (about 270 years) a duration is shown in seconds, as a power of ten. */
-const MAX_DAYS_SHOWN = 99_999;
-
-/**
- * Seconds as people read them: 42s, 3m05s, 1h02m, 35d02h; past 99999 days, 1e300s; `—`, as for no
- * value, for a number that is not finite (Infinity, NaN), which no amount of time is.
- */
-export function duration(seconds: number): string {
-  if (!Number.isFinite(seconds)) return '—';
-  const s = Math.max(0, Math.floor(seconds));
-  const two = (n: number): string => String(n).padStart(2, '0');
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m${two(s % 60)}s`;
-  if (s < DAY_SECONDS) return `${Math.floor(s / 3600)}h${two(Math.floor((s % 3600) / 60))}m`;
-  const days = Math.floor(s / DAY_SECONDS);
-  if (days <= MAX_DAYS_SHOWN) return `${days}d${two(Math.floor((s % DAY_SECONDS) / 3600))}h`;
-  const [mantissa = '', exponent = ''] = s.toExponential(2).split('e');
-  return `${mantissa.replace(/\.?0+$/, '')}e${exponent.replace('+', '')}s`;
 }
 
 // Control characters other than line breaks could rewrite a terminal: shown as escapes instead.

@@ -38,7 +38,7 @@ import { Progress } from './progress.js';
 import type { ExecutorEvents } from '../executor/PlanExecutor.js';
 import { completedDecisions, type CompletedDecision } from '../executor/state.js';
 import { dbArgument, openStore, storeName, storeTarget } from './openStore.js';
-import { parsePlanFile, planFileJsonSchema } from './planFile.js';
+import { parsePlanFile, planFileJsonSchema } from '../runner/planFile.js';
 import {
   clockOf,
   PlanRunner,
@@ -47,8 +47,8 @@ import {
   type PlanStatus,
   type RunOutcome,
   type RunReport,
-} from './runner.js';
-import type { BuiltinToolOptions } from './tools/index.js';
+} from '../runner/runner.js';
+import type { BuiltinToolOptions } from '../runner/tools/index.js';
 
 /** The exit codes of `leash`, as the README documents them. */
 export const EXIT = Object.freeze({

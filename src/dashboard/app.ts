@@ -4,10 +4,10 @@ import { bodyLimit } from 'hono/body-limit';
 import { getCookie, setCookie } from 'hono/cookie';
 import { verifyAuditLog } from '../audit/verify.js';
 import { systemClock, type Clock } from '../clock.js';
-import type { DecisionReport, PlanRunner, PlanStatus, RunReport } from '../cli/runner.js';
+import type { DecisionReport, PlanRunner, PlanStatus, RunReport } from '../runner/runner.js';
 import { errorText, invalid, isGuardrailError } from '../errors.js';
 import { isGuardName } from '../guardrails/events.js';
-import { validatePlanId } from '../service/planId.js';
+import { validatePlanId } from '../ids.js';
 import type { ApprovalStatus } from '../store/GuardrailStore.js';
 import {
   APPROVAL_FILTERS,

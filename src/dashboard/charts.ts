@@ -1,5 +1,5 @@
 import { html } from 'hono/html';
-import { money } from '../cli/format.js';
+import { money } from '../runner/format.js';
 import { COLOR, time, type Html } from './views.js';
 
 // Drawn on the server, the budget as inline SVG and the decisions as a list: numbers go into attributes

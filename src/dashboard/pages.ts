@@ -1,14 +1,13 @@
 import { html } from 'hono/html';
 import type { ChainedEntry } from '../audit/chain.js';
 import type { VerifyReport } from '../audit/verify.js';
-import { duration, money } from '../cli/format.js';
-import { clockOf, type PlanListRow, type PlanStatus } from '../cli/runner.js';
+import { clockOf, type PlanListRow, type PlanStatus } from '../runner/runner.js';
 import { completedDecisions } from '../executor/state.js';
 import type { AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
 import { GUARD_NAMES, GuardrailEventType, type GuardName } from '../guardrails/events.js';
 import { parseIsoMs } from '../iso.js';
 import type { JsonObject } from '../json.js';
-import { linesOf, outputLines, stepOfEntry, tailLines } from '../runner/format.js';
+import { duration, linesOf, money, outputLines, stepOfEntry, tailLines } from '../runner/format.js';
 import { APPROVAL_STATUSES, type Approval, type ApprovalStatus } from '../store/GuardrailStore.js';
 import {
   burnDownChart,

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import type { Hono } from 'hono';
 import type { Clock } from '../clock.js';
-import type { PlanRunner } from '../cli/runner.js';
+import type { PlanRunner } from '../runner/runner.js';
 import { GuardrailValidationError } from '../errors.js';
 import { createDashboardApp } from './app.js';
 import { MIN_TOKEN_LENGTH, newToken, TOKEN_COOKIE } from './security.js';

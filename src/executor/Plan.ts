@@ -3,7 +3,7 @@ import { validRuntimeKey } from '../guardrails/AutonomyGuardrails.js';
 import { normalizeOperation } from '../guardrails/operation.js';
 import { canonicalJson, isPlainObject, type JsonValue } from '../json.js';
 import { toMicros } from '../money.js';
-import { validatePlanId } from '../service/planId.js';
+import { validatePlanId } from '../ids.js';
 
 /** Where a plan is in its life. `execute()` runs a plan in `execute`; `resume()` one awaiting confirmation. */
 export type PlanPhase = 'draft' | 'execute' | 'completed' | 'failed' | 'awaiting_confirmation' | 'cancelled';

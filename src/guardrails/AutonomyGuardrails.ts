@@ -5,7 +5,8 @@ import { ActorLimits, type ActorLimitsInit, type ActorLimitsJson } from './Actor
 import { GuardrailEventType as E } from './events.js';
 import { makeCheck, type GuardCheck, type Reason } from './GuardCheck.js';
 import { confirmationReason, normalizeOperation } from './operation.js';
-import { intField, isPlainText, missing, objectWithKeys } from './validate.js';
+import { isPlainText } from '../unicode.js';
+import { intField, missing, objectWithKeys } from './validate.js';
 
 /** What {@link AutonomyGuardrails.create} accepts. Every limit is optional; null or absent = unlimited. */
 export interface GuardrailsInit {

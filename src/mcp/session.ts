@@ -9,7 +9,7 @@ import { GuardrailValidationError } from '../errors.js';
 import { approvalTtlMs, policyToGuardrailsInit, toolRules } from '../policy/policy.js';
 import type { Policy } from '../policy/schema.js';
 import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
-import { validatePlanId } from '../service/planId.js';
+import { validatePlanId } from '../ids.js';
 import { createMcpProxy } from './proxy.js';
 import { mcpRules } from './rules.js';
 

@@ -92,3 +92,31 @@ function isShellOutput(o: unknown): o is { exit_code: number; stdout: string; st
 function isHttpOutput(o: unknown): o is { status: number; body: string; body_truncated?: boolean } {
   return hasFields(o, { status: 'number', body: 'string', headers: 'object' });
 }
+
+/** An amount of money as people write it: up to six decimals, at least two. */
+export function money(n: number): string {
+  const fixed = n.toFixed(6).replace(/0+$/, '');
+  const [whole, frac = ''] = fixed.split('.');
+  return `${whole}.${frac.padEnd(2, '0')}`;
+}
+
+const DAY_SECONDS = 86_400;
+/** Past this many days (about 270 years) a duration is shown in seconds, as a power of ten. */
+const MAX_DAYS_SHOWN = 99_999;
+
+/**
+ * Seconds as people read them: 42s, 3m05s, 1h02m, 35d02h; past 99999 days, 1e300s; `—`, as for no
+ * value, for a number that is not finite (Infinity, NaN), which no amount of time is.
+ */
+export function duration(seconds: number): string {
+  if (!Number.isFinite(seconds)) return '—';
+  const s = Math.max(0, Math.floor(seconds));
+  const two = (n: number): string => String(n).padStart(2, '0');
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${two(s % 60)}s`;
+  if (s < DAY_SECONDS) return `${Math.floor(s / 3600)}h${two(Math.floor((s % 3600) / 60))}m`;
+  const days = Math.floor(s / DAY_SECONDS);
+  if (days <= MAX_DAYS_SHOWN) return `${days}d${two(Math.floor((s % DAY_SECONDS) / 3600))}h`;
+  const [mantissa = '', exponent = ''] = s.toExponential(2).split('e');
+  return `${mantissa.replace(/\.?0+$/, '')}e${exponent.replace('+', '')}s`;
+}

@@ -24,17 +24,17 @@ import { intField, objectWithKeys } from '../guardrails/validate.js';
 import { formatIso, parseIsoMs } from '../iso.js';
 import { isPlainObject, type JsonObject, type JsonValue } from '../json.js';
 import { fromMicros, toMicros } from '../money.js';
-import type {
-  Approval,
-  ApprovalStatus,
-  GuardrailStore,
-  PlanChange,
-  PlanMutation,
+import {
+  APPROVAL_STATUSES,
+  type Approval,
+  type ApprovalStatus,
+  type GuardrailStore,
+  type PlanChange,
+  type PlanMutation,
 } from '../store/GuardrailStore.js';
 import { operationsDetail, validDecision, validToolName, type Decision } from './approvals.js';
 import { BudgetReservation, textOption } from './BudgetReservation.js';
 import { inputHash } from './hash.js';
-import { APPROVAL_STATUSES } from '../store/approvalRows.js';
 import { MemoryStore } from '../store/memory/MemoryStore.js';
 import {
   METADATA_KEY,
@@ -43,7 +43,7 @@ import {
   serializeState,
   type MetadataLimits,
 } from './metadata.js';
-import { validatePlanId } from './planId.js';
+import { validatePlanId } from '../ids.js';
 import { inputPreview } from './preview.js';
 
 export interface AutonomyGuardrailServiceOptions {

@@ -1,8 +1,6 @@
 import { GuardrailError, invalid } from '../errors.js';
 import { APPROVAL_STATUSES, type Approval, type ApprovalStatus } from './GuardrailStore.js';
 
-export { APPROVAL_STATUSES };
-
 /** The columns of an approval row, in the order {@link approvalRowValues} gives their values. */
 export const APPROVAL_COLUMNS =
   'id, plan_id, decision_id, operation, input_hash, requested_at, expires_at, status, ' +

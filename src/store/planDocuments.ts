@@ -1,8 +1,9 @@
 import { GuardrailError, invalid } from '../errors.js';
-import { intField, isPlainText, objectWithKeys } from '../guardrails/validate.js';
+import { intField, objectWithKeys } from '../guardrails/validate.js';
+import { isPlainText } from '../unicode.js';
 import { canonicalIso } from '../iso.js';
 import { copyJsonObject } from '../json.js';
-import { validatePlanId } from '../service/planId.js';
+import { validatePlanId } from '../ids.js';
 import type { PlanDocument, PlanDocumentInput, PlanListing } from './GuardrailStore.js';
 
 /** Longest phase name a store keeps. */

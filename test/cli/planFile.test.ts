@@ -6,7 +6,7 @@ import {
   validatePlanFile,
   validateToolInput,
   type PlanFile,
-} from '../../src/cli/planFile.js';
+} from '../../src/runner/planFile.js';
 import { MAX_YAML_ALIAS_COUNT, policyToGuardrailsInit } from '../../src/policy/index.js';
 import { thrown } from '../support/thrown.js';
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { PLAN_SCHEMA_ID, planFileJsonSchema } from '../../src/cli/planFile.js';
+import { PLAN_SCHEMA_ID, planFileJsonSchema } from '../../src/runner/planFile.js';
 import { policyJsonSchema } from '../../src/policy/index.js';
 
 const CHECKED_IN = new URL('../../schema/plan.schema.json', import.meta.url);

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import formats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
-import { validatePlanFile } from '../../src/cli/planFile.js';
+import { validatePlanFile } from '../../src/runner/planFile.js';
 
 const CHECKED_IN = new URL('../../schema/plan.schema.json', import.meta.url);
 

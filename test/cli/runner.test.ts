@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { AutonomyGuardrailService } from '../../src/service/AutonomyGuardrailService.js';
-import { parsePlanFile } from '../../src/cli/planFile.js';
-import { PlanRunner } from '../../src/cli/runner.js';
+import { parsePlanFile } from '../../src/runner/planFile.js';
+import { PlanRunner } from '../../src/runner/runner.js';
 import { parsePolicy } from '../../src/policy/policy.js';
 import type { GuardrailStore } from '../../src/store/GuardrailStore.js';
 import { MemoryStore } from '../../src/store/memory/MemoryStore.js';

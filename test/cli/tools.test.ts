@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { parsePlanFile, planFileGuardrails, planFileToPlan } from '../../src/cli/planFile.js';
+import { parsePlanFile, planFileGuardrails, planFileToPlan } from '../../src/runner/planFile.js';
 import {
   builtinTools,
   echoTool,
@@ -18,7 +18,7 @@ import {
   type BuiltinToolOptions,
   type HttpOutput,
   type ShellOutput,
-} from '../../src/cli/tools/index.js';
+} from '../../src/runner/tools/index.js';
 import { GuardrailValidationError } from '../../src/errors.js';
 import { isWellFormed } from '../../src/json.js';
 import {

@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { parsePlanFile } from '../../src/cli/planFile.js';
+import { parsePlanFile } from '../../src/runner/planFile.js';
 import { RunGuard } from '../../src/agent/RunGuard.js';
-import { PlanRunner } from '../../src/cli/runner.js';
+import { PlanRunner } from '../../src/runner/runner.js';
 import { startDashboard, type RunningDashboard } from '../../src/dashboard/server.js';
 import type { SqliteStore } from '../../src/store/sqlite/SqliteStore.js';
 import { CHROMIUM_ARGS } from '../support/chromium.js';

@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PlanRunner } from '../../src/cli/runner.js';
+import { PlanRunner } from '../../src/runner/runner.js';
 import { isGuardrailValidationError } from '../../src/errors.js';
 import { allowedHostsFor, startDashboard, type RunningDashboard } from '../../src/dashboard/server.js';
 import { MemoryStore } from '../../src/store/memory/MemoryStore.js';

@@ -16,6 +16,7 @@ import {
 import { AutonomyGuardrails } from '../../guardrails/AutonomyGuardrails.js';
 import {
   APPROVAL_STATUS_CHECK,
+  APPROVAL_STATUSES,
   type Approval,
   type ApprovalStatus,
   type GuardrailStore,
@@ -28,7 +29,6 @@ import {
 } from '../GuardrailStore.js';
 import {
   APPROVAL_COLUMNS,
-  APPROVAL_STATUSES,
   APPROVAL_UPDATES,
   approvalFromRow,
   approvalPlaceholders,

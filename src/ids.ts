@@ -1,5 +1,6 @@
-import { describeValue, GuardrailValidationError } from '../errors.js';
-import { isPlainText } from '../guardrails/validate.js';
+// Ids every layer checks, from the lowest up: a plan id names a plan in the store, the log and the API.
+import { describeValue, GuardrailValidationError } from './errors.js';
+import { isPlainText } from './unicode.js';
 
 /** Longest plan id accepted. */
 export const MAX_PLAN_ID_LENGTH = 256;

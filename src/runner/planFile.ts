@@ -5,7 +5,7 @@ import { MAX_JSON_DEPTH, type JsonValue } from '../json.js';
 import { policyToGuardrailsInit, validatePolicy } from '../policy/policy.js';
 import { readFormat, readOptions, readText, subjectOf, validateWith, type Subject } from '../policy/read.js';
 import { POLICY_VERSION } from '../policy/schema.js';
-import { validatePlanId } from '../service/planId.js';
+import { validatePlanId } from '../ids.js';
 import {
   BUILTIN_TOOL_NAMES,
   planFileSchema,
