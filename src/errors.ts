@@ -3,16 +3,49 @@ import { toWellFormed } from './unicode.js';
 
 const BRAND = Symbol.for('leash.GuardrailError');
 
+/** Every code a leash error carries: branch on it rather than on the message. */
+export type GuardrailErrorCode =
+  /** Bad input: a configuration, an amount, a name or serialized state leash refuses. */
+  | 'GUARDRAIL_VALIDATION'
+  /** A guard said no in a way that ends a run. */
+  | 'GUARDRAIL_VIOLATION'
+  | 'APPROVAL_EXPIRED'
+  | 'APPROVAL_ID_TAKEN'
+  | 'APPROVAL_NOT_FOUND'
+  | 'APPROVAL_NOT_PENDING'
+  /** A tool call's `callTool` after its invocation ended. */
+  | 'INVOCATION_ENDED'
+  | 'PLAN_CLAIMED'
+  | 'PLAN_DOCUMENT_CONFLICT'
+  | 'PLAN_NOT_FOUND'
+  | 'PLAN_NOT_PAUSED'
+  | 'PLAN_NOT_RUNNABLE'
+  | 'PLAN_NOT_RUNNING'
+  | 'RESERVATION_NOT_OPEN'
+  | 'RUN_INTERRUPTED'
+  | 'STORE_CLOSED'
+  /** A store broke the GuardrailStore contract. */
+  | 'STORE_CONTRACT'
+  | 'STORE_CORRUPT'
+  | 'STORE_DRIVER_MISSING'
+  | 'STORE_NOT_FOUND'
+  | 'STORE_NOT_MIGRATED'
+  | 'STORE_NO_LOG'
+  | 'STORE_SCHEMA_TOO_NEW'
+  | 'STORE_UNAVAILABLE'
+  /** The `leash` command was used wrongly (its exit code 2). */
+  | 'USAGE';
+
 /**
  * Base of every error leash throws on purpose. `code` is a stable literal to branch on.
  * Use {@link isGuardrailError} rather than `instanceof`: it also recognises errors from another copy of
  * the package.
  */
 export class GuardrailError extends Error {
-  readonly code: string;
+  readonly code: GuardrailErrorCode;
   readonly [BRAND] = true;
 
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
+  constructor(code: GuardrailErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.code = code;
     this.name = 'GuardrailError';

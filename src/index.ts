@@ -9,6 +9,7 @@ export {
   isGuardrailViolationError,
   isStoreOutcomeUnknownError,
   StoreOutcomeUnknownError,
+  type GuardrailErrorCode,
 } from './errors.js';
 export { canonicalJson, type JsonValue, type JsonObject } from './json.js';
 export {

@@ -33,7 +33,7 @@ function foreignError(code: string): Error {
 
 describe('GuardrailError', () => {
   it('is an Error', () => {
-    expect(new GuardrailError('SOME_CODE', 'boom')).toBeInstanceOf(Error);
+    expect(new GuardrailError('STORE_CORRUPT', 'boom')).toBeInstanceOf(Error);
   });
 
   it('carries its code', () => {
@@ -45,24 +45,24 @@ describe('GuardrailError', () => {
   });
 
   it('is named GuardrailError', () => {
-    expect(new GuardrailError('X', 'x').name).toBe('GuardrailError');
+    expect(new GuardrailError('STORE_CORRUPT', 'x').name).toBe('GuardrailError');
   });
 
   it('carries a cause', () => {
     const cause = new Error('root');
-    expect(new GuardrailError('X', 'x', { cause }).cause).toBe(cause);
+    expect(new GuardrailError('STORE_CORRUPT', 'x', { cause }).cause).toBe(cause);
   });
 
   it('has no cause when none is given', () => {
-    expect(new GuardrailError('X', 'x').cause).toBeUndefined();
+    expect(new GuardrailError('STORE_CORRUPT', 'x').cause).toBeUndefined();
   });
 
   it('has a stack trace', () => {
-    expect(new GuardrailError('X', 'x').stack).toContain('GuardrailError');
+    expect(new GuardrailError('STORE_CORRUPT', 'x').stack).toContain('GuardrailError');
   });
 
   it('carries the cross-copy brand', () => {
-    const e = new GuardrailError('X', 'x') as unknown as Record<symbol, unknown>;
+    const e = new GuardrailError('STORE_CORRUPT', 'x') as unknown as Record<symbol, unknown>;
     expect(e[Symbol.for('leash.GuardrailError')]).toBe(true);
   });
 });
@@ -131,7 +131,7 @@ describe('GuardrailViolationError', () => {
 
 describe('isGuardrailError', () => {
   it('recognises a GuardrailError', () => {
-    expect(isGuardrailError(new GuardrailError('X', 'x'))).toBe(true);
+    expect(isGuardrailError(new GuardrailError('STORE_CORRUPT', 'x'))).toBe(true);
   });
 
   it('recognises a GuardrailValidationError', () => {
