@@ -1,0 +1,45 @@
+// `leash audit`.
+import { Option, type Command } from 'commander';
+import type { ChainedEntry } from '../../audit/chain.js';
+import { plansOf, entryJson, auditTable, pause } from '../views.js';
+import type { CliContext } from '../context.js';
+
+export function registerAudit(program: Command, c: CliContext): void {
+  const { io, json, print, printJson, withRunner, dbOption, jsonOption } = c;
+  program
+    .command('audit')
+    .description("print a plan's audit log, oldest first")
+    .argument('<plan>', 'plan id')
+    .addOption(
+      new Option('--format <format>', 'output format').choices(['table', 'json', 'jsonl']).default('table'),
+    )
+    .option('--follow', 'keep printing new entries as they are recorded (Ctrl-C to stop)')
+    .addOption(dbOption())
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ leash audit release\n  $ leash audit release --format jsonl --follow',
+    )
+    .action(async (planId: string, o: { format: string; follow?: boolean; db?: string }) => {
+      const format = json ? 'json' : o.format;
+      await withRunner(o.db, async (_runner, store) => {
+        await plansOf(store, planId);
+        let shown = 0;
+        const show = (log: readonly ChainedEntry[], first: boolean) => {
+          const fresh = log.slice(shown);
+          shown = log.length;
+          if (format === 'json' && !o.follow) printJson(fresh.map(entryJson));
+          else if (format === 'json' || format === 'jsonl') {
+            for (const e of fresh) print(JSON.stringify(entryJson(e)));
+          } else if (fresh.length > 0 || first) print(auditTable(fresh, first));
+        };
+        show(await store.readAuditLog(planId), true);
+        if (!o.follow) return;
+        while (!io.signal?.aborted) {
+          await pause(500, io.signal);
+          if (io.signal?.aborted) break;
+          show(await store.readAuditLog(planId), false);
+        }
+      });
+    });
+}

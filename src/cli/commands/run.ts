@@ -1,0 +1,49 @@
+// `leash run`.
+import { dirname, resolve } from 'node:path';
+import { parsePlanFile } from '../../runner/planFile.js';
+import { readFileText, formatOf, planName } from '../views.js';
+import type { CliContext } from '../context.js';
+import type { Command } from 'commander';
+
+export function registerRun(program: Command, c: CliContext): void {
+  const { io, readPolicy, withRunner, report, dbOption, jsonOption, verboseOption } = c;
+  program
+    .command('run')
+    .description('run a plan file under its guardrails; pauses when a step needs a person')
+    .argument('<plan-file>', 'plan file (YAML or JSON)')
+    .option(
+      '--policy <file>',
+      'policy file: each limit is the stricter of its own and the plan file’s, and its tool rules apply',
+    )
+    .option('--id <plan-id>', 'plan id to run under (default: the file’s id or name, numbered when taken)')
+    .addOption(dbOption())
+    .addOption(jsonOption())
+    .addOption(verboseOption())
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ leash run examples/release.plan.yaml
+  $ leash run deploy.plan.json --policy leash.policy.yaml --db postgres://127.0.0.1:5432/leash --json`,
+    )
+    .action(async (file: string, o: { policy?: string; id?: string; db?: string }) => {
+      const path = resolve(io.cwd, file);
+      const plan = parsePlanFile(readFileText(path, 'plan file'), { format: formatOf(path), source: file });
+      const policy = readPolicy(o.policy);
+      c.exit = await withRunner(
+        o.db,
+        async (runner) => {
+          const run = await runner.start({
+            file: plan,
+            source: path,
+            baseDir: dirname(path),
+            name: planName(path),
+            ...(o.id === undefined ? {} : { id: o.id }),
+            policy,
+          });
+          return report(run);
+        },
+        { create: true },
+      );
+    });
+}

@@ -1,0 +1,36 @@
+// `leash serve`.
+import { GuardrailError } from '../../errors.js';
+import type { CliContext } from '../context.js';
+import type { Command } from 'commander';
+
+export function registerServe(program: Command, c: CliContext): void {
+  const { io, print, withRunner, dbOption } = c;
+  program
+    .command('serve')
+    .description('start the local dashboard: plans, audit logs, and an approvals inbox')
+    .option('--port <port>', 'port to listen on', '4580')
+    .option('--host <host>', 'address to bind (keep 127.0.0.1 unless you know why)', '127.0.0.1')
+    .addOption(dbOption())
+    .addHelpText(
+      'after',
+      '\nPrints the address with a random access token; every request needs it (kept in a cookie after the first).\nSet LEASH_TOKEN to choose the token.\n\nExample:\n  $ leash serve --port 8080',
+    )
+    .action(async (o: { port: string; host: string; db?: string }) => {
+      const port = Number(o.port);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) {
+        throw new GuardrailError('USAGE', `--port must be an integer from 0 to 65535, got "${o.port}"`);
+      }
+      const serve = io.serve ?? (await import('../../dashboard/server.js')).startDashboard;
+      await withRunner(o.db, async (runner) => {
+        const token = io.env['LEASH_TOKEN'];
+        const server = await serve({ runner, host: o.host, port, ...(token ? { token } : {}) });
+        print(`leash dashboard: ${server.url}/?token=${server.token}`);
+        print('keep the token private; Ctrl-C stops the server');
+        await new Promise<void>((done) => {
+          if (io.signal?.aborted) done();
+          io.signal?.addEventListener('abort', () => done(), { once: true });
+        });
+        await server.close();
+      });
+    });
+}
