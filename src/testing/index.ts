@@ -10,6 +10,7 @@ import { concurrency } from './contract/concurrency.js';
 import { checkpoints } from './contract/checkpoints.js';
 import { documents } from './contract/documents.js';
 import { close } from './contract/close.js';
+import type { GuardrailStore } from '../store/GuardrailStore.js';
 import type { StoreContractOptions, TestFunctions } from './contract/context.js';
 
 export type { Assertion, StoreContractOptions, TestFunctions } from './contract/context.js';
@@ -33,7 +34,20 @@ export function runStoreContract(
 ): void {
   const { test, ...store } = options;
   test.describe(`GuardrailStore contract: ${name}`, () => {
-    const c = { test, options: store };
+    const c = {
+      test,
+      options: store,
+      eachStore(set: (opened: GuardrailStore) => void): void {
+        let current: GuardrailStore | undefined;
+        test.beforeEach(async () => {
+          current = await store.newStore();
+          set(current);
+        });
+        test.afterEach(async () => {
+          await current?.close();
+        });
+      },
+    };
     basics(c);
     update(c);
     approvals(c);

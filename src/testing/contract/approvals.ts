@@ -5,15 +5,10 @@ import { LATER, guardrails, entry, approval, withTool, ids, storedIn } from './f
 import type { ContractContext } from './context.js';
 
 export function approvals(c: ContractContext): void {
-  const { describe, it, expect, beforeEach, afterEach } = c.test;
+  const { describe, it, expect } = c.test;
   describe('approvals', () => {
-    let store: GuardrailStore;
-    beforeEach(async () => {
-      store = await c.options.newStore();
-    });
-    afterEach(async () => {
-      await store.close();
-    });
+    let store!: GuardrailStore;
+    c.eachStore((s) => (store = s));
     const stored = (planId: string) => storedIn(store, planId);
 
     /** Stores `a` with a change of `planId`, whatever plan `a` names. */

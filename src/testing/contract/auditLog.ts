@@ -7,15 +7,10 @@ import { guardrails, entry, spend, approval, ids, logIds, storedIn } from './fix
 import type { ContractContext } from './context.js';
 
 export function auditLog(c: ContractContext): void {
-  const { describe, it, expect, beforeEach, afterEach } = c.test;
+  const { describe, it, expect } = c.test;
   describe('durable audit log', () => {
-    let store: GuardrailStore;
-    beforeEach(async () => {
-      store = await c.options.newStore();
-    });
-    afterEach(async () => {
-      await store.close();
-    });
+    let store!: GuardrailStore;
+    c.eachStore((s) => (store = s));
     const stored = (planId: string) => storedIn(store, planId);
 
     /** A trail holding entries of `is`, oldest first. */

@@ -5,15 +5,10 @@ import { guardrails, entry, ids, storedIn } from './fixtures.js';
 import type { ContractContext } from './context.js';
 
 export function basics(c: ContractContext): void {
-  const { describe, it, expect, beforeEach, afterEach } = c.test;
+  const { describe, it, expect } = c.test;
   describe('put, get and delete', () => {
-    let store: GuardrailStore;
-    beforeEach(async () => {
-      store = await c.options.newStore();
-    });
-    afterEach(async () => {
-      await store.close();
-    });
+    let store!: GuardrailStore;
+    c.eachStore((s) => (store = s));
     const stored = (planId: string) => storedIn(store, planId);
 
     it('returns null for a plan that was never stored', async () => {

@@ -10,13 +10,8 @@ export function checkpoints(c: ContractContext): void {
   const { describe, it, expect, beforeEach, afterEach } = c.test;
   const { options } = c;
   describe('checkpoints', () => {
-    let store: GuardrailStore;
-    beforeEach(async () => {
-      store = await c.options.newStore();
-    });
-    afterEach(async () => {
-      await store.close();
-    });
+    let store!: GuardrailStore;
+    c.eachStore((s) => (store = s));
 
     const { privateKey, publicKey } = generateKeyPairSync('ed25519');
     let cps: GuardrailStore;

@@ -4,16 +4,11 @@ import { guardrails } from './fixtures.js';
 import type { ContractContext } from './context.js';
 
 export function close(c: ContractContext): void {
-  const { describe, it, expect, beforeEach, afterEach } = c.test;
+  const { describe, it, expect } = c.test;
   const { options } = c;
   describe('close', () => {
-    let store: GuardrailStore;
-    beforeEach(async () => {
-      store = await c.options.newStore();
-    });
-    afterEach(async () => {
-      await store.close();
-    });
+    // A store open beside the closed ones, as in every other area.
+    c.eachStore(() => undefined);
 
     async function closedStore(): Promise<GuardrailStore> {
       const s = await options.newStore();

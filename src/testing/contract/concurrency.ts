@@ -4,15 +4,10 @@ import { guardrails, entry, approval, logIds, storedIn } from './fixtures.js';
 import type { ContractContext } from './context.js';
 
 export function concurrency(c: ContractContext): void {
-  const { describe, it, expect, beforeEach, afterEach } = c.test;
+  const { describe, it, expect } = c.test;
   describe('updates made at once', () => {
-    let store: GuardrailStore;
-    beforeEach(async () => {
-      store = await c.options.newStore();
-    });
-    afterEach(async () => {
-      await store.close();
-    });
+    let store!: GuardrailStore;
+    c.eachStore((s) => (store = s));
     const stored = (planId: string) => storedIn(store, planId);
 
     const at =

@@ -52,4 +52,6 @@ export interface StoreContractOptions {
 export interface ContractContext {
   readonly test: TestFunctions;
   readonly options: StoreContractOptions;
+  /** Opens a new store before each case of the area (handed to `set`) and closes it after. */
+  eachStore(set: (store: GuardrailStore) => void): void;
 }

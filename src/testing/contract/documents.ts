@@ -4,15 +4,10 @@ import { START, guardrails } from './fixtures.js';
 import type { ContractContext } from './context.js';
 
 export function documents(c: ContractContext): void {
-  const { describe, it, expect, beforeEach, afterEach } = c.test;
+  const { describe, it, expect } = c.test;
   describe('plan documents', () => {
-    let store: GuardrailStore;
-    beforeEach(async () => {
-      store = await c.options.newStore();
-    });
-    afterEach(async () => {
-      await store.close();
-    });
+    let store!: GuardrailStore;
+    c.eachStore((s) => (store = s));
 
     function doc(planId: string, phase = 'execute', body: PlanDocumentInput['body'] = { step: 1 }) {
       return { planId, phase, body, updatedAt: START };

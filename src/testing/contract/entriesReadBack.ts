@@ -6,16 +6,11 @@ import { T0, guardrails, entry, storedIn } from './fixtures.js';
 import type { ContractContext } from './context.js';
 
 export function entriesReadBack(c: ContractContext): void {
-  const { describe, it, expect, beforeEach, afterEach } = c.test;
+  const { describe, it, expect } = c.test;
   const { options } = c;
   describe('entries read back', () => {
-    let store: GuardrailStore;
-    beforeEach(async () => {
-      store = await c.options.newStore();
-    });
-    afterEach(async () => {
-      await store.close();
-    });
+    let store!: GuardrailStore;
+    c.eachStore((s) => (store = s));
     const stored = (planId: string) => storedIn(store, planId);
 
     // Larger than AuditEntry.create allows, as metadata read with a higher maxDetailsBytes makes one.

@@ -5,15 +5,10 @@ import { T0, START, LATER, guardrails, entry, reserving, storedIn } from './fixt
 import type { ContractContext } from './context.js';
 
 export function mutations(c: ContractContext): void {
-  const { describe, it, expect, beforeEach, afterEach } = c.test;
+  const { describe, it, expect } = c.test;
   describe('runtime mutations', () => {
-    let store: GuardrailStore;
-    beforeEach(async () => {
-      store = await c.options.newStore();
-    });
-    afterEach(async () => {
-      await store.close();
-    });
+    let store!: GuardrailStore;
+    c.eachStore((s) => (store = s));
     const stored = (planId: string) => storedIn(store, planId);
 
     it('opens a reservation and adds it to the amount reserved', async () => {

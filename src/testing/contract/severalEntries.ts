@@ -5,15 +5,10 @@ import { guardrails, entry, ids, logIds, storedIn } from './fixtures.js';
 import type { ContractContext } from './context.js';
 
 export function severalEntries(c: ContractContext): void {
-  const { describe, it, expect, beforeEach, afterEach } = c.test;
+  const { describe, it, expect } = c.test;
   describe('changes with several entries', () => {
-    let store: GuardrailStore;
-    beforeEach(async () => {
-      store = await c.options.newStore();
-    });
-    afterEach(async () => {
-      await store.close();
-    });
+    let store!: GuardrailStore;
+    c.eachStore((s) => (store = s));
     const stored = (planId: string) => storedIn(store, planId);
 
     /** A change that records entry `first` as its audit entry, then `more` as its entries. */

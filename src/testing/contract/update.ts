@@ -5,15 +5,10 @@ import { START, LATER, guardrails, entry, spend, ids, storedIn } from './fixture
 import type { ContractContext } from './context.js';
 
 export function update(c: ContractContext): void {
-  const { describe, it, expect, beforeEach, afterEach } = c.test;
+  const { describe, it, expect } = c.test;
   describe('update', () => {
-    let store: GuardrailStore;
-    beforeEach(async () => {
-      store = await c.options.newStore();
-    });
-    afterEach(async () => {
-      await store.close();
-    });
+    let store!: GuardrailStore;
+    c.eachStore((s) => (store = s));
     const stored = (planId: string) => storedIn(store, planId);
 
     it('passes the stored guardrails to the change', async () => {
