@@ -3,7 +3,7 @@
 import { resolve } from 'node:path';
 import { Option } from 'commander';
 import { systemClock, type Clock } from '../clock.js';
-import { GuardrailError, isGuardrailError } from '../errors.js';
+import { GuardrailError, isGuardrailError, type GuardrailErrorCode } from '../errors.js';
 import type { ExecutorEvents } from '../executor/PlanExecutor.js';
 import type { AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
 import { parsePolicy } from '../policy/policy.js';
@@ -18,7 +18,10 @@ import { Progress } from './progress.js';
 import { describeRun, exitOf, formatOf, readFileText, runJson } from './views.js';
 
 /** Errors of something looked for in the store: their message names the database searched. */
-const NOT_FOUND_CODES = new Set(['PLAN_NOT_FOUND', 'APPROVAL_NOT_FOUND']);
+const NOT_FOUND_CODES: ReadonlySet<GuardrailErrorCode> = new Set<GuardrailErrorCode>([
+  'PLAN_NOT_FOUND',
+  'APPROVAL_NOT_FOUND',
+]);
 
 export interface CliContext {
   readonly io: CliIo;

@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { isGuardrailError, isGuardrailValidationError } from '../errors.js';
+import { isGuardrailError, isGuardrailValidationError, type GuardrailErrorCode } from '../errors.js';
 import { registerRun } from './commands/run.js';
 import { registerStatus } from './commands/status.js';
 import { registerAudit } from './commands/audit.js';
@@ -24,7 +24,7 @@ import { packageVersion } from './views.js';
 export { EXIT, type CliIo, type ServeOptions } from './io.js';
 
 /** Errors a person fixes by changing the command: exit 2. */
-const USAGE_CODES = new Set([
+const USAGE_CODES: ReadonlySet<GuardrailErrorCode> = new Set<GuardrailErrorCode>([
   'PLAN_NOT_FOUND',
   'PLAN_NOT_PAUSED',
   'PLAN_NOT_RUNNING',

@@ -41,9 +41,6 @@ export const APPROVAL_STATUSES = Object.freeze(['pending', 'approved', 'denied',
 /** Where a request for a person's confirmation stands. */
 export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
 
-/** The SQL condition a stored approval's `status` column must meet. */
-export const APPROVAL_STATUS_CHECK = `status IN (${APPROVAL_STATUSES.map((s) => `'${s}'`).join(', ')})`;
-
 /**
  * A request for a person's confirmation of one decision, and, once decided, the grant or the denial. A
  * grant is single-use and bound to the plan, the decision, the normalized operation and a hash of the

@@ -32,15 +32,16 @@ export function runStoreContract(
   name: string,
   options: StoreContractOptions & { readonly test: TestFunctions },
 ): void {
-  const { test, ...store } = options;
+  const { test } = options;
   test.describe(`GuardrailStore contract: ${name}`, () => {
     const c = {
       test,
-      options: store,
+      options,
       eachStore(set: (opened: GuardrailStore) => void): void {
         let current: GuardrailStore | undefined;
         test.beforeEach(async () => {
-          current = await store.newStore();
+          current = undefined; // a store that fails to open leaves none to close
+          current = await options.newStore();
           set(current);
         });
         test.afterEach(async () => {

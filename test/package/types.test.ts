@@ -1,7 +1,7 @@
 // The published declarations show the public API only: members marked @internal in the source are
 // stripped from dist/ (tsconfig.build.json `stripInternal`). It reads the built dist/, so it runs on CI
 // (where `npm run build` runs first) or with LEASH_PACK_TEST=1.
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
@@ -32,4 +32,12 @@ it.runIf(RUN)('publishes classes made only by leash with a private constructor',
   for (const file of ['agent/modelCalls.d.ts', 'service/BudgetReservation.d.ts']) {
     expect(readFileSync(join(ROOT, 'dist', file), 'utf8')).toContain('private constructor();');
   }
+});
+
+it.runIf(RUN)('publishes no module that src/ no longer holds', () => {
+  const stale = filesUnder(join(ROOT, 'dist'), '.js').filter(
+    (f) => !existsSync(join(ROOT, 'src', f.replace(/\.js$/, '.ts'))),
+  );
+
+  expect(stale).toEqual([]);
 });

@@ -9,6 +9,7 @@ import {
   GuardrailValidationError,
 } from '../../src/index.js';
 import { verifyAuditLog } from '../../src/audit/verify.js';
+import { APPROVAL_STATUSES } from '../../src/store/GuardrailStore.js';
 import { runStoreContract } from '../../src/testing/index.js';
 import { vitestFunctions } from '../support/testFunctions.js';
 import {
@@ -217,6 +218,17 @@ describe.skipIf(skip)('PostgresStore', () => {
       await store.put('p', AutonomyGuardrails.create({ maxSteps: 3 }));
       await store.migrate();
       expect((await store.get('p'))?.guardrails.maxSteps).toBe(3);
+    });
+
+    it('lets the approvals table hold every approval status there is, and no other', async () => {
+      const store = await migrated();
+      const { rows } = await pool.query<{ def: string }>(
+        `SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint
+          WHERE conrelid = $1::regclass AND contype = 'c'`,
+        [tableOf(store, 'approvals')],
+      );
+      const check = rows.map((r) => r.def).find((d) => d.includes('status')) ?? '';
+      expect([...check.matchAll(/'([a-z]+)'/g)].map((m) => m[1])).toEqual([...APPROVAL_STATUSES]);
     });
 
     it('lets concurrent migrations of one set of tables wait for each other', async () => {

@@ -13,7 +13,7 @@ import {
 import { verifyAuditLog } from '../../src/audit/verify.js';
 import { runStoreContract } from '../../src/testing/index.js';
 import { vitestFunctions } from '../support/testFunctions.js';
-import type { Approval, GuardrailStore } from '../../src/store/GuardrailStore.js';
+import { APPROVAL_STATUSES, type Approval, type GuardrailStore } from '../../src/store/GuardrailStore.js';
 import { SQLITE_SCHEMA_VERSION, SqliteStore } from '../../src/store/sqlite/SqliteStore.js';
 import { fieldOf } from '../support/thrown.js';
 import { OLD_APPROVAL } from './approval-fixture.js';
@@ -214,6 +214,17 @@ describe('SqliteStore', () => {
       await open({ database: db });
       const versions = db.prepare('SELECT version FROM leash_schema_version').pluck().all();
       expect(versions).toEqual(Array.from({ length: SQLITE_SCHEMA_VERSION }, (_, i) => i + 1));
+    });
+
+    it('lets the approvals table hold every approval status there is, and no other', async () => {
+      const db = connect(':memory:');
+      await open({ database: db });
+      const sql = db
+        .prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name LIKE '%approvals'")
+        .pluck()
+        .get() as string;
+      const allowed = /CHECK \(status IN \(([^)]*)\)\)/.exec(sql)?.[1]?.split(', ');
+      expect(allowed).toEqual(APPROVAL_STATUSES.map((s) => `'${s}'`));
     });
 
     it('changes nothing when run again', async () => {

@@ -15,7 +15,6 @@ import {
 } from '../../errors.js';
 import { AutonomyGuardrails } from '../../guardrails/AutonomyGuardrails.js';
 import {
-  APPROVAL_STATUS_CHECK,
   APPROVAL_STATUSES,
   type Approval,
   type ApprovalStatus,
@@ -125,7 +124,7 @@ const MIGRATIONS: readonly ((t: Tables) => readonly string[])[] = [
        input_hash text NOT NULL,
        requested_at text NOT NULL,
        expires_at text NOT NULL,
-       status text NOT NULL CHECK (${APPROVAL_STATUS_CHECK}),
+       status text NOT NULL CHECK (status IN ('pending', 'approved', 'denied', 'used')),
        decided_by text,
        decided_at text,
        reason text,

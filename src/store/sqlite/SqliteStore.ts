@@ -6,7 +6,6 @@ import { describeValue, GuardrailError, GuardrailValidationError } from '../../e
 import { AutonomyGuardrails } from '../../guardrails/AutonomyGuardrails.js';
 import { intField, objectWithKeys } from '../../guardrails/validate.js';
 import {
-  APPROVAL_STATUS_CHECK,
   type Approval,
   type ApprovalStatus,
   type GuardrailStore,
@@ -102,7 +101,7 @@ const MIGRATIONS: readonly ((p: string) => string)[] = [
       input_hash TEXT NOT NULL,
       requested_at TEXT NOT NULL,
       expires_at TEXT NOT NULL,
-      status TEXT NOT NULL CHECK (${APPROVAL_STATUS_CHECK}),
+      status TEXT NOT NULL CHECK (status IN ('pending', 'approved', 'denied', 'used')),
       decided_by TEXT,
       decided_at TEXT,
       reason TEXT,
