@@ -26,68 +26,54 @@ function probe(entry: string, execArgv: readonly string[]): Loaded {
   return JSON.parse(r.stdout) as Loaded;
 }
 
-describe.each([
-  { entry: 'src/index.ts', execArgv: ['--import', 'tsx'], run: true },
-  { entry: 'dist/index.js', execArgv: [], run: onCI() },
-])('the drivers $entry loads', ({ entry, execArgv, run }) => {
-  let loaded: Loaded;
+/** An entry probed from its TypeScript source always, and from the built dist/ on CI. */
+const fromSourceAndDist = (path: string, own: readonly string[] = []) => [
+  { entry: `src/${path}.ts`, execArgv: ['--import', 'tsx'], run: true, own },
+  { entry: `dist/${path}.js`, execArgv: [] as string[], run: onCI(), own },
+];
 
+/** Probes `entry` once before the describe's tests when `run`; the result, read in a test. */
+function probedOnce(entry: string, execArgv: readonly string[], run: boolean): () => Loaded {
+  let loaded: Loaded | undefined;
   beforeAll(() => {
     if (run) loaded = probe(entry, execArgv);
   }, 60_000);
+  return () => loaded as Loaded;
+}
+
+describe.each(fromSourceAndDist('index'))('the drivers $entry loads', ({ entry, execArgv, run }) => {
+  const loaded = probedOnce(entry, execArgv, run);
 
   it.runIf(run)('are none on import', () => {
-    expect(loaded.afterImport).toEqual([]);
+    expect(loaded().afterImport).toEqual([]);
   });
 
   it.runIf(run)('come with no agent framework on import', () => {
-    expect(loaded.frameworks).toEqual([]);
+    expect(loaded().frameworks).toEqual([]);
   });
 
   it.runIf(run)('are better-sqlite3 alone once a SqliteStore is constructed', () => {
-    expect(loaded.afterSqliteStore).toEqual(['better-sqlite3']);
+    expect(loaded().afterSqliteStore).toEqual(['better-sqlite3']);
   });
 
   it.runIf(run)('include pg once a PostgresStore is constructed with a url', () => {
-    expect(loaded.afterPostgresStore).toContain('pg');
+    expect(loaded().afterPostgresStore).toContain('pg');
   });
 });
 
 describe.each([
-  { entry: 'src/adapters/ai-sdk/index.ts', execArgv: ['--import', 'tsx'], run: true, own: ['ai'] },
-  { entry: 'dist/adapters/ai-sdk/index.js', execArgv: [], run: onCI(), own: ['ai'] },
-  {
-    entry: 'src/adapters/langchain/index.ts',
-    execArgv: ['--import', 'tsx'],
-    run: true,
-    own: ['langchain', '@langchain/core', '@langchain/langgraph'],
-  },
-  {
-    entry: 'dist/adapters/langchain/index.js',
-    execArgv: [],
-    run: onCI(),
-    own: ['langchain', '@langchain/core', '@langchain/langgraph'],
-  },
-  {
-    entry: 'src/adapters/openai-agents/index.ts',
-    execArgv: ['--import', 'tsx'],
-    run: true,
-    own: ['@openai/agents'],
-  },
-  { entry: 'dist/adapters/openai-agents/index.js', execArgv: [], run: onCI(), own: ['@openai/agents'] },
+  ...fromSourceAndDist('adapters/ai-sdk/index', ['ai']),
+  ...fromSourceAndDist('adapters/langchain/index', ['langchain', '@langchain/core', '@langchain/langgraph']),
+  ...fromSourceAndDist('adapters/openai-agents/index', ['@openai/agents']),
 ])('the drivers $entry loads', ({ entry, execArgv, run, own }) => {
-  let loaded: Loaded;
-
-  beforeAll(() => {
-    if (run) loaded = probe(entry, execArgv);
-  }, 60_000);
+  const loaded = probedOnce(entry, execArgv, run);
 
   it.runIf(run)('are none on import', () => {
-    expect(loaded.afterImport).toEqual([]);
+    expect(loaded().afterImport).toEqual([]);
   });
 
   it.runIf(run)('come with its own framework only', () => {
-    expect(loaded.frameworks.filter((f) => !own.includes(f))).toEqual([]);
-    expect(loaded.frameworks).toContain(own[0]);
+    expect(loaded().frameworks.filter((f) => !own.includes(f))).toEqual([]);
+    expect(loaded().frameworks).toContain(own[0]);
   });
 });
