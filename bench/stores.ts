@@ -10,11 +10,14 @@ import {
   AutonomyGuardrailService,
   chainEntry,
   GuardrailEventType,
+  PlanExecutor,
   PostgresStore,
   SqliteStore,
   systemClock,
   verifyAuditLog,
   type ChainedEntry,
+  type Plan,
+  type Tool,
 } from '../src/index.js';
 import { fail, PLAN_ID, ROOMY_LIMITS, START_MS } from './fixtures.js';
 
@@ -31,9 +34,11 @@ const RAW_DETAILS = JSON.stringify({ cost: COST, spent: 1234.56, limit: 1_000_00
 const RAW_HASH = 'a'.repeat(64);
 /** Connections of the one pool every Postgres row shares: one per worker at the highest concurrency. */
 const POOL_SIZE = Math.max(...WORKERS);
+/** Decisions in each plan an executor row runs: a row's ops/s counts decisions. */
+const EXECUTOR_DECISIONS = 100;
 
 type Engine = 'SQLite' | 'Postgres';
-type Kind = 'leash' | 'rate-limiter-flexible' | 'raw' | 'raw+audit';
+type Kind = 'leash' | 'rate-limiter-flexible' | 'raw' | 'raw+audit' | 'executor';
 
 interface Subject {
   readonly engine: Engine;
@@ -41,6 +46,8 @@ interface Subject {
   readonly label: string;
   /** One call; rejects, or throws, when the call did not go through. */
   readonly op: () => Promise<unknown>;
+  /** What one call counts for (an executor row's call runs several decisions); default 1. */
+  readonly weight?: number;
 }
 
 interface Cell {
@@ -70,7 +77,8 @@ async function drive(op: () => Promise<unknown>, workers: number, ms: number): P
 
 async function measure(subject: Subject, workers: number): Promise<Cell> {
   await drive(subject.op, workers, WARMUP_MS);
-  const [ops, elapsed] = await drive(subject.op, workers, CELL_MS);
+  const [calls, elapsed] = await drive(subject.op, workers, CELL_MS);
+  const ops = calls * (subject.weight ?? 1);
   return { subject, workers, ops, opsPerSec: (ops * 1_000) / elapsed };
 }
 
@@ -118,6 +126,42 @@ function leashOp(service: AutonomyGuardrailService): () => Promise<unknown> {
     if (!check.allowed) fail('checkToolBudget denied');
     return check;
   };
+}
+
+/**
+ * Runs plans of {@link EXECUTOR_DECISIONS} decisions through a PlanExecutor on the store: each call
+ * takes a plan of its own (one per worker at most), so that workers never share a decision's
+ * reservation id. Every decision is a tool call with a budget reservation, committed at its cost.
+ */
+async function executorSubject(engine: Engine, store: SqliteStore | PostgresStore): Promise<Subject> {
+  const service = new AutonomyGuardrailService({ store, clock: systemClock });
+  const { startTime: _fixed, ...limits } = ROOMY_LIMITS; // the wall clock runs from each plan's start
+  const free: string[] = [];
+  for (let i = 0; i < Math.max(...WORKERS); i++) {
+    const id = `bench-executor-${i}`;
+    await service.configureGuardrails(id, limits);
+    free.push(id);
+  }
+  const tool: Tool = { name: 'work', description: 'costs a cent', cost: COST, run: (input) => input };
+  const executor = new PlanExecutor({ service, tools: [tool] });
+  const decisions = Array.from({ length: EXECUTOR_DECISIONS }, (_, i) => ({
+    id: `d${i}`,
+    tool: 'work',
+    input: i,
+  }));
+  const op = async (): Promise<unknown> => {
+    const id = free.pop() ?? fail('more executor workers than plans');
+    try {
+      const plan: Plan = { id, phase: 'execute', decisions, metadata: {} };
+      const result = await executor.execute(plan);
+      if (result.status !== 'completed') fail(`executor run ended ${result.status}`);
+      return result;
+    } finally {
+      free.push(id);
+    }
+  };
+  const label = `leash PlanExecutor on ${engine === 'SQLite' ? 'SqliteStore' : 'PostgresStore'} (decisions)`;
+  return { engine, kind: 'executor', label, op, weight: EXECUTOR_DECISIONS };
 }
 
 /** Opens another connection to the store's file with the settings SqliteStore gives its own. */
@@ -197,6 +241,7 @@ async function sqliteSubjects(dir: string): Promise<Engines> {
   return {
     subjects: [
       { engine: 'SQLite', kind: 'leash', label: 'leash SqliteStore', op: leashOp(service) },
+      await executorSubject('SQLite', store),
       {
         engine: 'SQLite',
         kind: 'rate-limiter-flexible',
@@ -282,6 +327,7 @@ async function postgresSubjects(url: string): Promise<Engines | string> {
     return {
       subjects: [
         { engine: 'Postgres', kind: 'leash', label: 'leash PostgresStore', op: leashOp(service) },
+        await executorSubject('Postgres', store),
         {
           engine: 'Postgres',
           kind: 'rate-limiter-flexible',
@@ -399,6 +445,36 @@ function ratioRows(cells: readonly Cell[]): string[][] {
   return rows;
 }
 
+const EXECUTOR_HEADER = [
+  'Engine',
+  'workers',
+  'executor decisions/s',
+  'raw + audit row ops/s',
+  'decisions ÷ raw + audit row',
+] as const;
+
+function executorRows(cells: readonly Cell[]): string[][] {
+  const rows: string[][] = [];
+  for (const engine of ['SQLite', 'Postgres'] as const) {
+    for (const workers of WORKERS) {
+      const of = (kind: Kind): number =>
+        cells.find((c) => c.subject.engine === engine && c.subject.kind === kind && c.workers === workers)
+          ?.opsPerSec ?? NaN;
+      const decisions = of('executor');
+      if (Number.isNaN(decisions)) continue;
+      const rawWithAudit = of('raw+audit');
+      rows.push([
+        engine,
+        String(workers),
+        integer.format(decisions),
+        integer.format(rawWithAudit),
+        ratio(decisions / rawWithAudit),
+      ]);
+    }
+  }
+  return rows;
+}
+
 async function main(): Promise<void> {
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   const url = databaseUrl();
@@ -445,6 +521,7 @@ async function main(): Promise<void> {
     'leash rows: AutonomyGuardrailService.checkToolBudget(plan, 0.01) on systemClock: a decided spend and its chained audit row per call, committed before the call resolves; every call must be allowed.',
     'SQLite: one WAL file in the temp directory (synchronous = NORMAL, as SqliteStore sets it), shared by every row through three better-sqlite3 connections; calls run synchronously, so workers only interleave between calls, and SqliteStore commits the checks made meanwhile together.',
     `Postgres: ${where(url)}, a fresh schema dropped at the end, one pg.Pool of ${POOL_SIZE} connections shared by every row.`,
+    `executor rows: PlanExecutor.execute of plans of ${EXECUTOR_DECISIONS} decisions, one plan per worker, each decision a tool call costing ${COST} with its reservation and commit; ops/s counts decisions.`,
     `rate-limiter-flexible rows: consume(key, 1) with ${integer.format(LIMITER_POINTS)} points over ${LIMITER_SECONDS} s.`,
     'raw rows: SQLite BEGIN IMMEDIATE / UPDATE … RETURNING / COMMIT on prepared statements; Postgres one autocommit UPDATE t SET spent = spent + 1 WHERE id = 1 AND spent + 1 <= budget RETURNING spent.',
     'raw + audit row: the same, with a row the size of a leash audit entry inserted in the same transaction (Postgres: the same statement): what the engine allows for a check that is recorded.',
@@ -452,11 +529,13 @@ async function main(): Promise<void> {
 
   console.log(`\n${aligned(RESULT_HEADER, resultRows(cells), 1)}\n`);
   console.log(`${aligned(RATIO_HEADER, ratioRows(cells), 1)}\n`);
+  console.log(`${aligned(EXECUTOR_HEADER, executorRows(cells), 1)}\n`);
   console.log(`${verifyLine}\n`);
   for (const note of notes) console.log(`- ${note}`);
   console.log('\nMarkdown:\n');
   console.log(`${markdown(RESULT_HEADER, resultRows(cells), 1)}\n`);
   console.log(`${markdown(RATIO_HEADER, ratioRows(cells), 1)}\n`);
+  console.log(`${markdown(EXECUTOR_HEADER, executorRows(cells), 1)}\n`);
   console.log(`${verifyLine}\n`);
   for (const note of notes) console.log(`- ${note}`);
 }

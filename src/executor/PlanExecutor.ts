@@ -340,7 +340,7 @@ export class PlanExecutor {
           paused = guarded.paused;
           throw new Paused_(guarded.approval);
         }
-        await this.#runDecision(plan, decision, completed, guarded.wall, signal, last);
+        await this.#runDecision(plan, decision, completed, guarded, signal, last);
       }
       result = { status: 'completed', completed };
     } catch (thrown) {
@@ -365,12 +365,11 @@ export class PlanExecutor {
     decision: Decision,
     resuming: Paused | null,
     stepTaken: boolean,
-  ): Promise<{ paused: Paused; approval: Approval } | { wall: GuardCheck | null }> {
+  ): Promise<
+    { paused: Paused; approval: Approval } | { wall: GuardCheck | null; reservation?: BudgetReservation }
+  > {
     const service = this.#service;
     if (!service) return { wall: null };
-    const wall = await service.checkWallClock(plan.id);
-    deny(wall);
-    if (!stepTaken) deny(await service.takeStep(plan.id));
     const tool = this.#tools.get(decision.tool) as Tool;
     const rule = this.#rules.get(tool.name);
     // One literal, not a spread: spreading then adding a key leaves V8's fast path on every decision.
@@ -381,6 +380,26 @@ export class PlanExecutor {
       alwaysRequire: rule?.requiresConfirmation ? [tool.name] : [],
       ttlMs: this.#approvalTtlMs,
     };
+    if (!resuming && !stepTaken) {
+      // A decision met for the first time: every check before its first try is one update of the plan.
+      const max = rule?.maxCallsPerPlan ?? null;
+      const begun = await service.beginToolCall(plan.id, {
+        confirm: ask,
+        ...(max === null ? {} : { tool: { name: tool.name, maxCallsPerPlan: max } }),
+        estimate: this.#estimateOf(tool, decision),
+        reservationId: `${decision.id}#1`,
+      });
+      if (begun !== null) {
+        const { check, approval, reservation, wallClock } = begun;
+        if (reservation !== undefined) return { wall: wallClock, reservation };
+        if (approval === undefined) throw new GuardrailViolationError(check);
+        return { paused: { decisionId: decision.id, approvalId: approval.id }, approval };
+      }
+      // Not configured: the checks, one by one, answer as the service's options say.
+    }
+    const wall = await service.checkWallClock(plan.id);
+    deny(wall);
+    if (!stepTaken) deny(await service.takeStep(plan.id));
     if (resuming) {
       const use = await service.useGrant(plan.id, resuming.approvalId, ask);
       if (use.outcome === 'granted') return { wall };
@@ -407,21 +426,24 @@ export class PlanExecutor {
     plan: Plan,
     decision: Decision,
     completed: CompletedDecision[],
-    firstWall: GuardCheck | null,
+    first: { readonly wall: GuardCheck | null; readonly reservation?: BudgetReservation },
     signal: AbortSignal | null,
     last: { failure?: DecisionFailure },
   ): Promise<void> {
     const service = this.#service;
     const tool = this.#tools.get(decision.tool) as Tool;
     const failures = new Map<string, number>();
-    let wall = firstWall;
+    let wall = first.wall;
     for (let attempt = 1; ; attempt++) {
       if (service && attempt > 1) {
         wall = await service.checkWallClock(plan.id);
         deny(wall);
       }
-      const estimate = Math.max(this.#estimate(tool, decision.input), decision.cost ?? 0);
-      const call = await this.#openCall(plan.id, tool, estimate, `${decision.id}#${attempt}`);
+      const estimate = this.#estimateOf(tool, decision);
+      const call =
+        attempt === 1 && first.reservation !== undefined
+          ? first.reservation
+          : await this.#openCall(plan.id, tool, estimate, `${decision.id}#${attempt}`);
       let outcome: Outcome;
       // The payload is built only for a listener: this runs for every try of every decision.
       if (this.#listeners.get('started')?.size) {
@@ -621,6 +643,11 @@ export class PlanExecutor {
     if (settled?.eventType === 'budget_overrun') throw new GuardrailViolationError(settled);
     if (outcome.problem) throw outcome.problem;
     return outcome.output;
+  }
+
+  /** What a decision's try sets aside: its tool's estimate, or the decision's own cost when higher. */
+  #estimateOf(tool: Tool, decision: Decision): number {
+    return Math.max(this.#estimate(tool, decision.input), decision.cost ?? 0);
   }
 
   /** The estimate for one call: the policy's cost per call, else the tool's own. */

@@ -150,8 +150,11 @@ export interface ToolCallBegin {
   readonly confirm: ConfirmationAsk;
   /** The tool's calls per plan, counted when allowed; without it, not counted. */
   readonly tool?: { readonly name: string; readonly maxCallsPerPlan: number };
-  /** Tool calls of this invocation before this one. */
-  readonly currentCalls: number;
+  /**
+   * Tool calls of this invocation before this one, checked against `max_tool_calls_per_invocation`;
+   * without it, that check is not made (a plan's own decision is no call within an invocation).
+   */
+  readonly currentCalls?: number;
   /** The amount to set aside for the call, and the reservation's id. */
   readonly estimate: number;
   readonly reservationId: string;
@@ -546,7 +549,10 @@ export class AutonomyGuardrailService {
         name: validRuntimeKey(t['name'], 'tool'),
         max: intField(t['maxCallsPerPlan'], 'max_calls_per_plan', 1, false) as number,
       };
-      const current = intField(o['currentCalls'], 'current_calls', 0, false) as number;
+      const current =
+        o['currentCalls'] === undefined
+          ? null
+          : (intField(o['currentCalls'], 'current_calls', 0, false) as number);
       const micros = toMicros(o['estimate'], 'amount', 'up');
       const id = validRuntimeKey(o['reservationId'], 'reservationId');
       const expiresAt = this.#reservationExpiry(now);
@@ -562,8 +568,10 @@ export class AutonomyGuardrailService {
           const { check, approval } = asked;
           return change.end(approval ? { check, wallClock, approval } : { check, wallClock });
         }
-        const actor = change.take(this.#decideActorCalls(g, current, now));
-        if (!actor.allowed) return change.end({ check: actor, wallClock });
+        if (current !== null) {
+          const actor = change.take(this.#decideActorCalls(g, current, now));
+          if (!actor.allowed) return change.end({ check: actor, wallClock });
+        }
         if (tool) {
           const calls = change.take(this.#decideToolCalls(g, tool.name, tool.max, now));
           if (!calls.allowed) return change.end({ check: calls, wallClock });

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { NonRetryableError, toolResult, type ToolRule } from '../../src/index.js';
+import {
+  MemoryStore,
+  NonRetryableError,
+  toolResult,
+  type GuardrailStore,
+  type ToolRule,
+} from '../../src/index.js';
 import {
   decisions,
   detailsOf,
@@ -59,6 +65,26 @@ describe('the checks made for each decision', () => {
     expect(await detailsOf(service, 'confirmation_not_required')).toEqual([
       { operations: ['list', 'read'], limit: null },
     ]);
+  });
+
+  it('makes one store update for the checks before a decision runs and one for its settlement', async () => {
+    const updatesFor = async (n: number): Promise<number> => {
+      const store = new MemoryStore();
+      let updates = 0;
+      const counting = new Proxy<GuardrailStore>(store, {
+        get(target, key) {
+          if (key === 'update') updates++;
+          const value: unknown = Reflect.get(target, key);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+      const { executor } = await harness([echo], { store: counting });
+      updates = 0;
+      await executor.execute(planOf(decisions(n)));
+      return updates;
+    };
+
+    expect((await updatesFor(3)) - (await updatesFor(1))).toBe(2 * 2);
   });
 
   it('counts one step per decision', async () => {

@@ -68,6 +68,21 @@ describe.each(LOCAL_STORES)('beginToolCall on %s', (_name, makeStore) => {
     expect(await json(fused)).toEqual(await json(oneByOne));
   });
 
+  it("leaves out the check of the invocation's tool calls when no count is given", async () => {
+    const service = await on(makeStore, { toolBudget: 1, actorLimits: { maxToolCallsPerInvocation: 1 } });
+    const { currentCalls: _none, ...call } = CALL;
+
+    const begun = await service.beginToolCall('plan', call);
+
+    expect(begun?.reservation?.amount).toBe(0.1);
+    expect(await events(service)).toEqual([
+      'wall_clock_allowed',
+      'step_allowed',
+      'confirmation_not_required',
+      'budget_reserved',
+    ]);
+  });
+
   it('stops at the first check that refuses, recording it and nothing after it', async () => {
     const service = await on(makeStore, { toolBudget: 1, maxSteps: 1 });
     await service.takeStep('plan');
