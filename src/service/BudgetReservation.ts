@@ -3,7 +3,14 @@ import { invalid } from '../errors.js';
 import { objectWithKeys } from '../guardrails/validate.js';
 import { toWellFormed } from '../json.js';
 import { fromMicros, toMicros } from '../money.js';
-import type { AutonomyGuardrailService } from './AutonomyGuardrailService.js';
+
+/** Settles a reservation at its actual cost, or gives it back (null): the service's `settleReservation`. */
+export type Settle = (
+  planId: string,
+  id: string,
+  actual: number | null,
+  options: { error?: string; note?: string },
+) => Promise<GuardCheck>;
 
 /**
  * Budget set aside for one call in flight. Settle it once: `commit(actual)` spends the actual cost (an
@@ -27,12 +34,12 @@ export class BudgetReservation {
    * reservation read from state that recorded no expiry. A commit after it still spends the actual cost.
    */
   readonly expiresAt: number | null;
-  readonly #service: AutonomyGuardrailService;
+  readonly #settle: Settle;
   #settled: Promise<GuardCheck> | undefined;
 
-  /** @internal made by {@link AutonomyGuardrailService.reserveBudget}. */
+  /** @internal made by the service's `reserveBudget`; `settle` settles it. */
   static made(
-    service: AutonomyGuardrailService,
+    settle: Settle,
     planId: string,
     id: string,
     micros: number,
@@ -40,11 +47,11 @@ export class BudgetReservation {
     open: boolean,
     expiresAt: number | null,
   ): BudgetReservation {
-    return new BudgetReservation(service, planId, id, micros, check, open, expiresAt);
+    return new BudgetReservation(settle, planId, id, micros, check, open, expiresAt);
   }
 
   private constructor(
-    service: AutonomyGuardrailService,
+    settle: Settle,
     planId: string,
     id: string,
     micros: number,
@@ -52,7 +59,7 @@ export class BudgetReservation {
     open: boolean,
     expiresAt: number | null,
   ) {
-    this.#service = service;
+    this.#settle = settle;
     this.planId = planId;
     this.id = id;
     this.amount = fromMicros(micros);
@@ -74,7 +81,7 @@ export class BudgetReservation {
     } catch (error) {
       return Promise.reject(error);
     }
-    this.#settled = this.#settle(actual, options);
+    this.#settled = this.#settleOnce(actual, options);
     return this.#settled;
   }
 
@@ -89,15 +96,15 @@ export class BudgetReservation {
     } catch (error) {
       return Promise.reject(error);
     }
-    this.#settled = this.#settle(null, options);
+    this.#settled = this.#settleOnce(null, options);
     return this.#settled;
   }
 
-  #settle(actual: number | null, options: { error?: string; note?: string } = {}): Promise<GuardCheck> {
+  #settleOnce(actual: number | null, options: { error?: string; note?: string } = {}): Promise<GuardCheck> {
     if (!this.open) return Promise.resolve(this.check);
     // A settle the store refused stays refused for this handle: settle again through a new reserveBudget
     // with the same id, which finds the reservation still open.
-    return this.#service.settleReservation(this.planId, this.id, actual, options);
+    return this.#settle(this.planId, this.id, actual, options);
   }
 }
 

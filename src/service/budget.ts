@@ -1,0 +1,261 @@
+import { validRuntimeKey, type AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
+import { GuardrailEventType as E } from '../guardrails/events.js';
+import { makeCheck, type GuardCheck, type Reason } from '../guardrails/GuardCheck.js';
+import { validatePlanId } from '../ids.js';
+import { isPlainObject, type JsonValue } from '../json.js';
+import { fromMicros, toMicros } from '../money.js';
+import type { PlanChange } from '../store/GuardrailStore.js';
+import { BudgetReservation, textOption } from './BudgetReservation.js';
+import { checkItself, rejecting, type ServiceCore } from './core.js';
+import { expiredDetails, expiring } from './decisions.js';
+
+// The budget: spending at once, reservations for calls in flight and their settlement, and models
+// without a price.
+
+const reservedReason: Reason = (c) => `${c.observed} reserved within tool_budget ${c.limit ?? 'unlimited'}`;
+const committedReason: Reason = (c, after) =>
+  `actual cost ${c.observed} committed: ${fromMicros(after as number)} of tool_budget ${c.limit ?? 'unlimited'}`;
+const overrunReason: Reason = (c, after) =>
+  `actual cost ${c.observed} brought spending to ${fromMicros(after as number)}, over tool_budget ${c.limit}`;
+const unpricedUnmetered: Reason = (_c, model) =>
+  `model "${model}" has no price and the plan no budget: it runs unmetered`;
+const unpricedBlocked: Reason = (_c, model) =>
+  `model "${model}" has no price while the plan has a budget: add models.${model} (input, output and cached_input per million tokens) to the policy, or set unpriced_models: allow`;
+
+/** See {@link AutonomyGuardrailService.checkToolBudget}. */
+export function checkToolBudget(core: ServiceCore, planId: string, cost: number): Promise<GuardCheck> {
+  return core.checking(E.BUDGET_BLOCKED, checkItself, () => {
+    validatePlanId(planId);
+    const micros = toMicros(cost, 'cost', 'up');
+    const now = core.now();
+    return core.store.update(planId, (stored) => {
+      if (!stored) return core.unconfigured(E.BUDGET_ALLOWED, E.BUDGET_BLOCKED, planId);
+      // Lapsed reservations are given back in this same update, so the check must not count them.
+      const expired = stored.expiredReservations(now);
+      const g = expired.length === 0 ? stored : stored.withoutExpired(now);
+      const check = g.checkToolBudgetMicros(micros);
+      const spend = check.allowed && micros > 0;
+      const spent = fromMicros(spend ? g.budgetSpentMicros + micros : g.budgetSpentMicros);
+      const details: Record<string, JsonValue> = {
+        cost: fromMicros(micros),
+        spent,
+        limit: check.limit ?? null,
+      };
+      expiredDetails(details, expired);
+      const mutation = expiring(spend ? { spendMicros: micros } : undefined, expired, now);
+      return core.audited(check, details, mutation, now);
+    });
+  });
+}
+
+/** See {@link AutonomyGuardrailService.checkUnpricedModel}. */
+export function checkUnpricedModel(core: ServiceCore, planId: string, modelId: string): Promise<GuardCheck> {
+  return core.checking(E.BUDGET_BLOCKED, checkItself, () => {
+    validatePlanId(planId);
+    const model = validRuntimeKey(modelId, 'modelId');
+    return core.store.update(planId, (g) => {
+      if (!g) return core.unconfigured(E.BUDGET_ALLOWED, E.BUDGET_BLOCKED, planId);
+      const limit = g.toolBudget;
+      if (limit === null) return { result: makeCheck(E.BUDGET_ALLOWED, unpricedUnmetered, null, 0, model) };
+      const check = makeCheck(E.BUDGET_BLOCKED, unpricedBlocked, limit, 0, model);
+      return core.audited(check, { model, policy_key: `models.${model}`, limit });
+    });
+  });
+}
+
+/** See {@link AutonomyGuardrailService.reserveBudget}. */
+export function reserveBudget(
+  core: ServiceCore,
+  planId: string,
+  amount: number,
+  options: { reservationId: string },
+): Promise<BudgetReservation> {
+  return rejecting(() => {
+    validatePlanId(planId);
+    const micros = toMicros(amount, 'amount', 'up');
+    const id = validRuntimeKey(
+      isPlainObject(options) ? options['reservationId'] : undefined,
+      'reservationId',
+    );
+    const now = core.now();
+    const expiresAt = core.reservationExpiry(now);
+    const notOpen = (check: GuardCheck) =>
+      BudgetReservation.made(core.settle, planId, id, micros, check, false, null);
+    const reserving = core.store.update(planId, (stored): PlanChange<BudgetReservation> => {
+      if (!stored)
+        return { result: notOpen(core.unconfigured(E.BUDGET_ALLOWED, E.BUDGET_BLOCKED, planId).result) };
+      return decideReservation(core, stored, planId, id, micros, now, expiresAt);
+    });
+    return core.deniesUnavailable ? core.orDenied(E.BUDGET_BLOCKED, notOpen, reserving) : reserving;
+  });
+}
+
+/**
+ * The reservation of `micros` under `id` (epoch-ms `expiresAt`) decided from the plan's guardrails: an id
+ * already open is answered with the reservation it holds, recording nothing.
+ */
+export function decideReservation(
+  core: ServiceCore,
+  stored: AutonomyGuardrails,
+  planId: string,
+  id: string,
+  micros: number,
+  now: number,
+  expiresAt: number,
+): PlanChange<BudgetReservation> {
+  // Lapsed reservations are given back in this same update, so the check must not count them.
+  const expired = stored.expiredReservations(now);
+  const g = expired.length === 0 ? stored : stored.withoutExpired(now);
+  const held = g.reservationMicros(id);
+  if (held !== undefined) {
+    // Nothing is recorded for a repeated id, so lapsed reservations wait for the next operation.
+    const check = makeCheck(
+      E.BUDGET_RESERVED,
+      `reservation "${id}" is already open`,
+      g.toolBudget,
+      fromMicros(held),
+    );
+    const heldUntil = g.reservationExpiresAt(id) ?? null;
+    return { result: BudgetReservation.made(core.settle, planId, id, held, check, true, heldUntil) };
+  }
+  const verdict = g.checkToolBudgetMicros(micros);
+  const check = verdict.allowed
+    ? makeCheck(E.BUDGET_RESERVED, reservedReason, verdict.limit ?? null, verdict.observed)
+    : verdict;
+  const details: Record<string, JsonValue> = {
+    reservation_id: id,
+    amount: fromMicros(micros),
+    spent: g.budgetSpent,
+    reserved: fromMicros(g.budgetReservedMicros + (check.allowed ? micros : 0)),
+    limit: check.limit ?? null,
+  };
+  expiredDetails(details, expired);
+  const result = BudgetReservation.made(core.settle, planId, id, micros, check, check.allowed, expiresAt);
+  const audit = core.entry(check, details, now);
+  const mutation = expiring(check.allowed ? { reserve: { id, micros, expiresAt } } : undefined, expired, now);
+  return mutation ? { result, audit, mutation } : { result, audit };
+}
+
+/** See {@link AutonomyGuardrailService.settleReservation}. */
+export function settleReservation(
+  core: ServiceCore,
+  planId: string,
+  id: string,
+  actual: number | null,
+  options: { error?: string; note?: string } = {},
+): Promise<GuardCheck> {
+  return rejecting(() => {
+    const actualMicros = actual === null ? null : toMicros(actual, 'actual', 'up');
+    // A release may say why the call failed; a commit may say why it spends what it spends.
+    const key = actual === null ? 'error' : 'note';
+    const text = textOption(options, key);
+    const said: Record<string, JsonValue> = text === undefined ? {} : { [key]: text };
+    const now = core.now();
+    return core.store.update(planId, (stored) => {
+      const open = stored?.reservationMicros(id);
+      const lapsed =
+        open === undefined
+          ? stored?.hasLapsed(id) === true
+          : stored?.expiredReservations(now).includes(id) === true;
+      if (!stored || (open === undefined && !lapsed)) {
+        const reason = `reservation "${id}" is not open (settled already, or never reserved); nothing changed`;
+        return { result: makeCheck(E.BUDGET_RELEASED, reason, null) };
+      }
+      // Lapsed reservations are given back in this same update, so the check must not count them.
+      const expired = stored.expiredReservations(now);
+      const g = expired.length === 0 ? stored : stored.withoutExpired(now);
+      if (lapsed) return settleLapsed(core, g, id, open ?? 0, actualMicros, expired, now, said);
+      const held = open as number;
+      if (actualMicros === null) {
+        const check = makeCheck(
+          E.BUDGET_RELEASED,
+          `reservation "${id}" released`,
+          g.toolBudget,
+          fromMicros(held),
+        );
+        const details: Record<string, JsonValue> = { reservation_id: id, amount: fromMicros(held) };
+        expiredDetails(details, expired);
+        Object.assign(details, said);
+        return core.audited(check, details, expiring({ release: id }, expired, now), now);
+      }
+      const budget = g.toolBudgetMicros;
+      const after = g.budgetSpentMicros + actualMicros;
+      const overrun = budget !== null && after + g.budgetReservedMicros - held > budget;
+      const check = spendCheck(g, overrun, actualMicros, after);
+      const details: Record<string, JsonValue> = {
+        reservation_id: id,
+        reserved: fromMicros(held),
+        actual: fromMicros(actualMicros),
+        spent: fromMicros(after),
+        limit: check.limit ?? null,
+      };
+      expiredDetails(details, expired);
+      Object.assign(details, said);
+      // An overrun is spent all the same: the money is gone, and hiding it would understate the spend.
+      const mutation = expiring({ release: id, spendMicros: actualMicros }, expired, now);
+      return core.audited(check, details, mutation, now);
+    });
+  });
+}
+
+/** The check of a commit that spends `actualMicros`, bringing the spend to `after`. */
+function spendCheck(
+  g: AutonomyGuardrails,
+  overrun: boolean,
+  actualMicros: number,
+  after: number,
+): GuardCheck {
+  return overrun
+    ? makeCheck(E.BUDGET_OVERRUN, overrunReason, g.toolBudget, fromMicros(actualMicros), after)
+    : makeCheck(E.BUDGET_COMMITTED, committedReason, g.toolBudget, fromMicros(actualMicros), after);
+}
+
+/**
+ * Settles a reservation that lapsed: nothing is held for it any more (`g` is without the lapsed ones),
+ * but a commit's actual cost is spent all the same, since the work was done. `held` is the amount it
+ * held when still in the state (given back by this update), or 0.
+ */
+function settleLapsed(
+  core: ServiceCore,
+  g: AutonomyGuardrails,
+  id: string,
+  held: number,
+  actualMicros: number | null,
+  expired: readonly string[],
+  now: number,
+  said: Record<string, JsonValue>,
+): PlanChange<GuardCheck> {
+  const others = expired.filter((x) => x !== id);
+  if (actualMicros === null) {
+    const check = makeCheck(
+      E.BUDGET_RELEASED,
+      `reservation "${id}" had expired; its amount is released`,
+      g.toolBudget,
+      fromMicros(held),
+    );
+    const details: Record<string, JsonValue> = {
+      reservation_id: id,
+      amount: fromMicros(held),
+      expired: true,
+    };
+    expiredDetails(details, others, 'also_expired');
+    Object.assign(details, said);
+    return core.audited(check, details, expiring({ settleLapsed: id }, expired, now), now);
+  }
+  const budget = g.toolBudgetMicros;
+  const after = g.budgetSpentMicros + actualMicros;
+  const overrun = budget !== null && after + g.budgetReservedMicros > budget;
+  const check = spendCheck(g, overrun, actualMicros, after);
+  const details: Record<string, JsonValue> = {
+    reservation_id: id,
+    reserved: 0,
+    actual: fromMicros(actualMicros),
+    spent: fromMicros(after),
+    limit: check.limit ?? null,
+    expired: true,
+  };
+  expiredDetails(details, others, 'also_expired');
+  Object.assign(details, said);
+  const mutation = expiring({ spendMicros: actualMicros, settleLapsed: id }, expired, now);
+  return core.audited(check, details, mutation, now);
+}

@@ -1,0 +1,336 @@
+import { randomUUID } from 'node:crypto';
+import { AuditEntry, isSerializableTimestamp } from '../audit/AuditEntry.js';
+import { systemClock, type Clock } from '../clock.js';
+import {
+  describeValue,
+  ERROR_TAIL_LINES,
+  GuardrailValidationError,
+  invalid,
+  isGuardrailError,
+  isStoreOutcomeUnknownError,
+  textTail,
+} from '../errors.js';
+import { validRuntimeKey } from '../guardrails/AutonomyGuardrails.js';
+import type { GuardrailEventType } from '../guardrails/events.js';
+import { makeCheck, type GuardCheck, type Reason } from '../guardrails/GuardCheck.js';
+import { normalizeOperation } from '../guardrails/operation.js';
+import { intField, objectWithKeys } from '../guardrails/validate.js';
+import type { JsonValue } from '../json.js';
+import type { GuardrailStore, PlanChange, PlanMutation } from '../store/GuardrailStore.js';
+import { MemoryStore } from '../store/memory/MemoryStore.js';
+import type { Settle } from './BudgetReservation.js';
+import { resolveMetadataLimits, type MetadataLimits } from './metadata.js';
+
+/** What the service is made with: see the service's documentation of each. */
+export interface AutonomyGuardrailServiceOptions {
+  /**
+   * Where state lives. The default, a {@link MemoryStore} with `keepLog: false`, keeps each plan's newest
+   * `auditCapacity` entries and nothing more, so a long-running process stays bounded; pass
+   * `new MemoryStore()` for the complete log in memory, or a durable store.
+   */
+  store?: GuardrailStore;
+  clock?: Clock;
+  /** Audit entries kept per plan by the default memory store. Give it to the store when you pass one. */
+  auditCapacity?: number;
+  metadataLimits?: Partial<MetadataLimits>;
+  /**
+   * What checks of a plan with no guardrails answer. `'allow'` (the default, as the spec says): steps,
+   * budget, wall clock, tool calls and retries are allowed and no confirmation is required. `'deny'`:
+   * every check denies (fail closed).
+   */
+  unconfiguredPlans?: 'allow' | 'deny';
+  /**
+   * What a check answers when the store cannot be reached. `'reject'` (the default): it rejects with the
+   * store's `STORE_UNAVAILABLE` error, saying why. `'deny'`: it resolves denied (a confirmation
+   * required, a reservation not open), with the error's message as its reason; nothing is recorded, since
+   * nothing can be. Either way nothing is allowed. Applies to the checks, `reserveBudget` and
+   * `requestConfirmation`, unless the store lost the database while the change was on its way
+   * ({@link StoreOutcomeUnknownError}: it may have been committed): that still rejects. `useGrant`,
+   * `markStarted`, settling a reservation and deciding approvals always reject.
+   */
+  storeUnavailable?: 'reject' | 'deny';
+  /** Makes approval ids; defaults to random UUIDs. */
+  ids?: () => string;
+  /**
+   * How long a budget reservation holds its amount, in milliseconds (integer >= 1; default 15 minutes).
+   * A reservation still open after it is given back by the plan's next budget operation, so a worker that
+   * died between reserve and commit cannot hold budget forever. Its commit still spends the actual cost.
+   */
+  reservationTtlMs?: number;
+}
+
+/** How long a budget reservation holds its amount unless the options say otherwise. */
+export const DEFAULT_RESERVATION_TTL_MS = 15 * 60 * 1000;
+
+/** The longest a confirmation request (or a reservation) may stay open. */
+export const MAX_APPROVAL_TTL_MS = 10 * 365 * 24 * 60 * 60 * 1000;
+
+const OPTION_KEYS = [
+  'store',
+  'clock',
+  'auditCapacity',
+  'metadataLimits',
+  'unconfiguredPlans',
+  'storeUnavailable',
+  'ids',
+  'reservationTtlMs',
+];
+
+const STORE_METHODS = ['update', 'put', 'get', 'delete', 'close', 'getApproval', 'listApprovals'] as const;
+
+/** The answer of a check that is the check itself. */
+export const checkItself = (check: GuardCheck): GuardCheck => check;
+
+const unconfiguredAllowed: Reason = (_c, planId) => `plan "${planId}" has no guardrails configured`;
+const unconfiguredDenied: Reason = (_c, planId) =>
+  `plan "${planId}" has no guardrails and unconfiguredPlans is "deny"`;
+
+/** Runs `fn`, turning a synchronous throw into a rejection without the extra ticks of an async frame. */
+export function rejecting<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return fn();
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/**
+ * What every part of the service works with: the store, the clock, the options as checked, and the
+ * helpers that turn a check into its audit entry. Made once per service; the service's modules per
+ * concern (checks, budget, confirmations, tool calls) are functions of it.
+ */
+export class ServiceCore {
+  readonly store: GuardrailStore;
+  readonly clock: Clock;
+  readonly limits: MetadataLimits;
+  readonly #deny: boolean;
+  readonly #denyUnavailable: boolean;
+  readonly #ids: () => string;
+  readonly reservationTtlMs: number;
+
+  /**
+   * Checks `options` (throws GuardrailValidationError naming the field). `settle` settles a reservation:
+   * what each {@link BudgetReservation} made by the service calls.
+   */
+  constructor(
+    options: AutonomyGuardrailServiceOptions,
+    readonly settle: Settle,
+  ) {
+    const o = objectWithKeys(options, 'options', OPTION_KEYS);
+    this.limits = resolveMetadataLimits(o['metadataLimits']);
+    const clock = o['clock'] === undefined ? systemClock : o['clock']; // null is an error, not the default
+    if (typeof (clock as Clock | null)?.now !== 'function') {
+      throw new GuardrailValidationError(
+        'clock',
+        `clock must have a now() method, got ${describeValue(clock)}`,
+      );
+    }
+    this.clock = clock as Clock;
+    this.#deny = oneOf(o['unconfiguredPlans'], 'unconfiguredPlans', 'allow', 'deny') === 'deny';
+    this.#denyUnavailable = oneOf(o['storeUnavailable'], 'storeUnavailable', 'reject', 'deny') === 'deny';
+    const ids = o['ids'] === undefined ? randomUUID : o['ids'];
+    if (typeof ids !== 'function') {
+      throw new GuardrailValidationError(
+        'ids',
+        `ids must be a function returning a new id, got ${describeValue(ids)}`,
+      );
+    }
+    this.#ids = ids as () => string;
+    const ttl = o['reservationTtlMs'] === undefined ? DEFAULT_RESERVATION_TTL_MS : o['reservationTtlMs'];
+    this.reservationTtlMs = intField(ttl, 'reservationTtlMs', 1, false) as number;
+    if (this.reservationTtlMs > MAX_APPROVAL_TTL_MS) {
+      invalid('reservationTtlMs', `at most ${MAX_APPROVAL_TTL_MS} (ten years)`, ttl);
+    }
+    this.store = storeOf(o['store'], o['auditCapacity'], this.limits);
+  }
+
+  /** True when a check that rejects because the store cannot be reached answers denied instead. */
+  get deniesUnavailable(): boolean {
+    return this.#denyUnavailable;
+  }
+
+  /** The clock's reading, refused if it could not be written to the audit trail and read back. */
+  now(): number {
+    const now = this.clock.now();
+    if (!isSerializableTimestamp(now)) {
+      throw new GuardrailValidationError(
+        'clock',
+        `clock.now() must return epoch milliseconds within the years 0000-9999, got ${describeValue(now)}`,
+      );
+    }
+    return now;
+  }
+
+  /** A new approval id, from the `ids` option. */
+  newId(): string {
+    return validRuntimeKey(this.#ids(), 'ids()');
+  }
+
+  /** When a reservation made at `now` lapses. */
+  reservationExpiry(now: number): number {
+    const expiresAt = now + this.reservationTtlMs;
+    if (!isSerializableTimestamp(expiresAt)) {
+      invalid('reservationTtlMs', 'small enough to expire before the year 10000', this.reservationTtlMs);
+    }
+    return expiresAt;
+  }
+
+  /** The change a check makes: its audit entry, and the mutation if any. */
+  audited(
+    check: GuardCheck,
+    details: Record<string, JsonValue>,
+    mutation?: PlanMutation,
+    at: number = this.now(),
+  ): PlanChange<GuardCheck> {
+    const audit = this.entry(check, details, at);
+    return mutation ? { result: check, audit, mutation } : { result: check, audit };
+  }
+
+  /**
+   * The audit entry of a check. A denial's entry also carries the reason in words; an allowed entry's
+   * numbers say all there is. Callers build their change as one literal around it: spreading a change
+   * and adding keys would leave V8's fast path on every check.
+   */
+  entry(check: GuardCheck, details: Record<string, JsonValue>, at: number = this.now()): AuditEntry {
+    if (!check.allowed && details['reason'] === undefined) details['reason'] = check.reason;
+    const error = details['error'];
+    if (typeof error === 'string') details['error'] = this.#fitted(details, error);
+    return AuditEntry.fromCheck(check, at, details);
+  }
+
+  /** The end of `error` that lets `details` (which holds it as `error`) fit the details limit. */
+  #fitted(details: Record<string, JsonValue>, error: string): string {
+    let text = error;
+    for (;;) {
+      const bytes = Buffer.byteLength(JSON.stringify({ ...details, error: text }), 'utf8');
+      const over = bytes - this.limits.maxDetailsBytes;
+      if (over <= 0) return text;
+      const shorter = textTail(text, ERROR_TAIL_LINES, Buffer.byteLength(text, 'utf8') - over);
+      if (shorter === text) return '';
+      text = shorter;
+    }
+  }
+
+  /** Normalized operation names, without repeats, in a stable order; at least one unless `mayBeEmpty`. */
+  operations(value: unknown, field = 'operation', mayBeEmpty = false): string[] {
+    const list = typeof value === 'string' ? [value] : value;
+    const max = this.limits.maxRequiredConfirmations;
+    if (!Array.isArray(list) || (list.length === 0 && !mayBeEmpty) || list.length > max) {
+      invalid(field, `an operation name or a list of 1 to ${max}`, value);
+    }
+    const ops = new Set<string>();
+    for (let i = 0; i < list.length; i++) {
+      ops.add(normalizeOperation(list[i], `${field}[${i}]`, this.limits.maxOperationNameLength));
+    }
+    return [...ops].sort();
+  }
+
+  /**
+   * For `storeUnavailable: 'deny'`: `pending`, or what `answer` makes of a `denied` check when it rejects
+   * because the store cannot be reached.
+   */
+  orDenied<T>(denied: GuardrailEventType, answer: (check: GuardCheck) => T, pending: Promise<T>): Promise<T> {
+    return pending.catch((error: unknown) => {
+      // A change that may have been committed is not answered as if nothing happened.
+      if (
+        !isGuardrailError(error) ||
+        error.code !== 'STORE_UNAVAILABLE' ||
+        isStoreOutcomeUnknownError(error)
+      ) {
+        throw error;
+      }
+      const reason = `nothing is allowed while the store cannot be reached: ${error.message}`;
+      return answer(makeCheck(denied, reason, null));
+    });
+  }
+
+  /** {@link rejecting}, answering as {@link orDenied} does when the store cannot be reached. */
+  checking<T>(
+    denied: GuardrailEventType,
+    answer: (check: GuardCheck) => T,
+    fn: () => Promise<T>,
+  ): Promise<T> {
+    return this.#denyUnavailable ? this.orDenied(denied, answer, rejecting(fn)) : rejecting(fn);
+  }
+
+  /** What a check of a plan with no guardrails answers, as `unconfiguredPlans` says; records nothing. */
+  unconfigured(
+    allowed: GuardrailEventType,
+    denied: GuardrailEventType,
+    planId: string,
+  ): PlanChange<GuardCheck> {
+    return {
+      result: this.#deny
+        ? makeCheck(denied, unconfiguredDenied, null, undefined, planId)
+        : makeCheck(allowed, unconfiguredAllowed, null, undefined, planId),
+    };
+  }
+}
+
+function oneOf<A extends string, B extends string>(
+  value: unknown,
+  field: string,
+  first: A,
+  second: B,
+): A | B {
+  const v = value === undefined ? first : value;
+  if (v !== first && v !== second) {
+    throw new GuardrailValidationError(
+      field,
+      `${field} must be "${first}" or "${second}", got ${describeValue(v)}`,
+    );
+  }
+  return v as A | B;
+}
+
+/** The store the options give, checked against the metadata limits, or the default memory store. */
+function storeOf(store: unknown, auditCapacity: unknown, limits: MetadataLimits): GuardrailStore {
+  if (store !== undefined && auditCapacity !== undefined) {
+    throw new GuardrailValidationError(
+      'auditCapacity',
+      'auditCapacity configures the default memory store; with your own store, give it to the store',
+    );
+  }
+  const capacity =
+    auditCapacity === undefined ? undefined : intField(auditCapacity, 'auditCapacity', 1, false);
+  const chosen =
+    store === undefined
+      ? new MemoryStore({ keepLog: false, ...(capacity ? { auditCapacity: capacity } : {}) })
+      : validStore(store);
+  if (chosen.auditCapacity > limits.maxAuditEntries) {
+    // Otherwise the service would write metadata it refuses to read back.
+    throw new GuardrailValidationError(
+      'auditCapacity',
+      `auditCapacity must be at most metadataLimits.maxAuditEntries (${limits.maxAuditEntries}), got ${chosen.auditCapacity}`,
+    );
+  }
+  // The largest details the service writes: an operation name twice (at most 3 UTF-8 bytes per UTF-16
+  // unit) with a few words, or four numbers and a sentence (under 200 bytes). Smaller limits would make
+  // the service refuse, on reading, entries it wrote itself.
+  const needed = Math.max(6 * limits.maxOperationNameLength + 96, 256);
+  if (limits.maxDetailsBytes < needed) {
+    throw new GuardrailValidationError(
+      'metadataLimits.maxDetailsBytes',
+      `metadataLimits.maxDetailsBytes must be at least ${needed} to hold the service's own entries, got ${limits.maxDetailsBytes}`,
+    );
+  }
+  return chosen;
+}
+
+/** Refuses at construction what would otherwise fail on the first check with a TypeError. */
+function validStore(store: unknown): GuardrailStore {
+  const s = store as Record<string, unknown> | null;
+  const complete =
+    typeof s === 'object' &&
+    s !== null &&
+    STORE_METHODS.every((m) => typeof s[m] === 'function') &&
+    Number.isSafeInteger(s['auditCapacity']) &&
+    (s['auditCapacity'] as number) >= 1;
+  if (!complete) {
+    throw new GuardrailValidationError(
+      'store',
+      `store must implement GuardrailStore (${STORE_METHODS.join(', ')} and auditCapacity), got ${describeValue(store)}`,
+    );
+  }
+  return store as GuardrailStore;
+}

@@ -1,0 +1,93 @@
+import type { AuditTrail } from '../audit/AuditTrail.js';
+import { describeValue, GuardrailValidationError } from '../errors.js';
+import { AutonomyGuardrails, type GuardrailsInit } from '../guardrails/AutonomyGuardrails.js';
+import { validatePlanId } from '../ids.js';
+import { isPlainObject } from '../json.js';
+import type { ServiceCore } from './core.js';
+import { METADATA_KEY, parseState, serializeState } from './metadata.js';
+
+// A plan's guardrails as a whole: configured, read, carried in plan metadata, removed.
+
+/** See {@link AutonomyGuardrailService.configureGuardrails}. */
+export async function configureGuardrails(
+  core: ServiceCore,
+  planId: string,
+  init?: GuardrailsInit,
+): Promise<AutonomyGuardrails> {
+  validatePlanId(planId);
+  const fresh = AutonomyGuardrails.parse(init, '', false, core.limits);
+  const given: GuardrailsInit = init ?? {};
+  // A configured plan keeps what it has used: new limits must not hand out a fresh budget. Counters
+  // given explicitly replace the kept ones.
+  const replaced = await core.store.update(planId, (g) => {
+    if (!g) return { result: null };
+    const merged = AutonomyGuardrails.parse(
+      {
+        ...given,
+        stepCount: given.stepCount ?? g.stepCount,
+        budgetSpent: given.budgetSpent ?? g.budgetSpent,
+        startTime: given.startTime === undefined ? g.startTime : given.startTime,
+      },
+      '',
+      false,
+      core.limits,
+    );
+    merged.replaceRuntime(g.runtime); // open reservations, tool calls and waits go on
+    return { result: merged, replace: merged };
+  });
+  if (replaced) return replaced.clone();
+  await core.store.put(planId, fresh);
+  return fresh.clone();
+}
+
+/** See {@link AutonomyGuardrailService.getGuardrails}. */
+export async function getGuardrails(core: ServiceCore, planId: string): Promise<AutonomyGuardrails | null> {
+  validatePlanId(planId);
+  const store = core.store;
+  if (store.getGuardrails) return store.getGuardrails(planId);
+  return (await store.get(planId))?.guardrails ?? null;
+}
+
+/** See {@link AutonomyGuardrailService.getAuditTrail}. */
+export async function getAuditTrail(core: ServiceCore, planId: string): Promise<AuditTrail | null> {
+  validatePlanId(planId);
+  return (await core.store.get(planId))?.audit ?? null;
+}
+
+/** See {@link AutonomyGuardrailService.toMetadata}. */
+export async function toMetadata(
+  core: ServiceCore,
+  planId: string,
+  metadata: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  validatePlanId(planId);
+  if (!isPlainObject(metadata)) {
+    throw new GuardrailValidationError(
+      'metadata',
+      `metadata must be an object, got ${describeValue(metadata)}`,
+    );
+  }
+  const record = await core.store.get(planId);
+  const out: Record<string, unknown> = { ...metadata };
+  if (record) {
+    Object.defineProperty(out, METADATA_KEY, {
+      value: serializeState(record.guardrails, record.audit),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return out;
+}
+
+/** See {@link AutonomyGuardrailService.loadFromMetadata}. */
+export async function loadFromMetadata(
+  core: ServiceCore,
+  planId: string,
+  metadata: unknown,
+): Promise<AutonomyGuardrails> {
+  validatePlanId(planId);
+  const { guardrails, trail } = parseState(metadata, core.limits);
+  await core.store.put(planId, guardrails, trail);
+  return guardrails.clone();
+}

@@ -1,0 +1,150 @@
+import { AuditEntry } from '../audit/AuditEntry.js';
+import { invalid } from '../errors.js';
+import { validRuntimeKey } from '../guardrails/AutonomyGuardrails.js';
+import { GuardrailEventType as E } from '../guardrails/events.js';
+import type { GuardCheck } from '../guardrails/GuardCheck.js';
+import { intField, objectWithKeys } from '../guardrails/validate.js';
+import { validatePlanId } from '../ids.js';
+import type { JsonObject } from '../json.js';
+import { toMicros } from '../money.js';
+import type { Approval, PlanChange, PlanMutation } from '../store/GuardrailStore.js';
+import { decideReservation } from './budget.js';
+import type { BudgetReservation } from './BudgetReservation.js';
+import { validConfirmation, decideConfirmation, type ConfirmationAsk } from './confirmations.js';
+import type { ServiceCore } from './core.js';
+import { decideActorCalls, decideStep, decideToolCalls, decideWallClock } from './decisions.js';
+import { inputHash } from './hash.js';
+
+/** A tool call about to run, for {@link AutonomyGuardrailService.beginToolCall}. */
+export interface ToolCallBegin {
+  /** The confirmation asked for the call; its decision id is the tool call's id. */
+  readonly confirm: ConfirmationAsk;
+  /** The tool's calls per plan, counted when allowed; without it, not counted. */
+  readonly tool?: { readonly name: string; readonly maxCallsPerPlan: number };
+  /**
+   * Tool calls of this invocation before this one, checked against `max_tool_calls_per_invocation`;
+   * without it, that check is not made (a plan's own decision is no call within an invocation).
+   */
+  readonly currentCalls?: number;
+  /** The amount to set aside for the call, and the reservation's id. */
+  readonly estimate: number;
+  readonly reservationId: string;
+  /**
+   * Every entry of the call names it too: `tool` (the confirmation's tool name) and `input_hash` (the
+   * canonical hash of its input, the one grants are bound to). Default false.
+   */
+  readonly recordCall?: boolean;
+}
+
+/** What {@link AutonomyGuardrailService.beginToolCall} decided. */
+export interface ToolCallBegun {
+  /** The check that refused the call, or the reservation's. */
+  readonly check: GuardCheck;
+  /** The wall-clock check, allowed when the call got past it. */
+  readonly wallClock: GuardCheck;
+  /** The approval a person must decide, when the confirmation refused the call. */
+  readonly approval?: Approval;
+  /** The call's budget set aside, when every check let it through: settle it with commit or release. */
+  readonly reservation?: BudgetReservation;
+}
+
+const begunOf = (check: GuardCheck): ToolCallBegun => ({ check, wallClock: check });
+
+/**
+ * The parts of a tool call's change, taken in order, as one change: their entries in order, their
+ * mutations together (each part sets its own fields), the approval one opened.
+ */
+class ToolCallChange {
+  readonly #entries: AuditEntry[] = [];
+  readonly #mutation: { -readonly [K in keyof PlanMutation]: PlanMutation[K] } = {};
+  #newApproval: Approval | undefined;
+
+  /** `call`: details every entry of the call carries as well (the tool, its input's hash), or null. */
+  constructor(readonly call: JsonObject | null) {}
+
+  /** Adds a part's writes; returns its result. */
+  take<T>(out: PlanChange<T>): T {
+    const a = out.audit;
+    if (a !== undefined) {
+      this.#entries.push(
+        this.call === null ? a : AuditEntry.trusted(a.eventType, a.timestamp, { ...a.details, ...this.call }),
+      );
+    }
+    if (out.mutation !== undefined) Object.assign(this.#mutation, out.mutation);
+    if (out.newApproval !== undefined) this.#newApproval = out.newApproval;
+    return out.result;
+  }
+
+  end(result: ToolCallBegun): PlanChange<ToolCallBegun> {
+    const change: { -readonly [K in keyof PlanChange<ToolCallBegun>]: PlanChange<ToolCallBegun>[K] } = {
+      result: Object.freeze(result),
+      entries: this.#entries,
+    };
+    if (Object.keys(this.#mutation).length > 0) change.mutation = this.#mutation;
+    if (this.#newApproval !== undefined) change.newApproval = this.#newApproval;
+    return change;
+  }
+}
+
+/** See {@link AutonomyGuardrailService.beginToolCall}. */
+export function beginToolCall(
+  core: ServiceCore,
+  planId: string,
+  call: ToolCallBegin,
+): Promise<ToolCallBegun | null> {
+  return core.checking(E.WALL_CLOCK_BLOCKED, begunOf, () => {
+    validatePlanId(planId);
+    const o = objectWithKeys(call, 'call', [
+      'confirm',
+      'tool',
+      'currentCalls',
+      'estimate',
+      'reservationId',
+      'recordCall',
+    ]);
+    const now = core.now();
+    const c = validConfirmation(core, o['confirm'] as ConfirmationAsk, now);
+    const record = o['recordCall'] ?? false;
+    if (typeof record !== 'boolean') invalid('recordCall', 'a boolean', record);
+    const named: JsonObject | null = record
+      ? { tool: c.toolName ?? c.ops.join(','), input_hash: inputHash(c.input) }
+      : null;
+    const t =
+      o['tool'] === undefined ? undefined : objectWithKeys(o['tool'], 'tool', ['name', 'maxCallsPerPlan']);
+    const tool = t && {
+      name: validRuntimeKey(t['name'], 'tool'),
+      max: intField(t['maxCallsPerPlan'], 'max_calls_per_plan', 1, false) as number,
+    };
+    const current =
+      o['currentCalls'] === undefined
+        ? null
+        : (intField(o['currentCalls'], 'current_calls', 0, false) as number);
+    const micros = toMicros(o['estimate'], 'amount', 'up');
+    const id = validRuntimeKey(o['reservationId'], 'reservationId');
+    const expiresAt = core.reservationExpiry(now);
+    return core.store.update(planId, (g): PlanChange<ToolCallBegun | null> => {
+      if (!g) return { result: null };
+      const change = new ToolCallChange(named);
+      const wallClock = change.take(decideWallClock(core, g, now));
+      if (!wallClock.allowed) return change.end({ check: wallClock, wallClock });
+      const step = change.take(decideStep(core, g, now));
+      if (!step.allowed) return change.end({ check: step, wallClock });
+      const asked = change.take(decideConfirmation(core, g, planId, c, now));
+      if (!asked.check.allowed) {
+        const { check, approval } = asked;
+        return change.end(approval ? { check, wallClock, approval } : { check, wallClock });
+      }
+      if (current !== null) {
+        const actor = change.take(decideActorCalls(core, g, current, now));
+        if (!actor.allowed) return change.end({ check: actor, wallClock });
+      }
+      if (tool) {
+        const calls = change.take(decideToolCalls(core, g, tool.name, tool.max, now));
+        if (!calls.allowed) return change.end({ check: calls, wallClock });
+      }
+      const reservation = change.take(decideReservation(core, g, planId, id, micros, now, expiresAt));
+      const { check } = reservation;
+      return change.end(reservation.allowed ? { check, wallClock, reservation } : { check, wallClock });
+    });
+  });
+}
