@@ -8,7 +8,9 @@ import {
   type GuardrailResult,
 } from '../guardrails/events.js';
 import type { GuardCheck } from '../guardrails/GuardCheck.js';
-import { formatIso } from '../iso.js';
+import { formatIso, isSerializableTimestamp } from '../iso.js';
+
+export { isSerializableTimestamp } from '../iso.js';
 import { copyJsonObject, type JsonObject } from '../json.js';
 
 /** Wire form of an {@link AuditEntry} (DESIGN.md §3). */
@@ -29,18 +31,6 @@ export interface AuditEntryInit {
 }
 
 const EMPTY: JsonObject = Object.freeze({});
-
-/**
- * True for epoch milliseconds whose ISO-8601 form can be read back: outside the years 0000-9999 the form
- * gets a sign and six digits, which no reader of the wire format accepts.
- */
-export function isSerializableTimestamp(ms: unknown): ms is number {
-  return typeof ms === 'number' && ms >= FIRST_MS && ms <= LAST_MS;
-}
-
-/** 0000-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z: the range ISO-8601's four-digit years can write. */
-const FIRST_MS = -62_167_219_200_000;
-const LAST_MS = 253_402_300_799_999;
 
 /** Details larger than this are refused by {@link AuditEntry.create}. */
 export const MAX_DETAILS_BYTES = 4096;

@@ -2,38 +2,10 @@ import type { AuditEntry } from '../audit/AuditEntry.js';
 import type { AuditTrail } from '../audit/AuditTrail.js';
 import type { ChainedEntry, Checkpoint, MalformedEntry } from '../audit/chain.js';
 import type { AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
+import type { PlanMutation } from '../guardrails/mutation.js';
 import type { JsonObject } from '../json.js';
 
-/** What a change does to a plan's counters; the store applies it atomically with the audit entry. */
-export interface PlanMutation {
-  /** Steps to add to `step_count`. */
-  readonly steps?: number;
-  /** Micro-units to add to `budget_spent`. */
-  readonly spendMicros?: number;
-  /** Sets `start_time` (ISO-8601 UTC) if it is still unset. */
-  readonly startTime?: string;
-  /**
-   * Drops the reservations that lapsed at this epoch-millisecond time (expiry <= it, or none recorded),
-   * takes their amount off `reserved` and remembers their ids as lapsed until settled (the oldest are
-   * forgotten beyond 10,000). Applied first, before `release`, `reserve` and `spendMicros`.
-   */
-  readonly expireBefore?: number;
-  /**
-   * Opens a budget reservation; its id must not be open already. `expiresAt` (epoch ms) is when it
-   * lapses; without it none is recorded, and the next `expireBefore` drops it.
-   */
-  readonly reserve?: { readonly id: string; readonly micros: number; readonly expiresAt?: number };
-  /** Closes an open reservation (applied after `expireBefore`, before `reserve` and `spendMicros`). */
-  readonly release?: string;
-  /** Settles a reservation that lapsed (see `expireBefore`): forgets it, after `expireBefore`. */
-  readonly settleLapsed?: string;
-  /** Starts a wait for a person at this ISO-8601 time, unless one is going on. */
-  readonly pause?: string;
-  /** Ends the wait going on at this epoch-millisecond time; the wall clock skips it. */
-  readonly unpause?: number;
-  /** Counts one call of the named tool. */
-  readonly toolCall?: string;
-}
+export type { PlanMutation } from '../guardrails/mutation.js';
 
 /** Every status an approval can be in, in the order a person meets them. */
 export const APPROVAL_STATUSES = Object.freeze(['pending', 'approved', 'denied', 'used'] as const);

@@ -21,7 +21,7 @@ import {
   type CheckpointOptions,
   type CheckpointPolicy,
 } from '../checkpoints.js';
-import { applyMutation, entriesOf, writesState } from '../mutation.js';
+import { decideWrite, type WriteSteps } from '../decide.js';
 import { checkDocument, documentFromRow, mergeListings, nextRevision } from '../planDocuments.js';
 
 interface Entry {
@@ -77,6 +77,22 @@ export class MemoryStore implements GuardrailStore {
       invalid('checkpoints', 'absent when keepLog is false', options?.checkpoints);
   }
 
+  /** How this store keeps a change's entries (as they are), and checks its approval ids. */
+  readonly #steps: WriteSteps<readonly AuditEntry[]> = {
+    record: (entries) => entries,
+    claim: (approval, newApproval) => {
+      const id = (approval ?? newApproval)?.id;
+      const holder = id === undefined ? undefined : this.#approvals.get(id);
+      if (holder === undefined) return;
+      if (newApproval !== undefined) {
+        throw new GuardrailError('APPROVAL_ID_TAKEN', `approval id "${newApproval.id}" is already used`);
+      }
+      if (holder.planId !== (approval as Approval).planId) {
+        throw new GuardrailError('STORE_CONTRACT', `approval "${id}" belongs to another plan`);
+      }
+    },
+  };
+
   // Not `async`: an async frame would add microtask hops to the hottest path of every check.
   update<T>(planId: string, change: PlanChangeFn<T>, options?: { readonly approvalId?: string }): Promise<T> {
     try {
@@ -84,34 +100,15 @@ export class MemoryStore implements GuardrailStore {
       const entry = this.#plans.get(planId);
       const wanted = options?.approvalId === undefined ? undefined : this.#approvals.get(options.approvalId);
       const out = change(entry ? entry.guardrails : null, wanted?.planId === planId ? wanted : null);
-      if (!writesState(out)) {
-        return Promise.resolve(out.result);
-      }
-      if (!entry) {
-        throw new GuardrailError(
-          'STORE_CONTRACT',
-          `cannot record a change for unconfigured plan "${planId}"`,
-        );
-      }
-      const approval = out.approval ?? out.newApproval;
-      if (approval !== undefined && approval.planId !== planId) {
-        throw new GuardrailError('STORE_CONTRACT', `approval "${approval.id}" belongs to another plan`);
-      }
-      const holder = approval === undefined ? undefined : this.#approvals.get(approval.id);
-      if (out.newApproval !== undefined && holder !== undefined) {
-        throw new GuardrailError('APPROVAL_ID_TAKEN', `approval id "${out.newApproval.id}" is already used`);
-      }
-      if (out.approval !== undefined && holder?.planId !== undefined && holder.planId !== planId) {
-        throw new GuardrailError('STORE_CONTRACT', `approval "${out.approval.id}" belongs to another plan`);
-      }
-      const entries = entriesOf(out);
-      let guardrails = out.replace !== undefined ? out.replace.clone() : entry.guardrails;
-      if (out.mutation !== undefined) guardrails = applyMutation(guardrails, out.mutation);
-      entry.guardrails = guardrails;
+      const write = decideWrite(planId, entry?.guardrails ?? null, out, this.#steps);
+      if (write === null) return Promise.resolve(out.result);
+      const plan = entry as Entry; // a write is decided only for a configured plan
+      const approval = write.approval ?? write.newApproval;
+      if (write.guardrails !== undefined) plan.guardrails = write.guardrails;
       if (approval !== undefined) this.#approvals.set(approval.id, Object.freeze({ ...approval }));
-      for (const audit of entries) {
-        if (this.keepLog) entry.log.push(audit);
-        entry.audit.add(audit);
+      for (const audit of write.entries) {
+        if (this.keepLog) plan.log.push(audit);
+        plan.audit.add(audit);
       }
       return Promise.resolve(out.result);
     } catch (error) {

@@ -35,7 +35,6 @@ import {
   type ApprovalRow,
 } from '../approvalRows.js';
 import {
-  checkpointDue,
   checkpointPolicy,
   pruneTarget,
   unanchoredPrune,
@@ -44,7 +43,7 @@ import {
 } from '../checkpoints.js';
 import { chainedFromRow, entryFromRow, logEntryFromRow, type LogRow as StoredLogRow } from '../auditRows.js';
 import { driver } from '../drivers.js';
-import { applyMutation, chainedEntriesOf, writesState } from '../mutation.js';
+import { chainEntries, decideWrite, writesState, type ChainedRecord, type Write } from '../decide.js';
 import {
   checkDocument,
   documentConflict,
@@ -438,7 +437,7 @@ export class PostgresStore implements GuardrailStore {
       try {
         const out = pending.change(batch.guardrails, null);
         if (!writesState(out) || out.approval !== undefined || out.newApproval !== undefined) break;
-        batch.add(out);
+        batch.add(out); // writes: decided, or thrown
         result = out.result;
       } catch {
         break;
@@ -523,20 +522,9 @@ export class PostgresStore implements GuardrailStore {
           row === undefined || current === null
             ? null
             : { guardrails: current, head: headOf(planId, row), version: row.version };
-        if (locked === null) {
-          throw new GuardrailError(
-            'STORE_CONTRACT',
-            `cannot record a change for unconfigured plan ${describeValue(planId)}`,
-          );
-        }
-        const { approval, newApproval } = out;
-        for (const a of [approval, newApproval]) {
-          if (a !== undefined && a.planId !== planId) {
-            throw new GuardrailError('STORE_CONTRACT', `approval "${a.id}" belongs to another plan`);
-          }
-        }
         const batch = new ChangeBatch(planId, locked, this.#checkpoints);
-        batch.add(out);
+        // Refuses a change of a plan that is not configured, or with another plan's approval.
+        const { approval, newApproval } = batch.add(out) as Write<ChainedRecord[]>;
         const written = batch.writes ? await batch.write(client, doing, sql.writeChanges) : locked;
         if (written === null) {
           // The row is locked: only a write that bypassed the lock could have given it a new version.
@@ -638,25 +626,19 @@ export class PostgresStore implements GuardrailStore {
       let head = locked === undefined ? null : headOf(planId, locked);
       const windowStart = (head?.seq ?? 0) + 1;
       if (kept.length > 0) {
-        const chained: ChainedEntry[] = [];
-        const checkpoints: Checkpoint[] = [];
-        for (const e of kept) {
-          const c = chainEntry(planId, head, e);
-          chained.push(c);
-          const cp = checkpointDue(this.#checkpoints, planId, c, e.timestamp);
-          if (cp !== null) checkpoints.push(cp);
-          head = c;
-        }
+        const records = chainEntries(planId, head, kept, this.#checkpoints);
         await query(client, doing, sql.insertEntries, [
           planId,
           kept.map((e) => e.eventType),
           kept.map((e) => e.timestamp),
           kept.map((e) => JSON.stringify(e.details)),
-          chained.map((c) => c.seq),
-          chained.map((c) => c.prev),
-          chained.map((c) => c.hash),
+          records.map((r) => r.chained.seq),
+          records.map((r) => r.chained.prev),
+          records.map((r) => r.chained.hash),
         ]);
+        const checkpoints = records.flatMap((r) => (r.checkpoint === null ? [] : [r.checkpoint]));
         await this.#insertCheckpoints(client, doing, planId, checkpoints);
+        head = (records.at(-1) as ChainedRecord).chained;
       }
       await query(client, doing, sql.setWindow, [planId, windowStart, head?.seq ?? 0, head?.hash ?? null]);
     });
@@ -938,28 +920,28 @@ interface Pending {
 /**
  * The changes of one or more updates of a plan, decided one after the other from `base`, to write in
  * one statement. Changes `base.guardrails` in place as it goes: whoever holds `base` drops it unless the
- * write succeeds.
+ * write succeeds. A null `base` (a plan not configured) takes no change that writes.
  */
 class ChangeBatch {
   readonly #planId: string;
-  readonly #base: CachedPlan;
+  readonly #base: CachedPlan | null;
   readonly #checkpoints: CheckpointPolicy | null;
-  #guardrails: AutonomyGuardrails;
+  #guardrails: AutonomyGuardrails | null;
   #changed = false;
   #head: ChainHead | null;
   readonly #entries: [string[], number[], string[], number[], string[], string[]] = [[], [], [], [], [], []];
   readonly #checkpointed: [number[], string[], string[], (string | null)[]] = [[], [], [], []];
 
-  constructor(planId: string, base: CachedPlan, checkpoints: CheckpointPolicy | null) {
+  constructor(planId: string, base: CachedPlan | null, checkpoints: CheckpointPolicy | null) {
     this.#planId = planId;
     this.#base = base;
     this.#checkpoints = checkpoints;
-    this.#guardrails = base.guardrails;
-    this.#head = base.head;
+    this.#guardrails = base?.guardrails ?? null;
+    this.#head = base?.head ?? null;
   }
 
   /** The guardrails after the changes added so far: what the next update is decided from. */
-  get guardrails(): AutonomyGuardrails {
+  get guardrails(): AutonomyGuardrails | null {
     return this.#guardrails;
   }
 
@@ -968,22 +950,23 @@ class ChangeBatch {
     return this.#changed || this.#entries[0].length > 0;
   }
 
-  /** Adds a change, all or nothing: when it throws, the batch is as it was. */
-  add(out: PlanChange<unknown>): void {
-    const { mutation, replace } = out;
-    const entries = chainedEntriesOf(this.#planId, this.#head, out);
-    const cps = entries.map(({ audit, chained }) =>
-      checkpointDue(this.#checkpoints, this.#planId, chained, audit.timestamp),
-    );
-    let next = replace?.clone();
-    // Last, since it may change the guardrails in place: it checks everything before it changes anything.
-    if (mutation !== undefined) next = applyMutation(next ?? this.#guardrails, mutation);
-    if (next !== undefined) {
-      this.#guardrails = next;
+  /**
+   * Adds a change, all or nothing: when it throws, the batch is as it was. Resolves with what it writes
+   * (its approvals are for the caller to write), or null for a change that writes nothing.
+   */
+  add(out: PlanChange<unknown>): Write<ChainedRecord[]> | null {
+    const head = this.#head;
+    const w = decideWrite(this.#planId, this.#guardrails, out, {
+      record: (entries) => chainEntries(this.#planId, head, entries, this.#checkpoints),
+    });
+    if (w === null) return null;
+    if (w.guardrails !== undefined) {
+      this.#guardrails = w.guardrails;
       this.#changed = true;
     }
     const [eventTypes, timestamps, details, seqs, prevs, hashes] = this.#entries;
-    for (const { audit: a, chained: c } of entries) {
+    const [sizes, heads, ts, signatures] = this.#checkpointed;
+    for (const { audit: a, chained: c, checkpoint: cp } of w.entries) {
       eventTypes.push(a.eventType);
       timestamps.push(a.timestamp);
       details.push(JSON.stringify(a.details));
@@ -991,15 +974,13 @@ class ChangeBatch {
       prevs.push(c.prev);
       hashes.push(c.hash);
       this.#head = { seq: c.seq, hash: c.hash };
-    }
-    const [sizes, heads, ts, signatures] = this.#checkpointed;
-    for (const cp of cps) {
       if (cp === null) continue;
       sizes.push(cp.size);
       heads.push(cp.head);
       ts.push(cp.ts);
       signatures.push(cp.signature ?? null);
     }
+    return w;
   }
 
   /**
@@ -1007,18 +988,21 @@ class ChangeBatch {
    * Resolves with the plan as written, or null when the row has another version or is gone.
    */
   async write(client: Pool | PoolClient, doing: string, sql: string): Promise<CachedPlan | null> {
+    const base = this.#base as CachedPlan; // a batch that writes has a base
     const head = this.#entries[0].length > 0 ? this.#head : null;
     const found = await query<{ version: string }>(client, doing, sql, [
       this.#planId,
       ...this.#entries,
-      this.#changed ? JSON.stringify(this.#guardrails.toJSON()) : null,
-      this.#base.version,
+      this.#changed ? JSON.stringify((this.#guardrails as AutonomyGuardrails).toJSON()) : null,
+      base.version,
       head?.seq ?? null,
       head?.hash ?? null,
       ...this.#checkpointed,
     ]);
     const version = found.rows[0]?.version;
-    return version === undefined ? null : { guardrails: this.#guardrails, head: this.#head, version };
+    return version === undefined
+      ? null
+      : { guardrails: this.#guardrails as AutonomyGuardrails, head: this.#head, version };
   }
 }
 

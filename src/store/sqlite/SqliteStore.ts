@@ -26,7 +26,6 @@ import {
   type ApprovalRowValues,
 } from '../approvalRows.js';
 import {
-  checkpointDue,
   checkpointPolicy,
   pruneTarget,
   unanchoredPrune,
@@ -35,7 +34,7 @@ import {
 } from '../checkpoints.js';
 import { chainedFromRow, entryFromRow, logEntryFromRow, type LogRow } from '../auditRows.js';
 import { driver } from '../drivers.js';
-import { applyMutation, chainedEntriesOf, writesState } from '../mutation.js';
+import { chainEntries, decideWrite, writesState, type ChainedRecord, type Write } from '../decide.js';
 import {
   checkDocument,
   documentFromRow,
@@ -256,7 +255,7 @@ interface Decided {
     /** New guardrails, when the update changes them. */
     readonly guardrails: AutonomyGuardrails | undefined;
     /** The entries to record, chained after the plan's last entry, in order. */
-    readonly entries: readonly { readonly audit: AuditEntry; readonly chained: ChainedEntry }[];
+    readonly entries: readonly ChainedRecord[];
   };
 }
 
@@ -764,7 +763,7 @@ export class SqliteStore implements GuardrailStore {
     const db = this.#db;
     const lastEntry = (planId: string): Head | null => s.selectHead.get(planId) ?? null;
     /** Stores an entry chained by chainEntry, and the checkpoint that covers it when one is due. */
-    const record = (planId: string, c: ChainedEntry, audit: AuditEntry): void => {
+    const record = (planId: string, { audit, chained: c, checkpoint: cp }: ChainedRecord): void => {
       s.insertEntry.run(
         planId,
         c.seq,
@@ -774,14 +773,7 @@ export class SqliteStore implements GuardrailStore {
         c.prev,
         c.hash,
       );
-      const cp = checkpointDue(this.#checkpoints, planId, c, audit.timestamp);
       if (cp !== null) s.insertCheckpoint.run(planId, cp.size, cp.head, cp.ts, cp.signature ?? null);
-    };
-    /** Chains `audit` after the plan's last entry and stores it; returns the new head. */
-    const append = (planId: string, previous: Head | null, audit: AuditEntry): Head => {
-      const c = chainEntry(planId, previous, audit);
-      record(planId, c, audit);
-      return c;
     };
     const seen = (): Seen => ({
       version: s.dataVersion.get() as number,
@@ -816,33 +808,25 @@ export class SqliteStore implements GuardrailStore {
           stored === null ? null : { guardrails: stored, head: head ?? lastEntry(planId), version: '' };
         return { result: out.result, state };
       }
-      if (stored === null) {
-        throw new GuardrailError(
-          'STORE_CONTRACT',
-          `cannot record a change for unconfigured plan "${planId}"`,
-        );
-      }
-      const approval = out.approval === undefined ? undefined : approvalParams(planId, out.approval);
-      const newApproval = out.newApproval === undefined ? undefined : approvalParams(planId, out.newApproval);
-      if (head === undefined) head = lastEntry(planId);
-      const entries = chainedEntriesOf(planId, head, out);
-      const last = entries.at(-1)?.chained;
-      let g = stored;
-      let changed: AutonomyGuardrails | undefined;
-      if (out.replace !== undefined || out.mutation !== undefined) {
-        // applyMutation may change its argument in place: never the caller's replacement.
-        g = out.replace === undefined ? stored : out.replace.clone();
-        if (out.mutation !== undefined) g = applyMutation(g, out.mutation);
-        changed = g;
-      }
+      const before = head ?? (stored === null ? null : lastEntry(planId));
+      const w = decideWrite(planId, stored, out, {
+        record: (entries) => chainEntries(planId, before, entries, this.#checkpoints),
+      }) as Write<ChainedRecord[]>; // it writes: decided, or thrown
+      const last = w.entries.at(-1)?.chained;
+      const g = w.guardrails ?? (stored as AutonomyGuardrails);
       return {
         result: out.result,
         state: {
           guardrails: g,
-          head: last === undefined ? head : { seq: last.seq, hash: last.hash },
+          head: last === undefined ? before : { seq: last.seq, hash: last.hash },
           version: '',
         },
-        write: { approval, newApproval, guardrails: changed, entries },
+        write: {
+          approval: w.approval === undefined ? undefined : approvalRowValues(w.approval),
+          newApproval: w.newApproval === undefined ? undefined : approvalRowValues(w.newApproval),
+          guardrails: w.guardrails,
+          entries: w.entries,
+        },
       };
     };
     /**
@@ -857,7 +841,7 @@ export class SqliteStore implements GuardrailStore {
         if (w.newApproval !== undefined && s.insertApproval.run(...w.newApproval).changes === 0) {
           throw new GuardrailError('APPROVAL_ID_TAKEN', `approval id "${w.newApproval[0]}" is already used`);
         }
-        for (const e of w.entries) record(planId, e.chained, e.audit);
+        for (const e of w.entries) record(planId, e);
       } catch (error) {
         throw new PartlyWritten(error);
       }
@@ -917,9 +901,9 @@ export class SqliteStore implements GuardrailStore {
       (planId: string, guardrails: string, entries: readonly AuditEntry[] | undefined): void => {
         s.upsertPlan.run(planId, guardrails);
         if (entries === undefined) return;
-        let head = s.selectHead.get(planId) ?? null;
+        const head = s.selectHead.get(planId) ?? null;
         s.setWindow.run((head?.seq ?? 0) + 1, planId);
-        for (const e of entries) head = append(planId, head, e);
+        for (const e of chainEntries(planId, head, entries, this.#checkpoints)) record(planId, e);
       },
     );
     // A deferred transaction, so the guardrails and the entries come from one snapshot.
@@ -1130,13 +1114,6 @@ function chainUnchainedRows(db: Database.Database, p: string): void {
     write.run(c.seq, c.prev, c.hash, row.plan_id, row.seq);
     head = c;
   }
-}
-
-function approvalParams(planId: string, a: Approval): ApprovalRowValues {
-  if (a.planId !== planId) {
-    throw new GuardrailError('STORE_CONTRACT', `approval "${a.id}" belongs to another plan`);
-  }
-  return approvalRowValues(a);
 }
 
 /** A stored checkpoint as it is: a tampered one is for the verifier to find. */

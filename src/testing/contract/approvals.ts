@@ -118,6 +118,20 @@ export function approvals(c: ContractContext): void {
       expect(await store.getApproval('a1')).toEqual(approval('a1', 'p'));
     });
 
+    it("changes neither counters nor trail when a new approval's id is in use", async () => {
+      await store.put('p', guardrails({ maxSteps: 5 }));
+      await store.update('p', () => ({ result: null, newApproval: approval('a1', 'p') }));
+      const taken = store.update('p', () => ({
+        result: null,
+        newApproval: approval('a1', 'p', 5),
+        audit: entry('step_allowed'),
+        mutation: { steps: 1 },
+      }));
+      await expect(taken).rejects.toMatchObject({ code: 'APPROVAL_ID_TAKEN' });
+      const after = await stored('p');
+      expect([after.guardrails.stepCount, after.audit.size]).toEqual([0, 0]);
+    });
+
     it('refuses to replace an approval that belongs to another plan', async () => {
       await store.put('p', guardrails());
       await store.put('q', guardrails());

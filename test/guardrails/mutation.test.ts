@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AuditEntry, AutonomyGuardrails, GuardrailValidationError } from '../../src/index.js';
-import { applyMutation, entriesOf, writesState } from '../../src/store/mutation.js';
+import { applyMutation } from '../../src/guardrails/mutation.js';
+import { entriesOf, writesState } from '../../src/store/decide.js';
 
 const START = '2026-11-30T10:00:00.000Z';
 

@@ -1,16 +1,42 @@
-import { AuditEntry, isSerializableTimestamp } from '../audit/AuditEntry.js';
-import { chainEntry, type ChainedEntry } from '../audit/chain.js';
 import { invalid } from '../errors.js';
-import type { AutonomyGuardrails, Reservation, Runtime } from '../guardrails/AutonomyGuardrails.js';
-import {
-  MAX_RUNTIME_ENTRIES,
-  reservationExpired,
-  validRuntimeKey,
-} from '../guardrails/AutonomyGuardrails.js';
-import { canonicalIso, parseIsoMs } from '../iso.js';
+import { canonicalIso, isSerializableTimestamp, parseIsoMs } from '../iso.js';
 import { MAX_AMOUNT, MICROS_PER_UNIT } from '../money.js';
-import type { PlanChange, PlanMutation } from './GuardrailStore.js';
-import type { ChainHead } from './planCache.js';
+import type { AutonomyGuardrails, Reservation, Runtime } from './AutonomyGuardrails.js';
+import { MAX_RUNTIME_ENTRIES, reservationExpired, validRuntimeKey } from './AutonomyGuardrails.js';
+
+// How a plan's guardrails change: counters, reservations and their lapses, waits for a person and tool
+// counts. Stores apply a change's mutation with applyMutation, atomically with its audit entries.
+
+/** What a change does to a plan's counters; the store applies it atomically with the audit entry. */
+export interface PlanMutation {
+  /** Steps to add to `step_count`. */
+  readonly steps?: number;
+  /** Micro-units to add to `budget_spent`. */
+  readonly spendMicros?: number;
+  /** Sets `start_time` (ISO-8601 UTC) if it is still unset. */
+  readonly startTime?: string;
+  /**
+   * Drops the reservations that lapsed at this epoch-millisecond time (expiry <= it, or none recorded),
+   * takes their amount off `reserved` and remembers their ids as lapsed until settled (the oldest are
+   * forgotten beyond 10,000). Applied first, before `release`, `reserve` and `spendMicros`.
+   */
+  readonly expireBefore?: number;
+  /**
+   * Opens a budget reservation; its id must not be open already. `expiresAt` (epoch ms) is when it
+   * lapses; without it none is recorded, and the next `expireBefore` drops it.
+   */
+  readonly reserve?: { readonly id: string; readonly micros: number; readonly expiresAt?: number };
+  /** Closes an open reservation (applied after `expireBefore`, before `reserve` and `spendMicros`). */
+  readonly release?: string;
+  /** Settles a reservation that lapsed (see `expireBefore`): forgets it, after `expireBefore`. */
+  readonly settleLapsed?: string;
+  /** Starts a wait for a person at this ISO-8601 time, unless one is going on. */
+  readonly pause?: string;
+  /** Ends the wait going on at this epoch-millisecond time; the wall clock skips it. */
+  readonly unpause?: number;
+  /** Counts one call of the named tool. */
+  readonly toolCall?: string;
+}
 
 const MAX_MICROS = MAX_AMOUNT * MICROS_PER_UNIT;
 
@@ -127,47 +153,4 @@ function nextRuntime(g: AutonomyGuardrails, m: PlanMutation): Runtime {
     toolCalls = new Map(toolCalls).set(tool, (toolCalls.get(tool) ?? 0) + 1);
   }
   return { reservations, reservedMicros, lapsed, pausedMs, pausedSince, toolCalls };
-}
-
-/** True when a change writes anything: a store may answer one that does not without a write. */
-export function writesState(out: PlanChange<unknown>): boolean {
-  return (
-    out.mutation !== undefined ||
-    out.audit !== undefined ||
-    // Anything but an empty array counts, so that entries of the wrong shape are refused, not ignored.
-    (out.entries !== undefined && !(Array.isArray(out.entries) && out.entries.length === 0)) ||
-    out.replace !== undefined ||
-    out.approval !== undefined ||
-    out.newApproval !== undefined
-  );
-}
-
-const NO_ENTRIES: readonly AuditEntry[] = Object.freeze([]);
-
-/**
- * The audit entries a change records, in order: its `audit`, then its `entries`. Throws, naming the
- * field, when `entries` is not an array of audit entries; a store calls it before it changes anything.
- */
-export function entriesOf(out: PlanChange<unknown>): readonly AuditEntry[] {
-  const { audit, entries } = out;
-  if (entries === undefined) return audit === undefined ? NO_ENTRIES : [audit];
-  if (!Array.isArray(entries)) invalid('entries', 'an array of audit entries', entries);
-  entries.forEach((e, i) => {
-    if (!(e instanceof AuditEntry)) invalid(`entries[${i}]`, 'an audit entry', e);
-  });
-  return audit === undefined ? entries.slice() : [audit, ...entries];
-}
-
-/** The entries of a change chained one after the other from `head` (the plan's last entry, or null). */
-export function chainedEntriesOf(
-  planId: string,
-  head: ChainHead | null,
-  out: PlanChange<unknown>,
-): { readonly audit: AuditEntry; readonly chained: ChainedEntry }[] {
-  let previous = head;
-  return entriesOf(out).map((audit) => {
-    const chained = chainEntry(planId, previous, audit);
-    previous = chained;
-    return { audit, chained };
-  });
 }

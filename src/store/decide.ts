@@ -1,0 +1,122 @@
+import { AuditEntry } from '../audit/AuditEntry.js';
+import { chainEntry, type ChainedEntry, type Checkpoint } from '../audit/chain.js';
+import { describeValue, GuardrailError, invalid } from '../errors.js';
+import type { AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
+import { applyMutation } from '../guardrails/mutation.js';
+import { checkpointDue, type CheckpointPolicy } from './checkpoints.js';
+import type { Approval, PlanChange } from './GuardrailStore.js';
+import type { ChainHead } from './planCache.js';
+
+// The steps every store takes for an update once its change function has answered, written once: what
+// a store does itself is read the plan, and write what these steps decided.
+
+/** What one update writes, as {@link decideWrite} decided it. */
+export interface Write<C> {
+  /** The guardrails to keep when the change gives new ones (a replacement, a mutation), else undefined. */
+  readonly guardrails: AutonomyGuardrails | undefined;
+  /** The change's audit entries, as the store records them (see `record` of {@link decideWrite}). */
+  readonly entries: C;
+  /** An approval of the plan to replace, and a new one to add. */
+  readonly approval: Approval | undefined;
+  readonly newApproval: Approval | undefined;
+}
+
+/** What a store gives {@link decideWrite}: how it keeps entries, and how it checks approval ids. */
+export interface WriteSteps<C> {
+  /** Makes of the change's entries what the store keeps: chained, with their checkpoints, or as they are. */
+  record(entries: readonly AuditEntry[]): C;
+  /**
+   * Refuses (throws) an approval id the store holds for another plan, or a new one already in use; for a
+   * store that cannot leave that to its write, which would refuse it all or nothing.
+   */
+  claim?(approval: Approval | undefined, newApproval: Approval | undefined): void;
+}
+
+/**
+ * Decides what an update writes from the change its function answered (`out`) and the plan's stored
+ * guardrails (null when the plan is not configured), in the order every store follows:
+ * 1. a change that writes nothing writes nothing: null;
+ * 2. a change of a plan that is not configured, or with an approval of another plan, is refused
+ *    (`STORE_CONTRACT`), and then the store's `claim` of the approval ids;
+ * 3. its audit entries are checked and handed to the store's `record`;
+ * 4. last, its new guardrails: a replacement is copied, and the mutation applied to it or, in place, to
+ *    `stored`, all or nothing.
+ * Everything that can throw does so before `stored` is changed.
+ */
+export function decideWrite<C>(
+  planId: string,
+  stored: AutonomyGuardrails | null,
+  out: PlanChange<unknown>,
+  steps: WriteSteps<C>,
+): Write<C> | null {
+  if (!writesState(out)) return null;
+  if (stored === null) {
+    throw new GuardrailError(
+      'STORE_CONTRACT',
+      `cannot record a change for unconfigured plan ${describeValue(planId)}`,
+    );
+  }
+  const { approval, newApproval, replace, mutation } = out;
+  for (const a of [approval, newApproval]) {
+    if (a !== undefined && a.planId !== planId) {
+      throw new GuardrailError('STORE_CONTRACT', `approval "${a.id}" belongs to another plan`);
+    }
+  }
+  steps.claim?.(approval, newApproval);
+  const entries = steps.record(entriesOf(out));
+  // applyMutation may change its argument in place: never the caller's replacement.
+  let guardrails = replace?.clone();
+  if (mutation !== undefined) guardrails = applyMutation(guardrails ?? stored, mutation);
+  return { guardrails, entries, approval, newApproval };
+}
+
+/** True when a change writes anything: a store may answer one that does not without a write. */
+export function writesState(out: PlanChange<unknown>): boolean {
+  return (
+    out.mutation !== undefined ||
+    out.audit !== undefined ||
+    // Anything but an empty array counts, so that entries of the wrong shape are refused, not ignored.
+    (out.entries !== undefined && !(Array.isArray(out.entries) && out.entries.length === 0)) ||
+    out.replace !== undefined ||
+    out.approval !== undefined ||
+    out.newApproval !== undefined
+  );
+}
+
+const NO_ENTRIES: readonly AuditEntry[] = Object.freeze([]);
+
+/**
+ * The audit entries a change records, in order: its `audit`, then its `entries`. Throws, naming the
+ * field, when `entries` is not an array of audit entries; a store calls it before it changes anything.
+ */
+export function entriesOf(out: PlanChange<unknown>): readonly AuditEntry[] {
+  const { audit, entries } = out;
+  if (entries === undefined) return audit === undefined ? NO_ENTRIES : [audit];
+  if (!Array.isArray(entries)) invalid('entries', 'an array of audit entries', entries);
+  entries.forEach((e, i) => {
+    if (!(e instanceof AuditEntry)) invalid(`entries[${i}]`, 'an audit entry', e);
+  });
+  return audit === undefined ? entries.slice() : [audit, ...entries];
+}
+
+/** An entry as a durable store keeps it: chained, with the checkpoint that covers it when one is due. */
+export interface ChainedRecord {
+  readonly audit: AuditEntry;
+  readonly chained: ChainedEntry;
+  readonly checkpoint: Checkpoint | null;
+}
+
+/** `entries` chained one after the other from `head` (the plan's last entry, or null). */
+export function chainEntries(
+  planId: string,
+  head: ChainHead | null,
+  entries: readonly AuditEntry[],
+  checkpoints: CheckpointPolicy | null,
+): ChainedRecord[] {
+  let previous = head;
+  return entries.map((audit) => {
+    const chained = chainEntry(planId, previous, audit);
+    previous = chained;
+    return { audit, chained, checkpoint: checkpointDue(checkpoints, planId, chained, audit.timestamp) };
+  });
+}
