@@ -33,7 +33,7 @@ import {
   approvalPlaceholders,
   approvalRowValues,
   type ApprovalRow,
-} from '../approvalRows.js';
+} from '../sql/approvalRows.js';
 import {
   checkpointPolicy,
   pruneTarget,
@@ -41,8 +41,14 @@ import {
   type CheckpointOptions,
   type CheckpointPolicy,
 } from '../checkpoints.js';
-import { chainedFromRow, entryFromRow, logEntryFromRow, type LogRow as StoredLogRow } from '../auditRows.js';
+import {
+  chainedFromRow,
+  entryFromRow,
+  logEntryFromRow,
+  type LogRow as StoredLogRow,
+} from '../sql/auditRows.js';
 import { driver } from '../drivers.js';
+import { checkpointFromRow, guardrailsFromRow, type CheckpointRow } from '../sql/rows.js';
 import { chainEntries, decideWrite, writesState, type ChainedRecord, type Write } from '../decide.js';
 import {
   checkDocument,
@@ -502,7 +508,7 @@ export class PostgresStore implements GuardrailStore {
     try {
       result = await this.#transaction(doing, async (client) => {
         const row = (await query<LockedPlan>(client, doing, sql.lockPlan, [planId])).rows[0];
-        const current = row === undefined ? null : readGuardrails(planId, row.guardrails);
+        const current = row === undefined ? null : guardrailsFromRow(planId, row.guardrails, 'PostgresStore');
         let wanted: Approval | null = null;
         // Approvals exist only for configured plans; the plan's lock already orders every change to them.
         if (current !== null && approvalId !== undefined) {
@@ -660,7 +666,7 @@ export class PostgresStore implements GuardrailStore {
     if (row === undefined) return null;
     const trail = new AuditTrail({ maxEntries: this.auditCapacity });
     for (const entry of readEntries(planId, row.entries)) trail.add(entry);
-    return { guardrails: readGuardrails(planId, row.guardrails), audit: trail };
+    return { guardrails: guardrailsFromRow(planId, row.guardrails, 'PostgresStore'), audit: trail };
   }
 
   async getGuardrails(planId: string): Promise<AutonomyGuardrails | null> {
@@ -670,7 +676,7 @@ export class PostgresStore implements GuardrailStore {
     const doing = `read plan ${describeValue(planId)}`;
     const found = await query<{ guardrails: string }>(this.#pool, doing, this.#sql.getGuardrails, [planId]);
     const row = found.rows[0];
-    return row === undefined ? null : readGuardrails(planId, row.guardrails);
+    return row === undefined ? null : guardrailsFromRow(planId, row.guardrails, 'PostgresStore');
   }
 
   async readAuditLog(planId: string): Promise<readonly ChainedEntry[]> {
@@ -705,13 +711,8 @@ export class PostgresStore implements GuardrailStore {
     storable(planId, 'plan_id');
     await this.#whenReady();
     const doing = `read the checkpoints of plan ${describeValue(planId)}`;
-    type Row = { size: string; head: string; ts: string; signature: string | null };
-    const found = await query<Row>(this.#pool, doing, this.#sql.readCheckpoints, [planId]);
-    // As stored: a tampered checkpoint is for the verifier to find.
-    return found.rows.map((r) => {
-      const cp = { plan: planId, size: Number(r.size), head: r.head, ts: r.ts };
-      return Object.freeze(r.signature === null ? cp : { ...cp, signature: r.signature });
-    });
+    const found = await query<CheckpointRow>(this.#pool, doing, this.#sql.readCheckpoints, [planId]);
+    return found.rows.map((r) => checkpointFromRow(planId, r));
   }
 
   async #insertCheckpoints(
@@ -1252,14 +1253,6 @@ function storable(value: unknown, field: string): void {
 function corrupt(what: string, cause: unknown): GuardrailError {
   const why = cause instanceof Error ? `: ${cause.message}` : '';
   return new GuardrailError('STORE_CORRUPT', `PostgresStore holds unreadable ${what}${why}`, { cause });
-}
-
-function readGuardrails(planId: string, text: string): AutonomyGuardrails {
-  try {
-    return AutonomyGuardrails.fromJSON(JSON.parse(text));
-  } catch (error) {
-    throw corrupt(`guardrails for plan ${describeValue(planId)}`, error);
-  }
 }
 
 /** The plan's row as an update or a put locks it, with its last entry. */

@@ -1,8 +1,8 @@
-import { AuditEntry, isSerializableTimestamp } from '../audit/AuditEntry.js';
-import type { ChainedEntry, MalformedEntry } from '../audit/chain.js';
-import { describeValue, errorText, GuardrailError } from '../errors.js';
-import { isGuardrailEventType } from '../guardrails/events.js';
-import { copyJsonObject } from '../json.js';
+import { AuditEntry, isSerializableTimestamp } from '../../audit/AuditEntry.js';
+import type { ChainedEntry, MalformedEntry } from '../../audit/chain.js';
+import { describeValue, errorText, GuardrailError } from '../../errors.js';
+import { isGuardrailEventType } from '../../guardrails/events.js';
+import { copyJsonObject } from '../../json.js';
 
 /**
  * An audit entry as a store keeps it, one column a field. The stores that keep rows read their entries

@@ -1,5 +1,5 @@
-import { GuardrailError, invalid } from '../errors.js';
-import { APPROVAL_STATUSES, type Approval, type ApprovalStatus } from './GuardrailStore.js';
+import { GuardrailError, invalid } from '../../errors.js';
+import { APPROVAL_STATUSES, type Approval, type ApprovalStatus } from '../GuardrailStore.js';
 
 /** The columns of an approval row, in the order {@link approvalRowValues} gives their values. */
 export const APPROVAL_COLUMNS =
