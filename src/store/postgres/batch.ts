@@ -1,0 +1,107 @@
+import type { Pool, PoolClient } from 'pg';
+import { AutonomyGuardrails } from '../../guardrails/AutonomyGuardrails.js';
+import { type PlanChange, type PlanChangeFn } from '../GuardrailStore.js';
+import { type CheckpointPolicy } from '../checkpoints.js';
+import { chainEntries, decideWrite, type ChainedRecord, type Write } from '../decide.js';
+import { type CachedPlan, type ChainHead } from '../planCache.js';
+
+// The changes of a plan's updates, decided one after the other and written in one statement.
+
+/** An update waiting for its turn among the updates of its plan through one store. */
+export interface Pending {
+  readonly change: PlanChangeFn<unknown>;
+  readonly approvalId: string | undefined;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/**
+ * The changes of one or more updates of a plan, decided one after the other from `base`, to write in
+ * one statement. Changes `base.guardrails` in place as it goes: whoever holds `base` drops it unless the
+ * write succeeds. A null `base` (a plan not configured) takes no change that writes.
+ */
+export class ChangeBatch {
+  readonly #planId: string;
+  readonly #base: CachedPlan | null;
+  readonly #checkpoints: CheckpointPolicy | null;
+  #guardrails: AutonomyGuardrails | null;
+  #changed = false;
+  #head: ChainHead | null;
+  readonly #entries: [string[], number[], string[], number[], string[], string[]] = [[], [], [], [], [], []];
+  readonly #checkpointed: [number[], string[], string[], (string | null)[]] = [[], [], [], []];
+
+  constructor(planId: string, base: CachedPlan | null, checkpoints: CheckpointPolicy | null) {
+    this.#planId = planId;
+    this.#base = base;
+    this.#checkpoints = checkpoints;
+    this.#guardrails = base?.guardrails ?? null;
+    this.#head = base?.head ?? null;
+  }
+
+  /** The guardrails after the changes added so far: what the next update is decided from. */
+  get guardrails(): AutonomyGuardrails | null {
+    return this.#guardrails;
+  }
+
+  /** Whether there is anything for the plan's row: new guardrails or entries. */
+  get writes(): boolean {
+    return this.#changed || this.#entries[0].length > 0;
+  }
+
+  /**
+   * Adds a change, all or nothing: when it throws, the batch is as it was. Resolves with what it writes
+   * (its approvals are for the caller to write), or null for a change that writes nothing.
+   */
+  add(out: PlanChange<unknown>): Write<ChainedRecord[]> | null {
+    const head = this.#head;
+    const w = decideWrite(this.#planId, this.#guardrails, out, {
+      record: (entries) => chainEntries(this.#planId, head, entries, this.#checkpoints),
+    });
+    if (w === null) return null;
+    if (w.guardrails !== undefined) {
+      this.#guardrails = w.guardrails;
+      this.#changed = true;
+    }
+    const [eventTypes, timestamps, details, seqs, prevs, hashes] = this.#entries;
+    const [sizes, heads, ts, signatures] = this.#checkpointed;
+    for (const { audit: a, chained: c, checkpoint: cp } of w.entries) {
+      eventTypes.push(a.eventType);
+      timestamps.push(a.timestamp);
+      details.push(JSON.stringify(a.details));
+      seqs.push(c.seq);
+      prevs.push(c.prev);
+      hashes.push(c.hash);
+      this.#head = { seq: c.seq, hash: c.hash };
+      if (cp === null) continue;
+      sizes.push(cp.size);
+      heads.push(cp.head);
+      ts.push(cp.ts);
+      signatures.push(cp.signature ?? null);
+    }
+    return w;
+  }
+
+  /**
+   * Writes the batch with `sql` (the store's writeChanges) if the row still has the base's version.
+   * Resolves with the plan as written, or null when the row has another version or is gone.
+   */
+  async write(client: Pool | PoolClient, doing: string, sql: string): Promise<CachedPlan | null> {
+    const base = this.#base as CachedPlan; // a batch that writes has a base
+    const head = this.#entries[0].length > 0 ? this.#head : null;
+    const found = await query<{ version: string }>(client, doing, sql, [
+      this.#planId,
+      ...this.#entries,
+      this.#changed ? JSON.stringify((this.#guardrails as AutonomyGuardrails).toJSON()) : null,
+      base.version,
+      head?.seq ?? null,
+      head?.hash ?? null,
+      ...this.#checkpointed,
+    ]);
+    const version = found.rows[0]?.version;
+    return version === undefined
+      ? null
+      : { guardrails: this.#guardrails as AutonomyGuardrails, head: this.#head, version };
+  }
+}
+
+import { query } from './connection.js';

@@ -1,0 +1,261 @@
+import { AuditTrail, DEFAULT_AUDIT_CAPACITY } from '../../audit/AuditTrail.js';
+import { GuardrailValidationError } from '../../errors.js';
+import { checkpointPolicy, type CheckpointOptions, type CheckpointPolicy } from '../checkpoints.js';
+import { driver } from '../drivers.js';
+import { createHash } from 'node:crypto';
+import type { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
+import {
+  describeValue,
+  GuardrailError,
+  invalid,
+  isGuardrailError,
+  StoreOutcomeUnknownError,
+} from '../../errors.js';
+
+// The PostgreSQL connection: queries, held connections, transactions, and what their errors become.
+
+/** Options of a {@link PostgresStore}: exactly one of `pool` and `url`. */
+export interface PostgresStoreOptions {
+  /**
+   * A pool the caller owns: the store uses it and never ends it. Its owner listens for its 'error' event,
+   * which a connection idle in it emits when the server ends it; the store listens to those it holds.
+   */
+  pool?: Pool;
+  /** A connection string: the store creates a pool of its own and ends it on `close()`. */
+  url?: string;
+  /** The schema holding the tables; default `public`. `migrate()` creates it when it is missing. */
+  schema?: string;
+  /** Put before every table name, so several stores can share a schema; default `leash_`. */
+  tablePrefix?: string;
+  /** How many audit entries `get` returns per plan (the tables keep every entry); default 1000. */
+  auditCapacity?: number;
+  /** Write a (signed) checkpoint of a plan's log every `every` entries, in the transaction of the entry. */
+  checkpoints?: CheckpointOptions;
+}
+
+/** A store's settings, as its options give them (checked, naming the field), and its pool. */
+export interface PostgresSettings {
+  readonly auditCapacity: number;
+  readonly schema: string;
+  readonly tablePrefix: string;
+  readonly checkpoints: CheckpointPolicy | null;
+  readonly pool: Pool;
+  /** True when the store made the pool, and so ends it. */
+  readonly ownsPool: boolean;
+}
+
+/** Checks a PostgresStore's options, and makes its pool from `url` or takes the one given. */
+export function postgresSettings(options: PostgresStoreOptions): PostgresSettings {
+  if (typeof options !== 'object' || options === null) invalid('options', 'an object', options);
+  const auditCapacity = new AuditTrail({
+    maxEntries: options.auditCapacity ?? DEFAULT_AUDIT_CAPACITY,
+  }).maxEntries;
+  const schema = identifier(options.schema ?? 'public', 'schema');
+  if (schema.startsWith('pg_')) invalid('schema', 'a name not starting with pg_', schema);
+  const tablePrefix = identifier(options.tablePrefix ?? 'leash_', 'tablePrefix');
+  const checkpoints = checkpointPolicy(options.checkpoints);
+  if ((options.pool === undefined) === (options.url === undefined)) {
+    throw new GuardrailValidationError('pool', 'give exactly one of pool and url');
+  }
+  if (options.url !== undefined) {
+    if (typeof options.url !== 'string' || options.url === '')
+      invalid('url', 'a connection string', options.url);
+    const pool = new (driver('pg').Pool)({
+      connectionString: options.url,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    });
+    // An idle connection that breaks emits 'error' on the pool, which would end the process when
+    // unheard; the next query reports the failure instead.
+    pool.on('error', () => {});
+    // A connection the server ends can emit 'error' again after the query it failed has let go of it
+    // (pg-pool's own query listens once): each connection keeps a listener for its whole life, and
+    // the query, or the next one, reports the failure.
+    pool.on('connect', (client) => client.on('error', () => {}));
+    return { auditCapacity, schema, tablePrefix, checkpoints, pool, ownsPool: true };
+  }
+  const pool = options.pool;
+  // Duck-typed, so that a pool of another copy of pg is accepted.
+  if (typeof (pool as { connect?: unknown } | undefined)?.connect !== 'function') {
+    invalid('pool', 'a pg.Pool', pool);
+  }
+  return { auditCapacity, schema, tablePrefix, checkpoints, pool: pool as Pool, ownsPool: false };
+}
+
+// Schema and table prefix go into SQL identifiers, so they are held to a plain lower-case form that
+// needs no escaping and leaves room for the longest table name within PostgreSQL's 63 bytes.
+const IDENTIFIER = /^[a-z_][a-z0-9_]{0,30}$/;
+// NUL cannot be stored in a text column, and a lone surrogate is turned into U+FFFD on the way to the
+// server, which would make two distinct ids name one row.
+const LONE_SURROGATE = /\p{Cs}/u;
+// Owned pools give up waiting for a connection after this long instead of hanging a check.
+export const CONNECT_TIMEOUT_MS = 10_000;
+
+const statementNames = new Map<string, string>();
+
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `leash_${createHash('sha256').update(text).digest('hex').slice(0, 32)}`;
+    statementNames.set(text, name);
+  }
+  return name;
+}
+
+/** Runs one statement; with values it is a named (prepared) statement. Failures become `STORE_UNAVAILABLE`. */
+export async function query<R extends QueryResultRow = QueryResultRow>(
+  client: Pool | PoolClient,
+  doing: string,
+  text: string,
+  values?: unknown[],
+): Promise<QueryResult<R>> {
+  const config: QueryConfig = values === undefined ? { text } : { name: statementName(text), text, values };
+  try {
+    return await client.query<R>(config);
+  } catch (error) {
+    throw unavailable(doing, error);
+  }
+}
+
+/** A connection the store took from its pool, until it gives it back. */
+export interface Held {
+  readonly client: PoolClient;
+  /** Gives the connection back: closed, not reused, when `broken` is given or it emitted 'error'. */
+  release(broken?: Error): void;
+}
+
+/**
+ * Takes a connection from `pool` with a listener for its 'error' event until it is given back. A
+ * connection the server ends while the store holds it (a restart, a failover, `pg_terminate_backend`)
+ * emits 'error', which would end the process when unheard; the statement in flight rejects anyway.
+ */
+export async function hold(pool: Pool): Promise<Held> {
+  const client = await pool.connect();
+  let lost: Error | undefined;
+  const onError = (error: Error): void => {
+    lost ??= error;
+  };
+  client.on('error', onError);
+  return {
+    client,
+    release(broken) {
+      client.off('error', onError);
+      client.release(broken ?? lost);
+    },
+  };
+}
+
+/** The error for a failure of the database: the store fails closed, keeping the cause. */
+export function unavailable(doing: string, error: unknown): GuardrailError {
+  if (isGuardrailError(error)) return error;
+  const e = error as { message?: unknown; code?: unknown } | null;
+  const message = typeof e?.message === 'string' && e.message !== '' ? e.message : describeValue(error);
+  const code = typeof e?.code === 'string' && !message.includes(e.code) ? ` (${e.code})` : '';
+  const hint = e?.code === '42P01' || e?.code === '3F000' ? '; call migrate() first' : '';
+  return new GuardrailError(
+    'STORE_UNAVAILABLE',
+    `PostgresStore could not ${doing}: ${message}${code}${hint}`,
+    { cause: error },
+  );
+}
+
+/** The error for a change the database was lost with: it may or may not have been committed. */
+export function outcomeUnknown(doing: string, error: unknown): StoreOutcomeUnknownError {
+  const message = unavailable(doing, error).message;
+  return new StoreOutcomeUnknownError(`${message} (the change may or may not have been committed)`, {
+    cause: error,
+  });
+}
+
+/** The error a database failure was reported with, before {@link unavailable} wrapped it. */
+export function causeOf(error: unknown): unknown {
+  return isGuardrailError(error) && error.cause !== undefined ? error.cause : error;
+}
+
+/** True when the server answered with an error (an SQLSTATE): the statement did not commit. */
+export function answered(error: unknown): boolean {
+  // The server's errors (pg's DatabaseError) carry a severity; a lost connection's do not.
+  const e = causeOf(error) as { severity?: unknown; code?: unknown } | null;
+  return typeof e?.severity === 'string' && typeof e.code === 'string';
+}
+
+/** True for a server error that ends the session (FATAL, PANIC): its connection is closing. */
+export function endsSession(error: unknown): boolean {
+  const severity = (causeOf(error) as { severity?: unknown } | null)?.severity;
+  return severity === 'FATAL' || severity === 'PANIC';
+}
+
+export function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
+
+export function identifier(value: unknown, field: string): string {
+  if (typeof value !== 'string' || !IDENTIFIER.test(value)) {
+    invalid(field, `a lower-case SQL identifier matching ${IDENTIFIER}`, value);
+  }
+  return value;
+}
+
+export function quote(name: string): string {
+  return `"${name}"`;
+}
+
+export function storable(value: unknown, field: string): void {
+  if (typeof value !== 'string' || value.includes('\0') || LONE_SURROGATE.test(value)) {
+    invalid(field, 'a string of well-formed Unicode without NUL', value);
+  }
+}
+
+export function corrupt(what: string, cause: unknown): GuardrailError {
+  const why = cause instanceof Error ? `: ${cause.message}` : '';
+  return new GuardrailError('STORE_CORRUPT', `PostgresStore holds unreadable ${what}${why}`, { cause });
+}
+
+/** The plan's row as an update or a put locks it, with its last entry. */
+
+/**
+ * Runs `body` in a transaction on one pooled connection: COMMIT when it resolves, ROLLBACK when it
+ * throws. Errors of `body` come out unchanged; database errors come out as `STORE_UNAVAILABLE`.
+ */
+export async function transaction<T>(
+  pool: Pool,
+  doing: string,
+  body: (client: PoolClient) => Promise<T>,
+): Promise<T> {
+  let held: Held;
+  try {
+    held = await hold(pool);
+  } catch (error) {
+    throw unavailable(doing, error);
+  }
+  const client = held.client;
+  let broken: Error | undefined;
+  try {
+    try {
+      await client.query('BEGIN');
+    } catch (error) {
+      broken = asError(error);
+      throw unavailable(doing, error);
+    }
+    let result: T;
+    try {
+      result = await body(client);
+    } catch (error) {
+      try {
+        await client.query('ROLLBACK');
+      } catch (rollback) {
+        broken = asError(rollback);
+      }
+      throw error;
+    }
+    try {
+      await client.query('COMMIT');
+    } catch (error) {
+      broken = asError(error);
+      throw outcomeUnknown(doing, error);
+    }
+    return result;
+  } finally {
+    // A connection whose state is unknown is closed rather than handed to the next caller.
+    held.release(broken);
+  }
+}
