@@ -1,19 +1,9 @@
-import { openCall, operationsToConfirm } from '../agent/calls.js';
-import { realTimers, remainingMs, wallClockDeadline, type Timers } from '../agent/deadline.js';
-import {
-  backoffMs,
-  errorName,
-  nextRetry,
-  retryPolicy,
-  type RetryPolicy,
-  type Sleep,
-} from '../agent/retries.js';
-import { unwrap, type Outcome } from '../agent/toolResult.js';
-import { wait, type Clock } from '../clock.js';
+import { remainingMs } from '../agent/deadline.js';
+import { backoffMs, errorName, nextRetry, type RetryPolicy, type Sleep } from '../agent/retries.js';
+import { type Outcome } from '../agent/toolResult.js';
 import {
   describeValue,
   errorTail,
-  GuardrailError,
   GuardrailValidationError,
   GuardrailViolationError,
   invalid,
@@ -21,10 +11,6 @@ import {
   isGuardrailViolationError,
 } from '../errors.js';
 import type { GuardCheck } from '../guardrails/GuardCheck.js';
-import { normalizeOperation } from '../guardrails/operation.js';
-import { objectWithKeys } from '../guardrails/validate.js';
-import type { JsonValue } from '../json.js';
-import { toMicros } from '../money.js';
 import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
 import type { BudgetReservation } from '../service/BudgetReservation.js';
 import type { Approval } from '../store/GuardrailStore.js';
@@ -37,144 +23,31 @@ import {
   type ExecutionState,
   type Paused,
 } from './state.js';
-import { isRetryable, type Tool, type ToolContext, type ToolRule } from './tools.js';
+import { isRetryable, type Tool, type ToolRule } from './tools.js';
+import { deny, Invoker, operationsOf } from './invocation.js';
+import { backoff, interrupted, runSignal } from './interruption.js';
+import {
+  executorSettings,
+  type DecisionFailure,
+  freezeResult,
+  type ExecutionResult,
+  type ExecutorEvents,
+  type PlanExecutorOptions,
+  type RunOptions,
+} from './types.js';
 
-export type ExecutionStatus = 'completed' | 'failed' | 'awaiting_confirmation';
-
-/** How a run ended. Work done before the end is in `completed`, whatever the status. */
-export interface ExecutionResult {
-  readonly status: ExecutionStatus;
-  readonly completed: readonly CompletedDecision[];
-  /** The guard that ended the run, when one did. */
-  readonly violation?: GuardrailViolationError;
-  /** The confirmation a person must give before `resume`, when the run is waiting for one. */
-  readonly approval?: Approval;
-  /**
-   * The error that ended the run, when a tool failed for good (at once, or the same failure again once
-   * its retries were used up) or the store could not be reached.
-   */
-  readonly error?: unknown;
-  /** The decision the run ended at after its tool failed, with the tool's last error. */
-  readonly failure?: DecisionFailure;
-}
-
-/** A decision whose tool failed, and how: what a person needs to see of why a run ended. */
-export interface DecisionFailure {
-  readonly decisionId: string;
-  /** Tries made, the failed ones included. */
-  readonly attempts: number;
-  /** The tool's last error, as text: its last 20 lines, at most 4 KiB (see `errorTail`). */
-  readonly error: string;
-}
-
-/** What the executor reports while it runs; see {@link PlanExecutor.on}. */
-export interface ExecutorEvents {
-  /** A decision's tool is about to run (again, when `attempt` > 1), its checks passed. */
-  started: { readonly planId: string; readonly decisionId: string; readonly attempt: number };
-  /** A decision ran to completion. */
-  decision: { readonly planId: string; readonly decision: CompletedDecision };
-  /** A guard ended the run. */
-  violation: {
-    readonly planId: string;
-    readonly decisionId: string | null;
-    readonly violation: GuardrailViolationError;
-  };
-  /** The run stopped to wait for a person. */
-  awaiting_confirmation: { readonly planId: string; readonly approval: Approval };
-  /** The run ended, whatever its status. */
-  completed: { readonly planId: string; readonly result: ExecutionResult };
-}
-
-export type { Timers };
-
-export type { Sleep };
-
-/** Options of one run: {@link PlanExecutor.execute} and {@link PlanExecutor.resume}. */
-export interface RunOptions {
-  /** Interrupts the run when it aborts (Ctrl-C, a shutdown): it ends as failed, its work kept. */
-  readonly signal?: AbortSignal;
-}
-
-export interface PlanExecutorOptions {
-  /** Guardrails to enforce; without one the plan runs unguarded (no checks, no retries). */
-  service?: AutonomyGuardrailService | null;
-  tools?: readonly Tool[];
-  /** Per-tool rules by tool name, e.g. `toolRules(policy)`. */
-  toolRules?: ReadonlyMap<string, ToolRule>;
-  /** How long a confirmation request stays valid. Default 24 hours. */
-  approvalTtlMs?: number;
-  /**
-   * Waits between retries; defaults to a real timer. Inject one in tests. `signal` aborts when the run
-   * is interrupted: the run stops waiting then, and a sleep should end and let go of its timer.
-   */
-  sleep?: Sleep;
-  /**
-   * Exponential backoff between retries of one failure: base * factor^n, at most maxMs. `maxRetries`
-   * (default 3) caps retries per failure when the guardrails set no `max_retries_per_failure`.
-   */
-  retry?: { baseMs?: number; factor?: number; maxMs?: number; maxRetries?: number };
-  timers?: Timers;
-  /** Only to validate that callers pass one clock everywhere; the service's clock decides. */
-  clock?: Clock;
-}
-
-const OPTION_KEYS = ['service', 'tools', 'toolRules', 'approvalTtlMs', 'sleep', 'retry', 'timers', 'clock'];
-const DAY_MS = 24 * 60 * 60 * 1000;
-
-function runSignal(options: RunOptions): AbortSignal | null {
-  const o = objectWithKeys(options, 'options', ['signal']);
-  const signal = o['signal'];
-  if (signal === undefined) return null;
-  if (!(signal instanceof AbortSignal)) invalid('options.signal', 'an AbortSignal', signal);
-  return signal;
-}
-
-/** The error of a run interrupted through its signal. */
-function interrupted(signal: AbortSignal): GuardrailError {
-  const why = signal.reason instanceof Error ? `: ${signal.reason.message}` : '';
-  return new GuardrailError('RUN_INTERRUPTED', `the run was interrupted${why}`, { cause: signal.reason });
-}
-
-/**
- * Rejects with the run's interruption once `signal` aborts (at once when it has), after calling
- * `onAbort`; `unlisten` stops listening once the wait it bounds is over.
- */
-function untilInterrupted(
-  signal: AbortSignal,
-  onAbort: (why: GuardrailError) => void = () => undefined,
-): { stopped: Promise<never>; unlisten: () => void } {
-  let unlisten = (): void => {};
-  const stopped = new Promise<never>((_, reject) => {
-    const stop = (): void => {
-      const why = interrupted(signal);
-      onAbort(why);
-      reject(why);
-    };
-    if (signal.aborted) return stop();
-    signal.addEventListener('abort', stop, { once: true });
-    unlisten = () => signal.removeEventListener('abort', stop);
-  });
-  stopped.catch(() => undefined);
-  return { stopped, unlisten };
-}
-
-/** The signal of tools that cannot be aborted: no wall-clock limit is running. */
-const QUIET: AbortSignal = new AbortController().signal;
+export type {
+  DecisionFailure,
+  ExecutionResult,
+  ExecutionStatus,
+  ExecutorEvents,
+  PlanExecutorOptions,
+  RunOptions,
+} from './types.js';
+export type { Timers } from '../agent/deadline.js';
+export type { Sleep } from '../agent/retries.js';
 
 type Listener<K extends keyof ExecutorEvents> = (event: ExecutorEvents[K]) => void;
-
-/** One call of a decision's tool, shared by the contexts of the tools it calls. */
-interface Invocation {
-  readonly planId: string;
-  readonly decisionId: string;
-  readonly attempt: number;
-  readonly signal: AbortSignal;
-  /** Nested calls numbered so far. */
-  count: number;
-  /** False once the tool returned: later calls are refused. */
-  open: boolean;
-  readonly inFlight: Set<Promise<unknown>>;
-}
 
 /** Ends a run from deep inside it: a pause for a person. */
 class Paused_ {
@@ -203,34 +76,18 @@ export class PlanExecutor {
   readonly #approvalTtlMs: number;
   readonly #sleep: Sleep;
   readonly #retry: RetryPolicy;
-  readonly #timers: Timers;
+  readonly #invoker: Invoker;
   readonly #listeners = new Map<keyof ExecutorEvents, Set<(e: never) => void>>();
 
   constructor(options: PlanExecutorOptions = {}) {
-    const o = objectWithKeys(options, 'options', OPTION_KEYS);
-    this.#service = (o['service'] as AutonomyGuardrailService | null | undefined) ?? null;
-    const tools = new Map<string, Tool>();
-    const list = o['tools'] ?? [];
-    if (!Array.isArray(list)) invalid('tools', 'an array of tools', list);
-    list.forEach((tool: unknown, i) => {
-      const t = tool as Tool | null;
-      if (typeof t !== 'object' || t === null || typeof t.name !== 'string' || typeof t.run !== 'function') {
-        invalid(`tools[${i}]`, 'a tool with a name and a run function', tool);
-      }
-      if (tools.has(t.name)) invalid(`tools[${i}].name`, 'unique', t.name);
-      if (t.operation !== undefined) normalizeOperation(t.operation, `tools[${i}].operation`);
-      if (typeof t.cost === 'number') toMicros(t.cost, `tools[${i}].cost`, 'up');
-      tools.set(t.name, t);
-    });
-    this.#tools = tools;
-    this.#rules = (o['toolRules'] as ReadonlyMap<string, ToolRule> | undefined) ?? new Map();
-    const ttl = o['approvalTtlMs'] ?? DAY_MS;
-    if (typeof ttl !== 'number' || !Number.isSafeInteger(ttl) || ttl < 1)
-      invalid('approvalTtlMs', 'an integer >= 1', ttl);
-    this.#approvalTtlMs = ttl;
-    this.#sleep = (o['sleep'] as Sleep | undefined) ?? wait;
-    this.#retry = retryPolicy(o['retry']);
-    this.#timers = (o['timers'] as Timers | undefined) ?? realTimers;
+    const settings = executorSettings(options);
+    this.#service = settings.service;
+    this.#tools = settings.tools;
+    this.#rules = settings.rules;
+    this.#approvalTtlMs = settings.approvalTtlMs;
+    this.#sleep = settings.sleep;
+    this.#retry = settings.retry;
+    this.#invoker = new Invoker(settings);
   }
 
   /**
@@ -254,7 +111,7 @@ export class PlanExecutor {
    * so far, its reservation given back.
    */
   async execute(plan: Plan, options: RunOptions = {}): Promise<ExecutionResult> {
-    this.#validate(plan);
+    this.validate(plan);
     if (plan.phase !== 'execute') {
       throw new GuardrailValidationError(
         'plan.phase',
@@ -267,7 +124,7 @@ export class PlanExecutor {
 
   /** Continues a plan awaiting confirmation at the decision it paused at; `signal` as for `execute`. */
   async resume(plan: Plan, options: RunOptions = {}): Promise<ExecutionResult> {
-    this.#validate(plan);
+    this.validate(plan);
     if (plan.phase !== 'awaiting_confirmation') {
       throw new GuardrailValidationError(
         'plan.phase',
@@ -296,16 +153,11 @@ export class PlanExecutor {
    * decision's cost estimate. Throws GuardrailValidationError naming the path.
    */
   validate(plan: Plan): void {
-    this.#validate(plan);
-  }
-
-  /** The plan's shape, and each remaining decision's cost estimate, before anything runs. */
-  #validate(plan: Plan): void {
     validatePlan(plan, new Set(this.#tools.keys()));
     plan.decisions.forEach((decision, i) => {
       const tool = this.#tools.get(decision.tool) as Tool;
       try {
-        this.#estimate(tool, decision.input);
+        this.#invoker.estimate(tool, decision.input);
       } catch (error) {
         throw new GuardrailValidationError(
           `plan.decisions[${i}].cost`,
@@ -386,7 +238,7 @@ export class PlanExecutor {
       const begun = await service.beginToolCall(plan.id, {
         confirm: ask,
         ...(max === null ? {} : { tool: { name: tool.name, maxCallsPerPlan: max } }),
-        estimate: this.#estimateOf(tool, decision),
+        estimate: this.#invoker.estimateOf(tool, decision),
         reservationId: `${decision.id}#1`,
       });
       if (begun !== null) {
@@ -439,18 +291,26 @@ export class PlanExecutor {
         wall = await service.checkWallClock(plan.id);
         deny(wall);
       }
-      const estimate = this.#estimateOf(tool, decision);
+      const estimate = this.#invoker.estimateOf(tool, decision);
       const call =
         attempt === 1 && first.reservation !== undefined
           ? first.reservation
-          : await this.#openCall(plan.id, tool, estimate, `${decision.id}#${attempt}`);
+          : await this.#invoker.openCall(plan.id, tool, estimate, `${decision.id}#${attempt}`);
       let outcome: Outcome;
       // The payload is built only for a listener: this runs for every try of every decision.
       if (this.#listeners.get('started')?.size) {
         this.#emit('started', { planId: plan.id, decisionId: decision.id, attempt });
       }
       try {
-        outcome = await this.#invoke(plan.id, decision, tool, attempt, estimate, remainingMs(wall), signal);
+        outcome = await this.#invoker.invoke(
+          plan.id,
+          decision,
+          tool,
+          attempt,
+          estimate,
+          remainingMs(wall),
+          signal,
+        );
       } catch (error) {
         // The tool's own failure, kept and audited; an interruption or a guard's error says it all itself.
         const toolError = signal?.aborted || isGuardrailError(error) ? undefined : errorTail(error);
@@ -472,7 +332,8 @@ export class PlanExecutor {
         // Out of retries, the tool has failed for good: its error ends the run, not the retry guard, so
         // that "the tool failed" and "a limit ran out" stay apart. The refusal is in the audit log.
         if (retries === null) throw failure(error);
-        await this.#pause(backoffMs(this.#retry, retries), signal);
+        const cut = await backoff(this.#sleep, backoffMs(this.#retry, retries), signal);
+        if (cut !== null) throw new ToolFailed(cut);
         continue;
       }
       const done: CompletedDecision = Object.freeze({
@@ -490,189 +351,6 @@ export class PlanExecutor {
       if (outcome.problem) throw new ToolFailed(outcome.problem);
       return;
     }
-  }
-
-  /**
-   * Per-tool calls and the budget reservation for one call; null when unguarded. `live` throws when the
-   * call may go no further: it is asked before the reservation.
-   */
-  async #openCall(
-    planId: string,
-    tool: Tool,
-    estimate: number,
-    reservationId: string,
-    live: () => void = () => undefined,
-  ): Promise<BudgetReservation | null> {
-    const service = this.#service;
-    if (!service) return null;
-    const max = this.#rules.get(tool.name)?.maxCallsPerPlan ?? null;
-    const opened = await openCall(service, planId, tool.name, max, estimate, reservationId, live);
-    if ('denied' in opened) throw new GuardrailViolationError(opened.denied);
-    return opened.reservation;
-  }
-
-  /**
-   * Calls the tool with a context whose signal aborts, and whose result stops being waited for, when
-   * the wall clock runs out: a tool that ignores the signal cannot hold the run past its limit. Nested
-   * calls still in flight when the tool returns settle before the run moves on, so their cost is in the
-   * state saved next; after that the context refuses further calls.
-   */
-  async #invoke(
-    planId: string,
-    decision: Decision,
-    tool: Tool,
-    attempt: number,
-    estimate: number,
-    limit: number | null,
-    signal: AbortSignal | null,
-  ): Promise<Outcome> {
-    // Only a call that can be cut short (a wall-clock limit running, or a run that can be interrupted)
-    // gets a signal of its own; the rest share one quiet signal.
-    const controller = limit === null && signal === null ? null : new AbortController();
-    const inv: Invocation = {
-      planId,
-      decisionId: decision.id,
-      attempt,
-      signal: controller?.signal ?? QUIET,
-      count: 0,
-      open: true,
-      inFlight: new Set(),
-    };
-    const running = Promise.resolve().then(() => tool.run(decision.input, this.#context(inv)));
-    // A wall-clock limit runs only for a guarded plan: an unguarded one has no clock to ask.
-    const deadline =
-      controller === null || limit === null || this.#service === null
-        ? null
-        : wallClockDeadline(this.#service, planId, limit, this.#timers, controller);
-    const expired = deadline?.expired ?? null;
-    // An interruption ends the wait for the tool at once: one that ignores its signal cannot hold the run.
-    const interruption = signal === null ? null : untilInterrupted(signal, (why) => controller?.abort(why));
-    const stopped = interruption?.stopped ?? null;
-    try {
-      const outcome =
-        expired === null && stopped === null
-          ? await running
-          : await Promise.race(
-              expired === null
-                ? [running, stopped]
-                : stopped === null
-                  ? [running, expired]
-                  : [running, expired, stopped],
-            );
-      return unwrap(outcome, estimate);
-    } finally {
-      interruption?.unlisten();
-      inv.open = false;
-      if (inv.inFlight.size > 0) {
-        const settled = Promise.allSettled(inv.inFlight);
-        await (expired ? Promise.race([settled, expired.catch(() => undefined)]) : settled);
-      }
-      deadline?.stop();
-    }
-  }
-
-  #context(inv: Invocation): ToolContext {
-    return Object.freeze({
-      planId: inv.planId,
-      decisionId: inv.decisionId,
-      attempt: inv.attempt,
-      signal: inv.signal,
-      callTool: (name: string, input?: JsonValue) => {
-        if (!inv.open) {
-          return Promise.reject(
-            new GuardrailError(
-              'INVOCATION_ENDED',
-              `tool "${name}" was called after its caller's invocation ended`,
-            ),
-          );
-        }
-        const n = inv.count++; // taken before any await: parallel calls are numbered apart
-        const call = this.#callNested(inv, n, name, input);
-        inv.inFlight.add(call);
-        void call.then(
-          () => inv.inFlight.delete(call),
-          () => inv.inFlight.delete(call),
-        );
-        return call;
-      },
-    });
-  }
-
-  /**
-   * A tool calling a tool: checked against the per-invocation limit, then for confirmation, then its
-   * own budget reservation. A nested tool that needs a person's confirmation is refused: a nested call
-   * cannot wait for one.
-   */
-  async #callNested(
-    inv: Invocation,
-    n: number,
-    name: string,
-    input: JsonValue | undefined,
-  ): Promise<unknown> {
-    const service = this.#service;
-    const tool = this.#tools.get(name);
-    if (!tool) invalid('tool', `a registered tool (${[...this.#tools.keys()].join(', ')})`, name);
-    // A call whose invocation was cut short (the wall clock ran out, the run was interrupted) goes no
-    // further, also when that happened while one of its checks was out: the run has ended without it.
-    const live = (): void => {
-      if (inv.signal.aborted) throw inv.signal.reason;
-    };
-    live();
-    const rule = this.#rules.get(tool.name);
-    if (service) {
-      deny(await service.checkActorToolCalls(inv.planId, n));
-      const always = rule?.requiresConfirmation ? normalizeOperation(tool.name) : null;
-      for (const op of operationsOf({ id: inv.decisionId, tool: tool.name }, tool, rule)) {
-        live();
-        deny(await service.checkConfirmation(inv.planId, op, { alwaysRequire: op === always }));
-      }
-    }
-    const estimate = this.#estimate(tool, input);
-    live();
-    const reservationId = `${inv.decisionId}#${inv.attempt}/${n}`;
-    const call = await this.#openCall(inv.planId, tool, estimate, reservationId, live);
-    let outcome: Outcome;
-    try {
-      live(); // a reservation made as the call was cut short is given back
-      outcome = unwrap(await tool.run(input, this.#context(inv)), estimate);
-    } catch (error) {
-      await call?.release();
-      throw error;
-    }
-    const settled = await call?.commit(outcome.actual);
-    if (settled?.eventType === 'budget_overrun') throw new GuardrailViolationError(settled);
-    if (outcome.problem) throw outcome.problem;
-    return outcome.output;
-  }
-
-  /** What a decision's try sets aside: its tool's estimate, or the decision's own cost when higher. */
-  #estimateOf(tool: Tool, decision: Decision): number {
-    return Math.max(this.#estimate(tool, decision.input), decision.cost ?? 0);
-  }
-
-  /** The estimate for one call: the policy's cost per call, else the tool's own. */
-  #estimate(tool: Tool, input: JsonValue | undefined): number {
-    const rule = this.#rules.get(tool.name)?.costPerCall;
-    if (rule !== undefined && rule !== null) return rule;
-    const cost = typeof tool.cost === 'function' ? tool.cost(input) : (tool.cost ?? 0);
-    toMicros(cost, `tools.${tool.name}.cost`, 'up');
-    return cost;
-  }
-
-  /** Waits out a retry's backoff; an interruption ends the wait, and the run, at once: no other try. */
-  async #pause(ms: number, signal: AbortSignal | null): Promise<void> {
-    if (signal === null) return this.#sleep(ms);
-    if (!signal.aborted) {
-      const interruption = untilInterrupted(signal);
-      try {
-        await Promise.race([this.#sleep(ms, signal), interruption.stopped]);
-      } catch (error) {
-        if (!signal.aborted) throw error; // the sleep's own failure
-      } finally {
-        interruption.unlisten();
-      }
-    }
-    if (signal.aborted) throw new ToolFailed(interrupted(signal));
   }
 
   async #end(plan: Plan, result: ExecutionResult, state: ExecutionState): Promise<ExecutionResult> {
@@ -715,26 +393,7 @@ export class PlanExecutor {
   }
 }
 
-/** Throws the violation when a check denies. */
-function deny(check: GuardCheck): void {
-  if (!check.allowed) throw new GuardrailViolationError(check);
-}
-
-/** The operations to confirm for a decision: the tool's, and the decision's own when it names another. */
-function operationsOf(decision: Decision, tool: Tool, rule: ToolRule | undefined): string[] {
-  return operationsToConfirm(
-    tool.name,
-    tool.operation,
-    rule?.requiresConfirmation ?? false,
-    decision.operation,
-  );
-}
-
 /** A failure to end the run with: guard errors as they are, anything else as the tool's error. */
 function failure(error: unknown): unknown {
   return isGuardrailError(error) ? error : new ToolFailed(error);
-}
-
-function freezeResult(result: ExecutionResult): ExecutionResult {
-  return Object.freeze({ ...result, completed: Object.freeze([...result.completed]) });
 }

@@ -1,0 +1,134 @@
+import { realTimers, type Timers } from '../agent/deadline.js';
+import { retryPolicy, type RetryPolicy, type Sleep } from '../agent/retries.js';
+import { wait, type Clock } from '../clock.js';
+import { GuardrailViolationError, invalid } from '../errors.js';
+import { normalizeOperation } from '../guardrails/operation.js';
+import { objectWithKeys } from '../guardrails/validate.js';
+import { toMicros } from '../money.js';
+import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
+import type { Approval } from '../store/GuardrailStore.js';
+import { type CompletedDecision } from './state.js';
+import { type Tool, type ToolRule } from './tools.js';
+
+// What a plan executor is made with, and what its runs report.
+
+export type ExecutionStatus = 'completed' | 'failed' | 'awaiting_confirmation';
+
+/** How a run ended. Work done before the end is in `completed`, whatever the status. */
+export interface ExecutionResult {
+  readonly status: ExecutionStatus;
+  readonly completed: readonly CompletedDecision[];
+  /** The guard that ended the run, when one did. */
+  readonly violation?: GuardrailViolationError;
+  /** The confirmation a person must give before `resume`, when the run is waiting for one. */
+  readonly approval?: Approval;
+  /**
+   * The error that ended the run, when a tool failed for good (at once, or the same failure again once
+   * its retries were used up) or the store could not be reached.
+   */
+  readonly error?: unknown;
+  /** The decision the run ended at after its tool failed, with the tool's last error. */
+  readonly failure?: DecisionFailure;
+}
+
+/** A decision whose tool failed, and how: what a person needs to see of why a run ended. */
+export interface DecisionFailure {
+  readonly decisionId: string;
+  /** Tries made, the failed ones included. */
+  readonly attempts: number;
+  /** The tool's last error, as text: its last 20 lines, at most 4 KiB (see `errorTail`). */
+  readonly error: string;
+}
+
+/** What the executor reports while it runs; see {@link PlanExecutor.on}. */
+export interface ExecutorEvents {
+  /** A decision's tool is about to run (again, when `attempt` > 1), its checks passed. */
+  started: { readonly planId: string; readonly decisionId: string; readonly attempt: number };
+  /** A decision ran to completion. */
+  decision: { readonly planId: string; readonly decision: CompletedDecision };
+  /** A guard ended the run. */
+  violation: {
+    readonly planId: string;
+    readonly decisionId: string | null;
+    readonly violation: GuardrailViolationError;
+  };
+  /** The run stopped to wait for a person. */
+  awaiting_confirmation: { readonly planId: string; readonly approval: Approval };
+  /** The run ended, whatever its status. */
+  completed: { readonly planId: string; readonly result: ExecutionResult };
+}
+
+/** Options of one run: {@link PlanExecutor.execute} and {@link PlanExecutor.resume}. */
+export interface RunOptions {
+  /** Interrupts the run when it aborts (Ctrl-C, a shutdown): it ends as failed, its work kept. */
+  readonly signal?: AbortSignal;
+}
+
+export interface PlanExecutorOptions {
+  /** Guardrails to enforce; without one the plan runs unguarded (no checks, no retries). */
+  service?: AutonomyGuardrailService | null;
+  tools?: readonly Tool[];
+  /** Per-tool rules by tool name, e.g. `toolRules(policy)`. */
+  toolRules?: ReadonlyMap<string, ToolRule>;
+  /** How long a confirmation request stays valid. Default 24 hours. */
+  approvalTtlMs?: number;
+  /**
+   * Waits between retries; defaults to a real timer. Inject one in tests. `signal` aborts when the run
+   * is interrupted: the run stops waiting then, and a sleep should end and let go of its timer.
+   */
+  sleep?: Sleep;
+  /**
+   * Exponential backoff between retries of one failure: base * factor^n, at most maxMs. `maxRetries`
+   * (default 3) caps retries per failure when the guardrails set no `max_retries_per_failure`.
+   */
+  retry?: { baseMs?: number; factor?: number; maxMs?: number; maxRetries?: number };
+  timers?: Timers;
+  /** Only to validate that callers pass one clock everywhere; the service's clock decides. */
+  clock?: Clock;
+}
+
+const OPTION_KEYS = ['service', 'tools', 'toolRules', 'approvalTtlMs', 'sleep', 'retry', 'timers', 'clock'];
+export const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** A plan executor's options, checked (throws GuardrailValidationError naming the field). */
+export interface ExecutorSettings {
+  readonly service: AutonomyGuardrailService | null;
+  readonly tools: ReadonlyMap<string, Tool>;
+  readonly rules: ReadonlyMap<string, ToolRule>;
+  readonly approvalTtlMs: number;
+  readonly sleep: Sleep;
+  readonly retry: RetryPolicy;
+  readonly timers: Timers;
+}
+
+/** Checks a plan executor's options: its tools (named once each, with valid operations and costs) and the rest. */
+export function executorSettings(options: PlanExecutorOptions): ExecutorSettings {
+  const o = objectWithKeys(options, 'options', OPTION_KEYS);
+  const service = (o['service'] as AutonomyGuardrailService | null | undefined) ?? null;
+  const tools = new Map<string, Tool>();
+  const list = o['tools'] ?? [];
+  if (!Array.isArray(list)) invalid('tools', 'an array of tools', list);
+  list.forEach((tool: unknown, i) => {
+    const t = tool as Tool | null;
+    if (typeof t !== 'object' || t === null || typeof t.name !== 'string' || typeof t.run !== 'function') {
+      invalid(`tools[${i}]`, 'a tool with a name and a run function', tool);
+    }
+    if (tools.has(t.name)) invalid(`tools[${i}].name`, 'unique', t.name);
+    if (t.operation !== undefined) normalizeOperation(t.operation, `tools[${i}].operation`);
+    if (typeof t.cost === 'number') toMicros(t.cost, `tools[${i}].cost`, 'up');
+    tools.set(t.name, t);
+  });
+  const rules = (o['toolRules'] as ReadonlyMap<string, ToolRule> | undefined) ?? new Map();
+  const ttl = o['approvalTtlMs'] ?? DAY_MS;
+  if (typeof ttl !== 'number' || !Number.isSafeInteger(ttl) || ttl < 1)
+    invalid('approvalTtlMs', 'an integer >= 1', ttl);
+  const sleep = (o['sleep'] as Sleep | undefined) ?? wait;
+  const retry = retryPolicy(o['retry']);
+  const timers = (o['timers'] as Timers | undefined) ?? realTimers;
+  return { service, tools, rules, approvalTtlMs: ttl, sleep, retry, timers };
+}
+
+/** A run's result, frozen with its list of completed decisions. */
+export function freezeResult(result: ExecutionResult): ExecutionResult {
+  return Object.freeze({ ...result, completed: Object.freeze([...result.completed]) });
+}
