@@ -1,140 +1,29 @@
-import { describeValue, GuardrailValidationError, invalid } from '../errors.js';
-import { canonicalIso, formatIso, parseIsoMs } from '../iso.js';
+import { describeValue, invalid } from '../errors.js';
+import { canonicalIso, parseIsoMs } from '../iso.js';
 import { fromMicros, MAX_AMOUNT, MICROS_PER_UNIT, toMicros } from '../money.js';
-import { ActorLimits, type ActorLimitsInit, type ActorLimitsJson } from './ActorLimits.js';
+import { ActorLimits } from './ActorLimits.js';
 import { GuardrailEventType as E } from './events.js';
 import { makeCheck, type GuardCheck, type Reason } from './GuardCheck.js';
 import { confirmationReason, normalizeOperation } from './operation.js';
-import { isPlainText } from '../unicode.js';
-import { intField, missing, objectWithKeys } from './validate.js';
+import { intField } from './validate.js';
+import { reservationExpired, runtimeJson, type Reservation, type Runtime } from './runtime.js';
+import {
+  parseState,
+  type ConfirmationLimits,
+  type GuardrailsInit,
+  type GuardrailsJson,
+  type State,
+} from './init.js';
 
-/** What {@link AutonomyGuardrails.create} accepts. Every limit is optional; null or absent = unlimited. */
-export interface GuardrailsInit {
-  /** Steps a plan may take. Integer >= 1. */
-  maxSteps?: number | null;
-  /** Money the plan's tools may spend, in units (exact to one millionth). Finite number >= 0. */
-  toolBudget?: number | null;
-  /** Operation names that need a person's confirmation. Compared case- and width-insensitively. */
-  requiredConfirmations?: readonly string[];
-  /** Seconds of wall-clock time from `startTime`. Finite number > 0. */
-  maxWallClockSeconds?: number | null;
-  /** When the plan started, ISO-8601 with a zone; set by the executor on first execution. */
-  startTime?: string | null;
-  actorLimits?: ActorLimitsInit;
-  /** Steps already taken. Integer >= 0. */
-  stepCount?: number;
-  /** Money already spent, in units. Finite number >= 0. */
-  budgetSpent?: number;
-}
-
-/** Wire form (DESIGN.md §3) of {@link AutonomyGuardrails}. */
-export interface GuardrailsJson extends RuntimeJson {
-  max_steps: number | null;
-  tool_budget: number | null;
-  required_confirmations: string[];
-  max_wall_clock_seconds: number | null;
-  start_time: string | null;
-  actor_limits: ActorLimitsJson;
-  step_count: number;
-  budget_spent: number;
-}
-
-/** Caps applied when guardrails must stay serializable within a service's metadata limits. */
-export interface ConfirmationLimits {
-  maxRequiredConfirmations: number;
-  maxOperationNameLength: number;
-}
-
-const CAMEL = [
-  'maxSteps',
-  'toolBudget',
-  'requiredConfirmations',
-  'maxWallClockSeconds',
-  'startTime',
-  'actorLimits',
-  'stepCount',
-  'budgetSpent',
-] as const;
-const SNAKE = [
-  'max_steps',
-  'tool_budget',
-  'required_confirmations',
-  'max_wall_clock_seconds',
-  'start_time',
-  'actor_limits',
-  'step_count',
-  'budget_spent',
-] as const;
-
-interface State {
-  maxSteps: number | null;
-  budgetMicros: number | null;
-  confirmations: readonly string[];
-  maxWallClockSeconds: number | null;
-  startTime: string | null;
-  actorLimits: ActorLimits;
-  stepCount: number;
-  spentMicros: number;
-  runtime: Runtime;
-}
-
-/**
- * What a running plan holds besides its counters: budget reserved for calls in flight, time spent
- * waiting for a person (which the wall clock does not count), and calls per tool. Optional on the wire,
- * and written only when not empty, so state without it reads as DESIGN.md §3 shows.
- */
-interface Runtime {
-  readonly reservations: ReadonlyMap<string, Reservation>;
-  readonly reservedMicros: number;
-  /**
-   * Ids of reservations that lapsed and were given back, oldest first, until a commit or release settles
-   * them: only these may still be settled once they are not open. A commit of any other id that is not
-   * open was settled already (by another handle of the same id), so it spends nothing twice.
-   */
-  readonly lapsed: ReadonlySet<string>;
-  readonly pausedMs: number;
-  readonly pausedSince: string | null;
-  readonly toolCalls: ReadonlyMap<string, number>;
-}
-
-/**
- * Budget held for one call in flight, and when the hold lapses (epoch ms). A null expiry is one never
- * recorded (state written before reservations expired): such a hold counts as lapsed at the first expiry
- * check, because a hold that never lapses would keep budget from the plan forever.
- */
-interface Reservation {
-  readonly micros: number;
-  readonly expiresAt: number | null;
-}
-
-/** True when the reservation has lapsed at `nowMs`. */
-export function reservationExpired(r: Reservation, nowMs: number): boolean {
-  return r.expiresAt === null || r.expiresAt <= nowMs;
-}
-
-const EMPTY_RUNTIME: Runtime = Object.freeze({
-  reservations: new Map<string, Reservation>(),
-  reservedMicros: 0,
-  lapsed: new Set<string>(),
-  pausedMs: 0,
-  pausedSince: null,
-  toolCalls: new Map<string, number>(),
-});
-
-/** Longest reservation id or tool name kept in state. */
-const MAX_KEY_LENGTH = 256;
-/** Most reservations open at once, and most tools counted, per plan. */
-export const MAX_RUNTIME_ENTRIES = 10_000;
-
-/** Wire form of the runtime state; every key optional. */
-export interface RuntimeJson {
-  /** `expires_at` (ISO-8601) is absent in state written before reservations expired. */
-  reservations?: { id: string; amount: number; expires_at?: string }[];
-  lapsed?: string[];
-  paused_ms?: number;
-  paused_since?: string | null;
-  tool_calls?: Record<string, number>;
-}
+export type { ConfirmationLimits, GuardrailsInit, GuardrailsJson } from './init.js';
+export {
+  MAX_RUNTIME_ENTRIES,
+  reservationExpired,
+  validRuntimeKey,
+  type Reservation,
+  type Runtime,
+  type RuntimeJson,
+} from './runtime.js';
 
 /**
  * A plan's limits and counters, and the six checks against them. Pure: no I/O, no clock; time comes in
@@ -188,31 +77,7 @@ export class AutonomyGuardrails {
     snakeKeys: boolean,
     limits?: ConfirmationLimits,
   ): AutonomyGuardrails {
-    const keys = snakeKeys ? [...SNAKE, ...RUNTIME_KEYS] : CAMEL;
-    const o = objectWithKeys(init, prefix.replace(/\.$/, '') || 'init', keys, prefix);
-    const get = (i: number): unknown => o[keys[i] as string];
-    const f = (i: number): string => `${prefix}${SNAKE[i]}`;
-    const optional = <T>(i: number, read: (v: unknown, field: string) => T, dflt: T): T => {
-      const v = get(i);
-      if (v !== undefined) return read(v, f(i));
-      // The wire form always carries every key: a lost `tool_budget` must not read as "no budget".
-      return snakeKeys ? missing(f(i)) : dflt;
-    };
-    return new AutonomyGuardrails({
-      maxSteps: optional(0, (v, n) => intField(v, n, 1, true), null),
-      budgetMicros: optional(1, (v, n) => (v === null ? null : toMicros(v, n, 'down')), null),
-      confirmations: optional(2, (v, n) => confirmationList(v, n, limits), []),
-      maxWallClockSeconds: optional(3, positiveSecondsOrNull, null),
-      startTime: optional(4, (v, n) => (v === null ? null : canonicalIso(v, n)), null),
-      actorLimits: optional(
-        5,
-        (v) => ActorLimits.parse(v, `${prefix}actor_limits.`, snakeKeys),
-        ActorLimits.UNLIMITED,
-      ),
-      stepCount: optional(6, (v, n) => intField(v, n, 0, false) as number, 0),
-      spentMicros: optional(7, (v, n) => toMicros(v, n, snakeKeys ? 'nearest' : 'up'), 0),
-      runtime: snakeKeys ? parseRuntime(o, prefix) : EMPTY_RUNTIME,
-    });
+    return new AutonomyGuardrails(parseState(init, prefix, snakeKeys, limits));
   }
 
   /** Money the tools may spend in units, or null when unlimited. */
@@ -513,129 +378,3 @@ const callsWithin: Reason = (c) =>
 const callsReach: Reason = (c) => `${c.observed} tool calls reaches max_tool_calls_per_invocation ${c.limit}`;
 const retryWithin: Reason = (c) => `retry ${c.observed} is within max_retries_per_failure ${c.limit}`;
 const retryReaches: Reason = (c) => `retry ${c.observed} reaches max_retries_per_failure ${c.limit}`;
-
-function positiveSecondsOrNull(v: unknown, field: string): number | null {
-  if (v === null) return null;
-  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) invalid(field, 'a finite number > 0', v);
-  return v;
-}
-
-function confirmationList(v: unknown, field: string, limits?: ConfirmationLimits): string[] {
-  if (!Array.isArray(v)) {
-    throw new GuardrailValidationError(
-      field,
-      `${field} must be an array of strings, got ${describeValue(v)}`,
-    );
-  }
-  if (limits && v.length > limits.maxRequiredConfirmations) {
-    throw new GuardrailValidationError(
-      field,
-      `${field} must hold at most ${limits.maxRequiredConfirmations} names, got ${v.length}`,
-    );
-  }
-  const out = new Set<string>();
-  // A plain loop, not forEach: forEach skips the holes of a sparse array, which would pass unchecked.
-  for (let i = 0; i < v.length; i++) {
-    out.add(normalizeOperation(v[i], `${field}[${i}]`, limits?.maxOperationNameLength));
-  }
-  return [...out];
-}
-
-const RUNTIME_KEYS = ['reservations', 'lapsed', 'paused_ms', 'paused_since', 'tool_calls'] as const;
-
-function parseRuntime(o: Record<string, unknown>, prefix: string): Runtime {
-  const reservations = new Map<string, Reservation>();
-  let reservedMicros = 0;
-  const rawReservations = o['reservations'];
-  if (rawReservations !== undefined) {
-    const field = `${prefix}reservations`;
-    if (!Array.isArray(rawReservations) || rawReservations.length > MAX_RUNTIME_ENTRIES) {
-      invalid(field, `an array of at most ${MAX_RUNTIME_ENTRIES} reservations`, rawReservations);
-    }
-    for (let i = 0; i < rawReservations.length; i++) {
-      const at = `${field}[${i}]`;
-      const r = objectWithKeys(rawReservations[i] ?? null, at, ['id', 'amount', 'expires_at']);
-      const id = runtimeKey(r['id'], `${at}.id`);
-      if (reservations.has(id)) invalid(`${at}.id`, 'unique', id);
-      const micros = toMicros(r['amount'], `${at}.amount`, 'nearest');
-      // Absent in state written before reservations expired: see Reservation.
-      const rawExpiry = r['expires_at'];
-      const expiresAt =
-        rawExpiry === undefined ? null : parseIsoMs(canonicalIso(rawExpiry, `${at}.expires_at`));
-      reservations.set(id, { micros, expiresAt });
-      reservedMicros += micros;
-    }
-  }
-  const lapsed = new Set<string>();
-  const rawLapsed = o['lapsed'];
-  if (rawLapsed !== undefined) {
-    const field = `${prefix}lapsed`;
-    if (!Array.isArray(rawLapsed) || rawLapsed.length > MAX_RUNTIME_ENTRIES) {
-      invalid(field, `an array of at most ${MAX_RUNTIME_ENTRIES} reservation ids`, rawLapsed);
-    }
-    for (let i = 0; i < rawLapsed.length; i++) {
-      const id = runtimeKey(rawLapsed[i], `${field}[${i}]`);
-      if (lapsed.has(id) || reservations.has(id)) invalid(`${field}[${i}]`, 'unique and not open', id);
-      lapsed.add(id);
-    }
-  }
-  const toolCalls = new Map<string, number>();
-  const rawCalls = o['tool_calls'];
-  if (rawCalls !== undefined) {
-    const field = `${prefix}tool_calls`;
-    const calls = objectWithKeys(rawCalls, field, Object.keys(rawCalls ?? {}));
-    const names = Object.keys(calls);
-    if (names.length > MAX_RUNTIME_ENTRIES) invalid(field, `at most ${MAX_RUNTIME_ENTRIES} tools`, rawCalls);
-    for (const name of names) {
-      toolCalls.set(
-        runtimeKey(name, `${field}.${name}`),
-        intField(calls[name], `${field}.${name}`, 0, false) as number,
-      );
-    }
-  }
-  const pausedMs =
-    o['paused_ms'] === undefined ? 0 : (intField(o['paused_ms'], `${prefix}paused_ms`, 0, false) as number);
-  const rawSince = o['paused_since'];
-  const pausedSince =
-    rawSince === undefined || rawSince === null ? null : canonicalIso(rawSince, `${prefix}paused_since`);
-  return { reservations, reservedMicros, lapsed, pausedMs, pausedSince, toolCalls };
-}
-
-function runtimeKey(value: unknown, field: string): string {
-  if (
-    typeof value !== 'string' ||
-    value.length === 0 ||
-    value.length > MAX_KEY_LENGTH ||
-    !isPlainText(value)
-  ) {
-    invalid(
-      field,
-      `a non-empty string of at most ${MAX_KEY_LENGTH} characters without control characters or lone surrogates`,
-      value,
-    );
-  }
-  return value;
-}
-
-function runtimeJson(r: Runtime): RuntimeJson {
-  const out: RuntimeJson = {};
-  if (r.reservations.size > 0) {
-    out.reservations = [...r.reservations].map(([id, { micros, expiresAt }]) =>
-      expiresAt === null
-        ? { id, amount: fromMicros(micros) }
-        : { id, amount: fromMicros(micros), expires_at: formatIso(expiresAt) },
-    );
-  }
-  if (r.lapsed.size > 0) out.lapsed = [...r.lapsed];
-  if (r.pausedMs > 0) out.paused_ms = r.pausedMs;
-  if (r.pausedSince !== null) out.paused_since = r.pausedSince;
-  if (r.toolCalls.size > 0) out.tool_calls = Object.fromEntries(r.toolCalls);
-  return out;
-}
-
-/** Validates a key used in runtime state (a reservation id or a tool name). */
-export function validRuntimeKey(value: unknown, field: string): string {
-  return runtimeKey(value, field);
-}
-
-export type { Reservation, Runtime };

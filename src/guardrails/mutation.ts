@@ -1,8 +1,9 @@
 import { invalid } from '../errors.js';
 import { canonicalIso, isSerializableTimestamp, parseIsoMs } from '../iso.js';
 import { MAX_AMOUNT, MICROS_PER_UNIT } from '../money.js';
-import type { AutonomyGuardrails, Reservation, Runtime } from './AutonomyGuardrails.js';
-import { MAX_RUNTIME_ENTRIES, reservationExpired, validRuntimeKey } from './AutonomyGuardrails.js';
+import type { AutonomyGuardrails } from './AutonomyGuardrails.js';
+import type { Reservation, Runtime } from './runtime.js';
+import { MAX_RUNTIME_ENTRIES, reservationExpired, validRuntimeKey } from './runtime.js';
 
 // How a plan's guardrails change: counters, reservations and their lapses, waits for a person and tool
 // counts. Stores apply a change's mutation with applyMutation, atomically with its audit entries.
