@@ -1,21 +1,13 @@
-import { wait, type Clock } from '../clock.js';
-import {
-  errorTail,
-  invalid,
-  isGuardrailError,
-  isGuardrailViolationError,
-  type GuardrailViolationError,
-} from '../errors.js';
+import { invalid, isGuardrailViolationError } from '../errors.js';
 import type { GuardCheck } from '../guardrails/GuardCheck.js';
 import { normalizeOperation } from '../guardrails/operation.js';
 import { objectWithKeys } from '../guardrails/validate.js';
-import { isPlainObject, type JsonValue } from '../json.js';
-import type { AutonomyGuardrailService, ConfirmationAsk } from '../service/AutonomyGuardrailService.js';
+import { isPlainObject } from '../json.js';
+import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
 import { inputHash } from '../service/hash.js';
-import { validatePlanId } from '../ids.js';
 import type { BudgetReservation } from '../service/BudgetReservation.js';
 import type { Approval } from '../store/GuardrailStore.js';
-import { openCall, operationsToConfirm } from './calls.js';
+import { operationsToConfirm } from './calls.js';
 import {
   openModelCall,
   runModelCall,
@@ -29,121 +21,26 @@ import {
 import {
   estimateCostMicros,
   FREE_RATES,
-  priceTable,
-  type ModelPrice,
   type ModelPrices,
   type ModelRates,
   type TokenEstimate,
 } from './prices.js';
-import { LazyAbort, realTimers, remainingMs, wallClockDeadline, type Timers } from './deadline.js';
+import { LazyAbort, remainingMs, wallClockDeadline, type Timers } from './deadline.js';
+import { type RetryPolicy, type Sleep } from './retries.js';
 import {
-  backoffMs,
-  errorName,
-  nextRetry,
-  retryPolicy,
-  type RetryOptions,
-  type RetryPolicy,
-  type Sleep,
-} from './retries.js';
-import {
-  toolRulesOf,
   validRequest,
   type AgentToolRule,
-  type ToolCallContext,
+  type Ask,
   type ToolCallRequest,
   type ToolCallStart,
 } from './requests.js';
-import { isRetryable, unwrap, type Outcome } from './toolResult.js';
+import { denied, type Denied, type OpenedModelCall, type ToolCallOutcome } from './outcomes.js';
+import { runGuardSettings, type RunGuardOptions } from './runGuardOptions.js';
+import { runToolCall, type ToolRun } from './toolRun.js';
 
 export type { AgentToolRule, ToolCallContext, ToolCallRequest, ToolCallStart } from './requests.js';
-
-export interface RunGuardOptions {
-  readonly service: AutonomyGuardrailService;
-  /** The plan whose guardrails and audit log the agent's run is held to. */
-  readonly planId: string;
-  /** Per-tool rules by tool name, e.g. `toolRules(policy)`; a tool without one has no rule. */
-  readonly tools?: ReadonlyMap<string, AgentToolRule> | Readonly<Record<string, AgentToolRule>>;
-  /** Only to validate that callers pass one clock everywhere; the service's clock decides. */
-  readonly clock?: Clock;
-  /** How long a confirmation request stays valid. Default 24 hours. */
-  readonly approvalTtlMs?: number;
-  /** Backoff between retries of one failure, and the cap when the guardrails set none. */
-  readonly retry?: RetryOptions;
-  /** Waits between retries; defaults to a real timer. Inject one in tests. */
-  readonly sleep?: Sleep;
-  /** Timers for the wall-clock abort; injectable so tests need no real time. */
-  readonly timers?: Timers;
-  /** Model prices per million tokens by model id, e.g. `modelPrices(policy)`. */
-  readonly models?: ModelPrices | Readonly<Record<string, ModelPrice>>;
-  /** A model with no price, while the plan has a budget: refused (`deny`, the default) or run unmetered. */
-  readonly unpricedModels?: UnpricedModels;
-  /**
-   * Every entry of a call's checks names the call: its tool and its input's canonical hash (the one
-   * grants are bound to). Default false: a call is known by its tool call id and its operation.
-   */
-  readonly recordCalls?: boolean;
-}
-
-/** A guard said no: the check that refused, and the approval a person must decide, when one is pending. */
-export interface Denied {
-  readonly allowed: false;
-  readonly check: GuardCheck;
-  readonly reason: string;
-  readonly approval?: Approval;
-}
-
-/** The call ran: its output and what it cost; `overrun` when its actual cost went past the budget. */
-export interface ToolCallDone<T> {
-  readonly allowed: true;
-  readonly output: T;
-  readonly cost: number;
-  readonly overrun?: GuardCheck;
-}
-
-export type ToolCallOutcome<T> = ToolCallDone<T> | Denied;
-
-const OPTION_KEYS = [
-  'service',
-  'planId',
-  'tools',
-  'clock',
-  'approvalTtlMs',
-  'retry',
-  'sleep',
-  'timers',
-  'models',
-  'unpricedModels',
-  'recordCalls',
-];
-const DAY_MS = 24 * 60 * 60 * 1000;
-
-const CUT_SHORT =
-  'the wall clock ran out while the call ran: the reserved estimate is charged, since the tool may still be running';
-
-/** What a call's confirmation asks for (see `RunGuard.#ask`). */
-type Ask = ConfirmationAsk & {
-  readonly decisionId: string;
-  readonly operation: readonly string[];
-  readonly input: unknown;
-  readonly alwaysRequire: readonly string[];
-};
-
-/** A model call opened for its caller to settle, and a signal that aborts when the wall clock runs out. */
-export interface OpenedModelCall {
-  readonly allowed: true;
-  readonly handle: ModelCallHandle;
-  /**
-   * Aborts (with the wall-clock violation) when the plan's wall clock runs out while the call is open;
-   * the call is then charged its estimate, as a stream cancelled before its finish.
-   */
-  readonly signal: AbortSignal;
-}
-
-/** A denial as a value. */
-function denied(check: GuardCheck, approval?: Approval | null): Denied {
-  const out = { allowed: false as const, check, reason: check.reason };
-  return Object.freeze(approval ? { ...out, approval } : out);
-}
+export type { Denied, OpenedModelCall, ToolCallDone, ToolCallOutcome } from './outcomes.js';
+export type { RunGuardOptions } from './runGuardOptions.js';
 
 /**
  * Guards a live agent loop's tool calls under one plan's guardrails, as the executor does for a plan's
@@ -180,28 +77,17 @@ export class RunGuard {
   readonly #inFlight = new Map<string, Promise<unknown>>();
 
   constructor(options: RunGuardOptions) {
-    const o = objectWithKeys(options, 'options', OPTION_KEYS);
-    const service = o['service'] as AutonomyGuardrailService | undefined;
-    if (typeof service !== 'object' || service === null || typeof service.takeStep !== 'function') {
-      invalid('service', 'an AutonomyGuardrailService', service);
-    }
-    this.service = service;
-    this.planId = validatePlanId(o['planId']);
-    this.#rules = toolRulesOf(o['tools']);
-    const ttl = o['approvalTtlMs'] ?? DAY_MS;
-    if (typeof ttl !== 'number' || !Number.isSafeInteger(ttl) || ttl < 1)
-      invalid('approvalTtlMs', 'an integer >= 1', ttl);
-    this.#approvalTtlMs = ttl;
-    this.#retry = retryPolicy(o['retry']);
-    this.#sleep = (o['sleep'] as Sleep | undefined) ?? wait;
-    this.#timers = (o['timers'] as Timers | undefined) ?? realTimers;
-    this.#prices = priceTable((o['models'] ?? {}) as ModelPrices, 'models');
-    const unpriced = o['unpricedModels'] ?? 'deny';
-    if (unpriced !== 'deny' && unpriced !== 'allow') invalid('unpricedModels', 'deny or allow', unpriced);
-    this.#unpriced = unpriced;
-    const record = o['recordCalls'] ?? false;
-    if (typeof record !== 'boolean') invalid('recordCalls', 'a boolean', record);
-    this.#recordCalls = record;
+    const settings = runGuardSettings(options);
+    this.service = settings.service;
+    this.planId = settings.planId;
+    this.#rules = settings.rules;
+    this.#approvalTtlMs = settings.approvalTtlMs;
+    this.#retry = settings.retry;
+    this.#sleep = settings.sleep;
+    this.#timers = settings.timers;
+    this.#prices = settings.prices;
+    this.#unpriced = settings.unpriced;
+    this.#recordCalls = settings.recordCalls;
   }
 
   /**
@@ -437,7 +323,7 @@ export class RunGuard {
       });
       if (begun !== null) {
         if (begun.reservation === undefined) return denied(begun.check, begun.approval);
-        return this.#runWithRetries(call, begun.wallClock, begun.reservation);
+        return this.#run(call, begun.wallClock, begun.reservation);
       }
     }
     const wall = await service.checkWallClock(planId);
@@ -446,7 +332,7 @@ export class RunGuard {
     if (confirmed !== null) return confirmed;
     const actor = await service.checkActorToolCalls(planId, n);
     if (!actor.allowed) return denied(actor);
-    return this.#runWithRetries(call, wall);
+    return this.#run(call, wall);
   }
 
   /**
@@ -493,86 +379,21 @@ export class RunGuard {
     return Math.max(call.estimate ?? 0, this.#rules.get(call.toolName)?.costPerCall ?? 0);
   }
 
-  /** Runs the call, retried per failure; `first` is the first attempt's reservation when made already. */
-  async #runWithRetries<T>(
+  /** Runs the call with {@link runToolCall}; `first` is the first try's reservation when made already. */
+  #run<T>(
     call: ToolCallRequest<T>,
     firstWall: GuardCheck,
     first?: BudgetReservation,
   ): Promise<ToolCallOutcome<T>> {
-    const { service, planId } = this;
-    const rule = this.#rules.get(call.toolName);
-    const estimate = this.#estimateOf(call);
-    const failures = new Map<string, number>();
-    let wall = firstWall;
-    for (let attempt = 1; ; attempt++) {
-      if (attempt > 1) {
-        wall = await service.checkWallClock(planId);
-        if (!wall.allowed) return denied(wall);
-      }
-      let reservation: BudgetReservation;
-      if (attempt === 1 && first !== undefined) reservation = first;
-      else {
-        const reservationId = `tool:${call.toolCallId}#${attempt}`; // apart from model calls' ids
-        const max = rule?.maxCallsPerPlan ?? null;
-        const opened = await openCall(service, planId, call.toolName, max, estimate, reservationId);
-        if ('denied' in opened) return denied(opened.denied);
-        reservation = opened.reservation;
-      }
-      let outcome: Outcome;
-      const controller = new LazyAbort();
-      try {
-        outcome = await this.#invoke(call, attempt, estimate, remainingMs(wall), controller);
-      } catch (error) {
-        if (controller.aborted && error === controller.reason) {
-          // Cut short by the wall clock: the tool may still be running, so its estimate is spent.
-          await reservation.commit(estimate, { note: CUT_SHORT });
-          return denied((error as GuardrailViolationError).check);
-        }
-        // The call's own failure, kept and audited; a guard's error says it all itself.
-        const toolError = isGuardrailError(error) ? undefined : errorTail(error);
-        await reservation.release(toolError === undefined ? {} : { error: toolError });
-        if (isGuardrailViolationError(error)) return denied(error.check);
-        if (toolError === undefined || !isRetryable(error)) throw error;
-        const fingerprint = `${call.toolCallId}:${errorName(error)}`;
-        const retries = await nextRetry(service, planId, failures, fingerprint, toolError, this.#retry);
-        if (retries === null) throw error;
-        await this.#sleep(backoffMs(this.#retry, retries));
-        continue;
-      }
-      const settled = await reservation.commit(outcome.actual);
-      // A result that misreported its cost was charged its estimate; its output is not handed on.
-      if (outcome.problem) throw outcome.problem;
-      const done = { allowed: true as const, output: outcome.output as T, cost: outcome.actual };
-      return Object.freeze(settled.eventType === 'budget_overrun' ? { ...done, overrun: settled } : done);
-    }
-  }
-
-  /**
-   * Runs the call, `controller` aborted (with the wall-clock violation, which it then rejects with) and its
-   * result no longer waited for once the wall clock ran out.
-   */
-  async #invoke<T>(
-    call: ToolCallRequest<T>,
-    attempt: number,
-    estimate: number,
-    limit: number | null,
-    controller: LazyAbort,
-  ): Promise<Outcome> {
-    const ctx: ToolCallContext = Object.freeze({
-      toolCallId: call.toolCallId,
-      attempt,
-      input: call.input as JsonValue | undefined,
-      get signal() {
-        return controller.signal;
-      },
-    });
-    const running = Promise.resolve().then(() => call.run(ctx));
-    const deadline =
-      limit === null ? null : wallClockDeadline(this.service, this.planId, limit, this.#timers, controller);
-    try {
-      return unwrap(await (deadline ? Promise.race([running, deadline.expired]) : running), estimate);
-    } finally {
-      deadline?.stop();
-    }
+    const run: ToolRun = {
+      service: this.service,
+      planId: this.planId,
+      rule: this.#rules.get(call.toolName),
+      estimate: this.#estimateOf(call),
+      retry: this.#retry,
+      sleep: this.#sleep,
+      timers: this.#timers,
+    };
+    return runToolCall(run, call, firstWall, first);
   }
 }

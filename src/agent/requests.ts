@@ -1,3 +1,4 @@
+import type { ConfirmationAsk } from '../service/confirmations.js';
 import { invalid } from '../errors.js';
 import { validRuntimeKey } from '../guardrails/AutonomyGuardrails.js';
 import { normalizeOperation } from '../guardrails/operation.js';
@@ -111,3 +112,11 @@ export function toolRulesOf(value: unknown): ReadonlyMap<string, AgentToolRule> 
   }
   return rules;
 }
+
+/** What a call's confirmation asks for (see `RunGuard.#ask`). */
+export type Ask = ConfirmationAsk & {
+  readonly decisionId: string;
+  readonly operation: readonly string[];
+  readonly input: unknown;
+  readonly alwaysRequire: readonly string[];
+};

@@ -1,0 +1,118 @@
+import {
+  errorTail,
+  isGuardrailError,
+  isGuardrailViolationError,
+  type GuardrailViolationError,
+} from '../errors.js';
+import type { GuardCheck } from '../guardrails/GuardCheck.js';
+import { type JsonValue } from '../json.js';
+import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
+import type { BudgetReservation } from '../service/BudgetReservation.js';
+import { openCall } from './calls.js';
+import { LazyAbort, remainingMs, wallClockDeadline, type Timers } from './deadline.js';
+import { backoffMs, errorName, nextRetry, type RetryPolicy, type Sleep } from './retries.js';
+import { type AgentToolRule, type ToolCallContext, type ToolCallRequest } from './requests.js';
+import { isRetryable, unwrap, type Outcome } from './toolResult.js';
+import { denied, type ToolCallOutcome } from './outcomes.js';
+
+// A guarded tool call's run: its tries, each with its reservation settled, and the wall clock's cut.
+
+const CUT_SHORT =
+  'the wall clock ran out while the call ran: the reserved estimate is charged, since the tool may still be running';
+
+/** What running a tool call needs of its guard. */
+export interface ToolRun {
+  readonly service: AutonomyGuardrailService;
+  readonly planId: string;
+  readonly rule: AgentToolRule | undefined;
+  /** What each try sets aside. */
+  readonly estimate: number;
+  readonly retry: RetryPolicy;
+  readonly sleep: Sleep;
+  readonly timers: Timers;
+}
+
+/**
+ * Runs the call, retried per failure, each try with its reservation (`first`, the first try's, when
+ * made already) and a signal aborted when the wall clock runs out.
+ */
+export async function runToolCall<T>(
+  run: ToolRun,
+  call: ToolCallRequest<T>,
+  firstWall: GuardCheck,
+  first?: BudgetReservation,
+): Promise<ToolCallOutcome<T>> {
+  const { service, planId, rule, estimate } = run;
+  const failures = new Map<string, number>();
+  let wall = firstWall;
+  for (let attempt = 1; ; attempt++) {
+    if (attempt > 1) {
+      wall = await service.checkWallClock(planId);
+      if (!wall.allowed) return denied(wall);
+    }
+    let reservation: BudgetReservation;
+    if (attempt === 1 && first !== undefined) reservation = first;
+    else {
+      const reservationId = `tool:${call.toolCallId}#${attempt}`; // apart from model calls' ids
+      const max = rule?.maxCallsPerPlan ?? null;
+      const opened = await openCall(service, planId, call.toolName, max, estimate, reservationId);
+      if ('denied' in opened) return denied(opened.denied);
+      reservation = opened.reservation;
+    }
+    let outcome: Outcome;
+    const controller = new LazyAbort();
+    try {
+      outcome = await invoke(run, call, attempt, remainingMs(wall), controller);
+    } catch (error) {
+      if (controller.aborted && error === controller.reason) {
+        // Cut short by the wall clock: the tool may still be running, so its estimate is spent.
+        await reservation.commit(estimate, { note: CUT_SHORT });
+        return denied((error as GuardrailViolationError).check);
+      }
+      // The call's own failure, kept and audited; a guard's error says it all itself.
+      const toolError = isGuardrailError(error) ? undefined : errorTail(error);
+      await reservation.release(toolError === undefined ? {} : { error: toolError });
+      if (isGuardrailViolationError(error)) return denied(error.check);
+      if (toolError === undefined || !isRetryable(error)) throw error;
+      const fingerprint = `${call.toolCallId}:${errorName(error)}`;
+      const retries = await nextRetry(service, planId, failures, fingerprint, toolError, run.retry);
+      if (retries === null) throw error;
+      await run.sleep(backoffMs(run.retry, retries));
+      continue;
+    }
+    const settled = await reservation.commit(outcome.actual);
+    // A result that misreported its cost was charged its estimate; its output is not handed on.
+    if (outcome.problem) throw outcome.problem;
+    const done = { allowed: true as const, output: outcome.output as T, cost: outcome.actual };
+    return Object.freeze(settled.eventType === 'budget_overrun' ? { ...done, overrun: settled } : done);
+  }
+}
+
+/**
+ * Runs the call, `controller` aborted (with the wall-clock violation, which it then rejects with) and its
+ * result no longer waited for once the wall clock ran out.
+ */
+async function invoke<T>(
+  run: ToolRun,
+  call: ToolCallRequest<T>,
+  attempt: number,
+  limit: number | null,
+  controller: LazyAbort,
+): Promise<Outcome> {
+  const ctx: ToolCallContext = Object.freeze({
+    toolCallId: call.toolCallId,
+    attempt,
+    input: call.input as JsonValue | undefined,
+    get signal() {
+      return controller.signal;
+    },
+  });
+  const running = Promise.resolve().then(() => call.run(ctx));
+  const deadline =
+    limit === null ? null : wallClockDeadline(run.service, run.planId, limit, run.timers, controller);
+  try {
+    return unwrap(await (deadline ? Promise.race([running, deadline.expired]) : running), run.estimate);
+  } finally {
+    deadline?.stop();
+  }
+}
