@@ -20,7 +20,7 @@ import {
   type AuditFilter,
   type Flash,
   type PageContext,
-} from './pages.js';
+} from './pages/index.js';
 import {
   csrfToken,
   secretsEqual,

@@ -1,0 +1,121 @@
+import { html } from 'hono/html';
+import { parseIsoMs } from '../../iso.js';
+import { APPROVAL_STATUSES, type Approval, type ApprovalStatus } from '../../store/GuardrailStore.js';
+import { badge, layout, planPath, time, type Html } from '../views.js';
+
+import type { Flash, PageContext } from './context.js';
+
+// The approvals inbox: each approval, what it asks for, and the form that decides it.
+
+export const APPROVAL_FILTERS: readonly ApprovalStatus[] = APPROVAL_STATUSES;
+
+export function approvalsPage(
+  ctx: PageContext,
+  list: readonly Approval[],
+  status: ApprovalStatus | null,
+  flash: Flash | null,
+): Html {
+  const body = html`<h1>Approvals</h1>
+    ${flash === null ? '' : html`<p class="flash" role="alert">${flash.message}</p>`}
+    <p class="small">
+      Show:
+      ${[null, ...APPROVAL_FILTERS].map(
+        (s, i) =>
+          html`${i > 0 ? ' · ' : ''}${
+            s === status
+              ? html`<strong>${s ?? 'all'}</strong>`
+              : html`<a href="${s === null ? '/approvals' : `/approvals?status=${s}`}">${s ?? 'all'}</a>`
+          }`,
+      )}
+    </p>
+    ${
+      list.length === 0
+        ? html`<p class="muted">No ${status ?? ''} confirmation requests.</p>`
+        : approvalsTable(ctx, list, flash, true)
+    }`;
+  return layout({ title: 'Approvals', body, pending: ctx.pending });
+}
+
+export function approvalsTable(
+  ctx: PageContext,
+  list: readonly Approval[],
+  flash: Flash | null,
+  showPlan: boolean,
+): Html {
+  return html`<table>
+    <thead>
+      <tr>
+        ${showPlan ? html`<th>Plan</th>` : ''}
+        <th>Decision</th>
+        <th>Operation</th>
+        <th>Requested</th>
+        <th>Status</th>
+        <th>Decision by a person</th>
+      </tr>
+    </thead>
+    <tbody>
+      ${list.map((a) => approvalRow(ctx, a, flash?.approvalId === a.id ? flash : null, showPlan))}
+    </tbody>
+  </table>`;
+}
+
+function approvalRow(ctx: PageContext, a: Approval, typed: Flash | null, showPlan: boolean): Html {
+  const expired = a.status === 'pending' && ctx.now > parseIsoMs(a.expiresAt);
+  return html`<tr>
+    ${showPlan ? html`<td class="nowrap"><a href="${planPath(a.planId)}">${a.planId}</a></td>` : ''}
+    <td class="nowrap"><code>${a.decisionId}</code></td>
+    <td><code>${a.operation}</code>${askedFor(a)}</td>
+    <td class="small nowrap">
+      ${time(parseIsoMs(a.requestedAt))}<br /><span class="${expired ? 'bad' : 'muted'}"
+        >${expired ? 'expired' : 'expires'} ${time(parseIsoMs(a.expiresAt))}</span
+      >
+    </td>
+    <td>${badge(a.status)}</td>
+    <td class="${a.status === 'pending' ? 'action' : ''}">
+      ${a.status === 'pending' ? decideForm(ctx, a, typed) : decidedBy(a)}
+    </td>
+  </tr>`;
+}
+
+/** The tool a request is for and a preview of its input (escaped already, and again as markup). */
+function askedFor(a: Approval): Html | '' {
+  if (a.toolName === undefined && a.inputPreview === undefined) return '';
+  return html`${a.toolName === undefined ? '' : html`<br /><span class="small">tool <code>${a.toolName}</code></span>`}${a.inputPreview === undefined ? '' : html`<br /><code class="preview">${a.inputPreview}</code>`}`;
+}
+
+function decidedBy(a: Approval): Html {
+  return html`${a.decidedBy === undefined ? html`<span class="muted">—</span>` : html`<strong>${a.decidedBy}</strong>`}${a.decidedAt === undefined ? '' : html` <span class="muted small">${time(parseIsoMs(a.decidedAt))}</span>`}${a.reason === undefined ? '' : html`<br /><span class="small">${a.reason}</span>`}`;
+}
+
+/**
+ * Name and reason, then Approve or Deny. The reason is required, so the browser stops a denial without
+ * one; Approve skips the browser's checks (a reason is optional there) and the server checks the name.
+ */
+function decideForm(ctx: PageContext, a: Approval, typed: Flash | null): Html {
+  const id = encodeURIComponent(a.id);
+  return html`<form class="decide" method="post" action="/approvals/${id}/approve">
+    <input type="hidden" name="csrf" value="${ctx.csrf}" />
+    <input
+      type="text"
+      name="by"
+      required
+      maxlength="256"
+      placeholder="your name"
+      aria-label="your name"
+      autocomplete="name"
+      value="${typed?.by ?? ''}"
+    />
+    <input
+      class="reason"
+      type="text"
+      name="reason"
+      required
+      maxlength="2048"
+      placeholder="why (needed to deny)"
+      aria-label="reason"
+      value="${typed?.reason ?? ''}"
+    />
+    <button class="approve" type="submit" formnovalidate>Approve</button>
+    <button class="deny" type="submit" formaction="/approvals/${id}/deny">Deny</button>
+  </form>`;
+}
