@@ -37,7 +37,7 @@ function layerOf(file: string): number {
  * What a file loads: the specifiers of its imports and re-exports but `import type` and `export type`,
  * bare imports included, and of its dynamic `import()` calls (a computed one as `?`, which no layer allows).
  */
-export function loadedModules(fileName: string, text: string): string[] {
+export function loadedModules(fileName: string, text: string, options = { dynamic: true }): string[] {
   const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, true);
   const found: string[] = [];
   const visit = (node: ts.Node): void => {
@@ -46,7 +46,11 @@ export function loadedModules(fileName: string, text: string): string[] {
       found.push((node.moduleSpecifier as ts.StringLiteral).text);
     } else if (ts.isExportDeclaration(node) && !node.isTypeOnly && node.moduleSpecifier !== undefined) {
       found.push((node.moduleSpecifier as ts.StringLiteral).text);
-    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
+    } else if (
+      options.dynamic &&
+      ts.isCallExpression(node) &&
+      node.expression.kind === ts.SyntaxKind.ImportKeyword
+    ) {
       const [arg] = node.arguments;
       found.push(arg !== undefined && ts.isStringLiteralLike(arg) ? arg.text : '?');
     }
@@ -71,10 +75,70 @@ it('finds every way a file loads a module, and skips the type-only ones', () => 
   expect(loadedModules('x.ts', text)).toEqual(['./a.js', './b.js', './d.js', './e.js', './g.js', '?']);
 });
 
-it('has no layer of src/ load code from a layer above it', () => {
-  const files = readdirSync(SRC, { recursive: true, encoding: 'utf8' })
+/** Every TypeScript file of src/. */
+function sourceFiles(): string[] {
+  return readdirSync(SRC, { recursive: true, encoding: 'utf8' })
     .filter((f) => f.endsWith('.ts'))
     .map((f) => join(SRC, f));
+}
+
+/** The files of src/ that `file` loads as it is loaded (its static imports and re-exports of src/). */
+function staticImportsOf(file: string): string[] {
+  return loadedModules(file, readFileSync(file, 'utf8'), { dynamic: false })
+    .filter((spec) => spec.startsWith('.'))
+    .map((spec) => normalize(join(dirname(file), spec)).replace(/\.js$/, '.ts'));
+}
+
+/** The import cycles of `graph`: each as the files around it, once. */
+function cyclesOf(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  const cycles: string[][] = [];
+  const done = new Set<string>();
+  const path: string[] = [];
+  const onPath = new Set<string>();
+  const visit = (file: string): void => {
+    if (onPath.has(file)) {
+      cycles.push(path.slice(path.indexOf(file)));
+      return;
+    }
+    if (done.has(file)) return;
+    onPath.add(file);
+    path.push(file);
+    for (const next of graph.get(file) ?? []) visit(next);
+    path.pop();
+    onPath.delete(file);
+    done.add(file);
+  };
+  for (const file of graph.keys()) visit(file);
+  return cycles;
+}
+
+it('finds a cycle of imports, and none where there is none', () => {
+  const cyclic = new Map([
+    ['a', ['b']],
+    ['b', ['c']],
+    ['c', ['a']],
+    ['d', ['a']],
+  ]);
+  const acyclic = new Map([
+    ['a', ['b', 'c']],
+    ['b', ['c']],
+    ['c', []],
+  ]);
+
+  expect([cyclesOf(cyclic), cyclesOf(acyclic)]).toEqual([[['a', 'b', 'c']], []]);
+});
+
+it('has no cycle of static imports among the files of src/', () => {
+  const files = sourceFiles();
+  const graph = new Map(files.map((f) => [f, staticImportsOf(f)]));
+
+  const cycles = cyclesOf(graph).map((c) => c.map((f) => relative(SRC, f)).join(' -> '));
+
+  expect(cycles).toEqual([]);
+});
+
+it('has no layer of src/ load code from a layer above it', () => {
+  const files = sourceFiles();
   const upward: string[] = [];
   for (const file of files) {
     for (const spec of loadedModules(file, readFileSync(file, 'utf8'))) {
