@@ -12,6 +12,7 @@ import { verifyAuditLog } from '../../src/audit/verify.js';
 import { APPROVAL_STATUSES } from '../../src/store/GuardrailStore.js';
 import { runStoreContract } from '../../src/testing/index.js';
 import { vitestFunctions } from '../support/testFunctions.js';
+import { runSqlStoreSuite } from './sqlSuite.js';
 import {
   POSTGRES_SCHEMA_VERSION,
   PostgresStore,
@@ -212,14 +213,43 @@ describe.skipIf(skip)('PostgresStore', () => {
     },
   });
 
-  describe('migrate', () => {
-    it('can run again without changing what is stored', async () => {
-      const store = await migrated();
-      await store.put('p', AutonomyGuardrails.create({ maxSteps: 3 }));
-      await store.migrate();
-      expect((await store.get('p'))?.guardrails.maxSteps).toBe(3);
-    });
+  /** Pools of the stores `sharing` opened, ended after each test. */
+  const shared: pg.Pool[] = [];
+  afterEach(async () => {
+    await Promise.all(shared.splice(0).map((p) => p.end()));
+  });
+  runSqlStoreSuite('PostgresStore', {
+    open: (options = {}) => migrated(options),
+    sharing: async (store) => {
+      const own = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });
+      shared.push(own);
+      return new PostgresStore({ pool: own, schema, tablePrefix: (store as PostgresStore).tablePrefix });
+    },
+    exec: async (store, sql) => {
+      await pool.query(sql.replace(/\{(\w+)\}/g, (_, name: string) => tableOf(store as PostgresStore, name)));
+    },
+    count: (store, table) => count(store as PostgresStore, table),
+    markNewer: async (store) => {
+      await pool.query(
+        `INSERT INTO ${tableOf(store as PostgresStore, 'schema_version')} (version) VALUES ($1)`,
+        [POSTGRES_SCHEMA_VERSION + 1],
+      );
+    },
+    refuseEntries: async (store) => {
+      const table = tableOf(store as PostgresStore, 'audit_entries');
+      const refuse = tableOf(store as PostgresStore, 'refuse');
+      await pool.query(
+        `CREATE FUNCTION ${refuse}() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN RAISE EXCEPTION 'refused'; END $$`,
+      );
+      await pool.query(
+        `CREATE TRIGGER refuse BEFORE INSERT ON ${table} FOR EACH ROW EXECUTE FUNCTION ${refuse}()`,
+      );
+      return async () => void (await pool.query(`DROP TRIGGER refuse ON ${table}`));
+    },
+  });
 
+  describe('migrate', () => {
     it('lets the approvals table hold every approval status there is, and no other', async () => {
       const store = await migrated();
       const { rows } = await pool.query<{ def: string }>(
@@ -256,14 +286,6 @@ describe.skipIf(skip)('PostgresStore', () => {
       } finally {
         await pool.query(`DROP SCHEMA IF EXISTS "${own}" CASCADE`);
       }
-    });
-
-    it('refuses, with STORE_SCHEMA_TOO_NEW, tables migrated by a newer version', async () => {
-      const store = await migrated();
-      await pool.query(`INSERT INTO "${schema}"."${store.tablePrefix}schema_version" (version) VALUES ($1)`, [
-        POSTGRES_SCHEMA_VERSION + 1,
-      ]);
-      await expect(store.migrate()).rejects.toMatchObject({ code: 'STORE_SCHEMA_TOO_NEW' });
     });
 
     it('refuses to use tables migrated by a newer version', async () => {
@@ -325,15 +347,6 @@ describe.skipIf(skip)('PostgresStore', () => {
   });
 
   describe('durable audit entries', () => {
-    it('keeps every audit entry while get returns the newest auditCapacity of them', async () => {
-      const store = await migrated({ auditCapacity: 3 });
-      await store.put('p', AutonomyGuardrails.create());
-      for (let i = 0; i < 5; i++) await store.update('p', () => ({ result: null, audit: stepEntry(i) }));
-      const trail = (await store.get('p'))?.audit;
-      expect(trail?.entries.map((e) => e.details['i'])).toEqual([2, 3, 4]);
-      expect(await count(store, 'audit_entries')).toBe(5);
-    });
-
     it('numbers the entries of a plan 1, 2, 3… in the order the updates ran', async () => {
       const store = await migrated();
       await store.put('p', AutonomyGuardrails.create());
@@ -346,27 +359,6 @@ describe.skipIf(skip)('PostgresStore', () => {
         `SELECT seq FROM "${schema}"."${store.tablePrefix}audit_entries" ORDER BY seq`,
       );
       expect(found.rows.map((r) => Number(r.seq))).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
-    });
-
-    it('removes the entries and approvals of a deleted plan from the tables', async () => {
-      const store = await migrated();
-      await store.put('p', AutonomyGuardrails.create());
-      await store.update('p', () => ({
-        result: null,
-        audit: stepEntry(1),
-        newApproval: {
-          id: 'a1',
-          planId: 'p',
-          decisionId: 'd1',
-          operation: 'deploy',
-          inputHash: 'a'.repeat(64),
-          requestedAt: '2026-11-30T10:00:00.000Z',
-          expiresAt: '2026-11-30T10:10:00.000Z',
-          status: 'pending',
-        },
-      }));
-      await store.delete('p');
-      expect([await count(store, 'audit_entries'), await count(store, 'approvals')]).toEqual([0, 0]);
     });
   });
 
@@ -408,30 +400,6 @@ describe.skipIf(skip)('PostgresStore', () => {
       return { other, end: () => otherPool.end() };
     }
 
-    it('sees what another store wrote since its own last update', async () => {
-      const store = await migrated();
-      const { other, end } = sharing(store);
-      try {
-        await store.put('p', AutonomyGuardrails.create({ toolBudget: 2 }));
-        await store.update('p', spendOne);
-        await other.update('p', spendOne);
-        expect(await store.update('p', spendOne)).toBe(false);
-      } finally {
-        await end();
-      }
-    });
-
-    it('sees a change written to its tables without going through a store', async () => {
-      const store = await migrated();
-      await store.put('p', AutonomyGuardrails.create({ toolBudget: 2 }));
-      await store.update('p', spendOne);
-      await pool.query(
-        `UPDATE "${schema}"."${store.tablePrefix}plans"
-         SET guardrails = replace(guardrails, '"budget_spent":1', '"budget_spent":2')`,
-      );
-      expect(await store.update('p', spendOne)).toBe(false);
-    });
-
     it('sees a plan deleted and configured again by another store', async () => {
       const store = await migrated();
       const { other, end } = sharing(store);
@@ -444,25 +412,6 @@ describe.skipIf(skip)('PostgresStore', () => {
       } finally {
         await end();
       }
-    });
-
-    it('decides the next update from the committed plan after a write that failed', async () => {
-      const store = await migrated();
-      await store.put('p', AutonomyGuardrails.create({ toolBudget: 2 }));
-      await store.update('p', spendOne);
-      const table = `"${schema}"."${store.tablePrefix}audit_entries"`;
-      const refuse = `"${schema}"."${store.tablePrefix}refuse"`;
-      await pool.query(
-        `CREATE FUNCTION ${refuse}() RETURNS trigger LANGUAGE plpgsql AS $$
-         BEGIN RAISE EXCEPTION 'refused'; END $$`,
-      );
-      await pool.query(
-        `CREATE TRIGGER refuse BEFORE INSERT ON ${table} FOR EACH ROW EXECUTE FUNCTION ${refuse}()`,
-      );
-      await expect(store.update('p', spendOne)).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
-      await pool.query(`DROP TRIGGER refuse ON ${table}`);
-      const seen = await store.update('p', (g) => ({ result: g?.budgetSpent, audit: stepEntry(2) }));
-      expect(seen).toBe(1);
     });
   });
 
@@ -538,16 +487,6 @@ describe.skipIf(skip)('PostgresStore', () => {
   });
 
   describe('fails closed', () => {
-    it('rejects, with STORE_CORRUPT, an update of a plan whose stored guardrails cannot be read', async () => {
-      const store = await migrated();
-      await store.put('p', AutonomyGuardrails.create({ toolBudget: 1 }));
-      await pool.query(
-        `UPDATE "${schema}"."${store.tablePrefix}plans" SET guardrails = '{"tool_budget": -1}'`,
-      );
-      const check = store.update('p', (g) => ({ result: g?.checkToolBudgetMicros(1).allowed }));
-      await expect(check).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
-    });
-
     it('rejects with STORE_UNAVAILABLE when the plan stays locked past the lock timeout', async () => {
       const store = await migrated();
       await store.put('p', AutonomyGuardrails.create({ toolBudget: 1 }));

@@ -17,6 +17,7 @@ import { APPROVAL_STATUSES, type Approval, type GuardrailStore } from '../../src
 import { SQLITE_SCHEMA_VERSION, SqliteStore } from '../../src/store/sqlite/SqliteStore.js';
 import { fieldOf } from '../support/thrown.js';
 import { OLD_APPROVAL } from './approval-fixture.js';
+import { runSqlStoreSuite } from './sqlSuite.js';
 
 const T0 = Date.parse('2026-11-30T10:00:00.000Z');
 
@@ -127,6 +128,39 @@ describe('SqliteStore', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  /** The files of the stores the SQL suite opens, to open another store or a connection on one. */
+  const fileOf = new WeakMap<GuardrailStore, string>();
+  runSqlStoreSuite('SqliteStore', {
+    open: async (options = {}) => {
+      const path = newFile();
+      const store = await open({ path, ...options });
+      fileOf.set(store, path);
+      return store;
+    },
+    sharing: (store) => open({ path: fileOf.get(store) as string }),
+    exec: async (store, sql) => {
+      connect(fileOf.get(store) as string).exec(sql.replace(/\{(\w+)\}/g, 'leash_$1'));
+    },
+    count: async (store, table) =>
+      connect(fileOf.get(store) as string)
+        .prepare(`SELECT count(*) FROM leash_${table}`)
+        .pluck()
+        .get() as number,
+    markNewer: async (store) => {
+      connect(fileOf.get(store) as string)
+        .prepare('INSERT INTO leash_schema_version (version, applied_at) VALUES (?, 0)')
+        .run(SQLITE_SCHEMA_VERSION + 1);
+    },
+    refuseEntries: async (store) => {
+      const db = connect(fileOf.get(store) as string);
+      db.exec(
+        `CREATE TRIGGER refuse_writes BEFORE INSERT ON leash_audit_entries
+         BEGIN SELECT RAISE(ABORT, 'refused'); END`,
+      );
+      return async () => void db.exec('DROP TRIGGER refuse_writes');
+    },
+  });
+
   describe('options', () => {
     it('refuses a table prefix that is not a lower-case SQL identifier', () => {
       expect(fieldOf(() => new SqliteStore({ tablePrefix: 'x; DROP TABLE y; --' }))).toBe('tablePrefix');
@@ -227,17 +261,6 @@ describe('SqliteStore', () => {
       expect(allowed).toEqual(APPROVAL_STATUSES.map((s) => `'${s}'`));
     });
 
-    it('changes nothing when run again', async () => {
-      const db = connect(':memory:');
-      const store = await open({ database: db });
-      await store.put('p', guardrails());
-      await store.migrate();
-      expect(db.prepare('SELECT count(*) FROM leash_schema_version').pluck().get()).toBe(
-        SQLITE_SCHEMA_VERSION,
-      );
-      expect(await store.get('p')).not.toBeNull();
-    });
-
     it('chains the audit entries of a database written at version 1', async () => {
       const db = connect(':memory:');
       db.exec(`
@@ -300,16 +323,6 @@ describe('SqliteStore', () => {
       expect(plan.map((row) => row.detail).join('\n')).not.toMatch(/TEMP B-TREE/);
     });
 
-    it('refuses a database whose schema is newer than the code knows', async () => {
-      const db = connect(':memory:');
-      await open({ database: db });
-      db.prepare('INSERT INTO leash_schema_version (version, applied_at) VALUES (?, 0)').run(
-        SQLITE_SCHEMA_VERSION + 1,
-      );
-      const newer = new SqliteStore({ database: db });
-      expect((await rejection(newer.migrate())).code).toBe('STORE_SCHEMA_TOO_NEW');
-    });
-
     it('creates its tables under the table prefix', async () => {
       const db = connect(':memory:');
       await open({ database: db, tablePrefix: 'g1_' });
@@ -326,16 +339,6 @@ describe('SqliteStore', () => {
   });
 
   describe('durability', () => {
-    it('keeps every audit entry in the table while get returns the newest auditCapacity', async () => {
-      const db = connect(':memory:');
-      const store = await open({ database: db, auditCapacity: 2 });
-      await store.put('p', guardrails());
-      for (let i = 0; i < 5; i++) await store.update('p', () => ({ result: null, audit: entry(i) }));
-      const count = db.prepare('SELECT count(*) FROM leash_audit_entries').pluck().get();
-      const record = await store.get('p');
-      expect([count, record?.audit.entries.map((e) => e.details['i'])]).toEqual([5, [3, 4]]);
-    });
-
     it('appends the entries of a trail that is put after the stored ones, removing none', async () => {
       const db = connect(':memory:');
       const store = await open({ database: db });
@@ -346,15 +349,6 @@ describe('SqliteStore', () => {
       await store.put('p', guardrails(), trail);
       const seqs = db.prepare('SELECT seq FROM leash_audit_entries ORDER BY seq').pluck().all();
       expect(seqs).toEqual([1, 2, 3, 4]);
-    });
-
-    it('removes the entries of a deleted plan from the table', async () => {
-      const db = connect(':memory:');
-      const store = await open({ database: db });
-      await store.put('p', guardrails());
-      await store.update('p', () => ({ result: null, audit: entry(1) }));
-      await store.delete('p');
-      expect(db.prepare('SELECT count(*) FROM leash_audit_entries').pluck().get()).toBe(0);
     });
 
     it('finds the state of a file again after the store is reopened', async () => {
@@ -388,53 +382,6 @@ describe('SqliteStore', () => {
       await store.close();
       // SQLite checkpoints and removes the WAL file when the last connection to it closes.
       expect(existsSync(`${path}-wal`)).toBe(false);
-    });
-  });
-
-  describe('plans kept between updates', () => {
-    /** One micro-unit spent per update, allowed while the budget lasts; says whether it was. */
-    const spendOne = (g: AutonomyGuardrails | null) => {
-      const allowed = g?.checkToolBudgetMicros(1_000_000).allowed === true;
-      return {
-        result: allowed,
-        ...(allowed ? { mutation: { spendMicros: 1_000_000 }, audit: entry(1) } : {}),
-      };
-    };
-
-    it('sees what another connection committed since its own last update', async () => {
-      const path = newFile();
-      const mine = await open({ path });
-      const theirs = await open({ path });
-      await mine.put('p', AutonomyGuardrails.create({ toolBudget: 2 }));
-      await mine.update('p', spendOne);
-      await theirs.update('p', spendOne);
-      expect(await mine.update('p', spendOne)).toBe(false);
-    });
-
-    it('sees a change written to the database it was given without going through the store', async () => {
-      const db = connect(':memory:');
-      const store = await open({ database: db });
-      await store.put('p', AutonomyGuardrails.create({ toolBudget: 2 }));
-      await store.update('p', spendOne);
-      db.prepare("UPDATE leash_plans SET guardrails = json_set(guardrails, '$.budget_spent', 2)").run();
-      expect(await store.update('p', spendOne)).toBe(false);
-    });
-
-    it('decides the next update from the committed plan after an update that rolled back', async () => {
-      const db = connect(':memory:');
-      const store = await open({ database: db });
-      await store.put('p', AutonomyGuardrails.create({ toolBudget: 2 }));
-      await store.update('p', spendOne);
-      db.exec(
-        `CREATE TRIGGER refuse_writes BEFORE INSERT ON leash_audit_entries
-         BEGIN SELECT RAISE(ABORT, 'refused'); END`,
-      );
-      await expect(store.update('p', spendOne)).rejects.toBeInstanceOf(GuardrailError);
-      db.exec('DROP TRIGGER refuse_writes');
-      expect([await store.update('p', spendOne), (await store.get('p'))?.guardrails.budgetSpent]).toEqual([
-        true,
-        2,
-      ]);
     });
   });
 
@@ -563,15 +510,6 @@ describe('SqliteStore', () => {
       const error = await rejection(service.checkToolBudget('p', 1));
       other.exec('ROLLBACK');
       expect([error.code, (await service.getGuardrails('p'))?.budgetSpent]).toEqual(['STORE_UNAVAILABLE', 0]);
-    });
-
-    it('rejects with STORE_CORRUPT for stored guardrails that cannot be read', async () => {
-      const db = connect(':memory:');
-      const store = await open({ database: db });
-      await store.put('p', guardrails());
-      db.prepare('UPDATE leash_plans SET guardrails = \'{"max_steps": 0}\'').run();
-      const error = await rejection(store.update('p', () => ({ result: null })));
-      expect(error.code).toBe('STORE_CORRUPT');
     });
 
     it('rejects with STORE_UNAVAILABLE when the database it was given has been closed', async () => {
