@@ -1,10 +1,10 @@
+import { modelOptions, priceKey } from '../modelOptions.js';
 import { wrapLanguageModel, type LanguageModelMiddleware } from 'ai';
 import type { ModelCallHandle } from '../../agent/modelCalls.js';
 import { bytesToTokens, type TokenEstimate, type TokenUsage } from '../../agent/prices.js';
-import type { RunGuard } from '../../agent/RunGuard.js';
 import { errorTail, GuardrailViolationError, invalid } from '../../errors.js';
 import { eitherAborts } from '../../signals.js';
-import { guardOptions, type GuardOption } from '../../agent/guardOption.js';
+import { type GuardOption } from '../../agent/guardOption.js';
 
 type WrapOptions = Parameters<typeof wrapLanguageModel>[0];
 /** A language model as the AI SDK's providers make it (`LanguageModelV3`). */
@@ -23,7 +23,6 @@ export interface GuardModelOptions extends GuardOption {
   readonly estimateInputTokens?: (params: CallOptions) => number;
 }
 
-const DEFAULT_MAX_OUTPUT = 4096;
 /** A file part (an image, a document) counts as this many tokens in the estimate. */
 const FILE_TOKENS = 1500;
 /** Tokens for each message's framing in the estimate. */
@@ -39,20 +38,20 @@ const MESSAGE_TOKENS = 4;
  * `guardStop` normally ends the loop before that happens).
  */
 export function guardModel(model: GuardedLanguageModel, options: GuardModelOptions): GuardedLanguageModel {
-  const o = guardOptions(options, ['modelId', 'maxOutputTokens', 'estimateInputTokens']);
-  const guard = o['guard'] as RunGuard;
+  const {
+    guard,
+    modelId: given,
+    maxOutputTokens: maxOut,
+    options: o,
+  } = modelOptions(options, ['estimateInputTokens'], 0);
   if (typeof model?.doGenerate !== 'function' || typeof model.doStream !== 'function')
     invalid('model', 'a language model with doGenerate and doStream', model);
-  const modelId = o['modelId'] ?? model.modelId;
-  if (typeof modelId !== 'string' || modelId.length === 0) invalid('modelId', 'a non-empty string', modelId);
-  const maxOut = o['maxOutputTokens'] ?? DEFAULT_MAX_OUTPUT;
-  if (!Number.isSafeInteger(maxOut) || (maxOut as number) < 0)
-    invalid('maxOutputTokens', 'an integer >= 0', maxOut);
+  const modelId = priceKey(given, model.modelId);
   const estimateInput = o['estimateInputTokens'] ?? promptTokens;
   if (typeof estimateInput !== 'function') invalid('estimateInputTokens', 'a function', estimateInput);
   const estimateOf = (params: CallOptions): TokenEstimate => ({
     inputTokens: (estimateInput as (p: CallOptions) => number)(params),
-    maxOutputTokens: params.maxOutputTokens ?? (maxOut as number),
+    maxOutputTokens: params.maxOutputTokens ?? maxOut,
   });
   const middleware: LanguageModelMiddleware = {
     specificationVersion: 'v3',

@@ -1,9 +1,9 @@
+import { modelOptions } from '../modelOptions.js';
 import { AIMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { interrupt, isGraphBubbleUp } from '@langchain/langgraph';
 import { createMiddleware, StructuredOutputParsingError } from 'langchain';
-import { guardOptions, type GuardOption } from '../../agent/guardOption.js';
+import { type GuardOption } from '../../agent/guardOption.js';
 import { bytesToTokens, type TokenUsage } from '../../agent/prices.js';
-import type { RunGuard } from '../../agent/RunGuard.js';
 import { deniedText, endedText } from '../../agent/denied.js';
 import { invalid } from '../../errors.js';
 import { parseIsoMs } from '../../iso.js';
@@ -30,7 +30,6 @@ export interface LeashInterrupt {
   readonly expiresAt: string;
 }
 
-const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
 /** Tokens a tool offered to the model costs beyond its name and description: its parameters' schema. */
 const TOOL_TOKENS = 100;
 /** Tokens a message costs beyond its text: its role and framing. */
@@ -130,14 +129,7 @@ function awaiting(approval: Approval | null, now: number): approval is Approval 
  * LangGraph runs an interrupted tool again from its start on resume.
  */
 export function leashMiddleware(options: LeashMiddlewareOptions) {
-  const o = guardOptions(options, ['modelId', 'maxOutputTokens']);
-  const guard = o['guard'] as RunGuard;
-  const modelId = o['modelId'];
-  if (modelId !== undefined && (typeof modelId !== 'string' || modelId.length === 0))
-    invalid('modelId', 'a non-empty string', modelId);
-  const maxOut = o['maxOutputTokens'] ?? DEFAULT_MAX_OUTPUT_TOKENS;
-  if (typeof maxOut !== 'number' || !Number.isSafeInteger(maxOut) || maxOut < 1)
-    invalid('maxOutputTokens', 'an integer >= 1', maxOut);
+  const { guard, modelId, maxOutputTokens: maxOut } = modelOptions(options);
   return createMiddleware({
     name: 'leash',
     beforeModel: {

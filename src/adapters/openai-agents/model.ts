@@ -1,3 +1,4 @@
+import { modelOptions } from '../modelOptions.js';
 import {
   getDefaultModel,
   type Model,
@@ -6,7 +7,7 @@ import {
   type ModelResponse,
   type StreamEvent,
 } from '@openai/agents';
-import { guardOptions, type GuardOption } from '../../agent/guardOption.js';
+import { type GuardOption } from '../../agent/guardOption.js';
 import type { ModelCallHandle } from '../../agent/modelCalls.js';
 import { bytesToTokens, type TokenEstimate, type TokenUsage } from '../../agent/prices.js';
 import type { RunGuard } from '../../agent/RunGuard.js';
@@ -25,7 +26,6 @@ export interface GuardModelOptions extends GuardOption {
   readonly maxOutputTokens?: number;
 }
 
-const DEFAULT_MAX_OUTPUT = 4096;
 /** Tokens an input item costs beyond its text: its role and framing. */
 const ITEM_TOKENS = 4;
 /** An image or file part counts as this many tokens in the estimate. */
@@ -74,14 +74,8 @@ function checked(options: GuardModelOptions): {
   modelId: string | undefined;
   maxOut: number;
 } {
-  const o = guardOptions(options, ['modelId', 'maxOutputTokens']);
-  const modelId = o['modelId'];
-  if (modelId !== undefined && (typeof modelId !== 'string' || modelId.length === 0))
-    invalid('modelId', 'the price key of the model, a non-empty string', modelId);
-  const maxOut = o['maxOutputTokens'] ?? DEFAULT_MAX_OUTPUT;
-  if (typeof maxOut !== 'number' || !Number.isSafeInteger(maxOut) || maxOut < 1)
-    invalid('maxOutputTokens', 'an integer >= 1', maxOut);
-  return { guard: o['guard'] as RunGuard, modelId: modelId as string | undefined, maxOut };
+  const { guard, modelId, maxOutputTokens: maxOut } = modelOptions(options);
+  return { guard, modelId, maxOut };
 }
 
 function metered(inner: Model, guard: RunGuard, modelId: string, maxOut: number): Model {
