@@ -132,8 +132,11 @@ export function decideConfirmation(
   const { decisionId, ops, always, pause, toolName, shown, expires } = c;
   const required = requiredOf(g, ops, always);
   if (required.length === 0) {
-    const check = makeCheck(E.CONFIRMATION_NOT_REQUIRED, confirmationReason(ops, false), null);
-    return { result: { check }, audit: core.entry(check, { ...operationsDetail(ops), limit: null }, now) };
+    // The reason is written only if asked for: an allowed check's entry does not carry it.
+    const check = makeCheck(E.CONFIRMATION_NOT_REQUIRED, () => confirmationReason(ops, false), null);
+    const details =
+      ops.length === 1 ? { operation: ops[0] as string, limit: null } : { operations: [...ops], limit: null };
+    return { result: { check }, audit: core.entry(check, details, now) };
   }
   // The approval keeps them as one comma-separated string, as stores hold it.
   const op = required.join(',');
