@@ -4,6 +4,7 @@ import { type PlanChange, type PlanChangeFn } from '../GuardrailStore.js';
 import { type CheckpointPolicy } from '../checkpoints.js';
 import { chainEntries, decideWrite, type ChainedRecord, type Write } from '../decide.js';
 import { type CachedPlan, type ChainHead } from '../planCache.js';
+import { query } from './connection.js';
 
 // The changes of a plan's updates, decided one after the other and written in one statement.
 
@@ -103,5 +104,3 @@ export class ChangeBatch {
       : { guardrails: this.#guardrails as AutonomyGuardrails, head: this.#head, version };
   }
 }
-
-import { query } from './connection.js';

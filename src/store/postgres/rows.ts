@@ -5,6 +5,7 @@ import { type Approval } from '../GuardrailStore.js';
 import { approvalFromRow, type ApprovalRow } from '../sql/approvalRows.js';
 import { chainedFromRow, entryFromRow, type LogRow as StoredLogRow } from '../sql/auditRows.js';
 import { type ChainHead } from '../planCache.js';
+import { corrupt } from './connection.js';
 
 // The rows the PostgreSQL store reads: plans as locked, log rows, approvals.
 
@@ -75,4 +76,3 @@ export function readEntries(planId: string, rows: unknown): AuditEntry[] {
 export function readApproval(row: ApprovalRow): Approval {
   return approvalFromRow(row, 'PostgresStore');
 }
-import { corrupt } from './connection.js';

@@ -1,7 +1,9 @@
 import type { Pool, PoolClient } from 'pg';
-import { chainEntry, type ChainedEntry } from '../../audit/chain.js';
 import { GuardrailError } from '../../errors.js';
 import { entryFromRow } from '../sql/auditRows.js';
+import { storedRow, type LogRow } from './rows.js';
+import { query, quote } from './connection.js';
+import { chainInOrder } from '../sql/chainRows.js';
 
 // The PostgreSQL schema: its tables, its migrations, and the rows they chain.
 
@@ -129,14 +131,9 @@ export async function chainUnchainedRows(client: PoolClient, doing: string, t: T
     `SELECT e.plan_id, e.seq::text AS seq, e.event_type, e.ts::text AS ts, e.details
        FROM ${t.entries} e ORDER BY e.plan_id, e.seq`,
   );
-  let plan: string | undefined;
-  let head: ChainedEntry | null = null;
-  for (const row of rows.rows) {
-    if (row.plan_id !== plan) {
-      plan = row.plan_id;
-      head = null;
-    }
-    head = chainEntry(row.plan_id, head, entryFromRow(row.plan_id, storedRow(row), 'PostgresStore'));
+  const entryOf = (row: LogRow & { plan_id: string }) =>
+    entryFromRow(row.plan_id, storedRow(row), 'PostgresStore');
+  for (const { row, chained: head } of chainInOrder(rows.rows, entryOf)) {
     await query(
       client,
       doing,
@@ -152,7 +149,6 @@ export async function chainUnchainedRows(client: PoolClient, doing: string, t: T
 }
 
 /** The entries of a plan's trail, as `getPlan` aggregates them: [seq, event_type, ts, details] each. */
-import { storedRow, type LogRow } from './rows.js';
 
 export function notMigrated(version: number): GuardrailError {
   return new GuardrailError(
@@ -160,7 +156,6 @@ export function notMigrated(version: number): GuardrailError {
     `the PostgreSQL schema is at version ${version}, older than version ${POSTGRES_SCHEMA_VERSION}; call migrate() first`,
   );
 }
-import { query, quote } from './connection.js';
 
 /** The tables of a store in `schema` (a checked identifier) with names starting with `prefix`. */
 export function tablesOf(schema: string, prefix: string): Tables {

@@ -1,4 +1,5 @@
 import { APPROVAL_COLUMNS, APPROVAL_UPDATES, approvalPlaceholders } from '../sql/approvalRows.js';
+import type { Tables } from './schema.js';
 
 // The SQL of the PostgreSQL store.
 
@@ -123,4 +124,3 @@ export function statements(t: Tables): Statements {
 
 // Named statements are parsed and planned once per connection. Names come from the text, so stores
 // with different tables, or two copies of this module, sharing one pool never clash.
-import type { Tables } from './schema.js';

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
-import { chainEntry } from '../../audit/chain.js';
 import { GuardrailError } from '../../errors.js';
-import { readEntry, type ChainedRow, type Head } from './statements.js';
+import { chainInOrder } from '../sql/chainRows.js';
+import { readEntry, type ChainedRow } from './statements.js';
 
 // The SQLite schema: its migrations, and how a database is brought up to date.
 
@@ -127,15 +127,7 @@ function chainUnchainedRows(db: Database.Database, p: string): void {
   const write = db.prepare<[number, string, string, string, number]>(
     `UPDATE ${p}audit_entries SET seq = ?, prev = ?, hash = ? WHERE plan_id = ? AND seq = ?`,
   );
-  let plan: string | undefined;
-  let head: Head | null = null;
-  for (const row of rows) {
-    if (row.plan_id !== plan) {
-      plan = row.plan_id;
-      head = null;
-    }
-    const c = chainEntry(row.plan_id, head, readEntry(row.plan_id, row));
+  for (const { row, chained: c } of chainInOrder(rows, (r) => readEntry(r.plan_id, r))) {
     write.run(c.seq, c.prev, c.hash, row.plan_id, row.seq);
-    head = c;
   }
 }
