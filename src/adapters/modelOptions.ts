@@ -38,8 +38,8 @@ export interface ModelOptions {
 
 /**
  * Checks `options`: no keys but `guard`, `modelId`, `maxOutputTokens` and the adapter's own `keys`; a
- * RunGuard; `modelId` and `maxOutputTokens` (an integer >= `minOutput`, default 4096) against their
- * schema. Throws GuardrailValidationError naming the field and the value.
+ * RunGuard; `modelId` and `maxOutputTokens` (an integer >= `minOutput`, default 4096; null or absent
+ * for the default) against their schema. Throws GuardrailValidationError naming the field and the value.
  */
 export function modelOptions(
   options: unknown,
@@ -47,9 +47,10 @@ export function modelOptions(
   minOutput: 0 | 1 = 1,
 ): ModelOptions {
   const o = guardOptions(options, ['modelId', 'maxOutputTokens', ...keys]);
+  // Null is no value, as it is for every leash option with a default: the default applies.
   const given: Record<string, unknown> = {};
-  if (o['modelId'] !== undefined) given['modelId'] = o['modelId'];
-  if (o['maxOutputTokens'] !== undefined) given['maxOutputTokens'] = o['maxOutputTokens'];
+  if (o['modelId'] != null) given['modelId'] = o['modelId'];
+  if (o['maxOutputTokens'] != null) given['maxOutputTokens'] = o['maxOutputTokens'];
   const parsed = validateWith(SCHEMAS[minOutput], given, { root: 'options', prefix: '', at: [] });
   return {
     guard: o['guard'] as RunGuard,

@@ -13,14 +13,10 @@ import { GENESIS, isHashHex } from './checkpoint.js';
 export {
   GENESIS,
   isHashHex,
-  checkpointSignatureValid,
   createCheckpoint,
   exportCheckpoints,
   parseCheckpoints,
   signCheckpoint,
-  toPrivateKey,
-  toPublicKey,
-  validateCheckpoint,
   verifyCheckpoint,
   type Checkpoint,
 } from './checkpoint.js';

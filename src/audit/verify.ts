@@ -2,16 +2,8 @@ import type { KeyObject } from 'node:crypto';
 import { describeValue, invalid } from '../errors.js';
 import { canonicalJson } from '../json.js';
 import { validatePlanId } from '../ids.js';
-import {
-  checkpointSignatureValid,
-  entryHasher,
-  GENESIS,
-  toPublicKey,
-  validateCheckpoint,
-  type ChainedEntry,
-  type Checkpoint,
-  type MalformedEntry,
-} from './chain.js';
+import { entryHasher, GENESIS, type ChainedEntry, type MalformedEntry } from './chain.js';
+import { checkpointSignatureValid, toPublicKey, validateCheckpoint, type Checkpoint } from './checkpoint.js';
 
 /**
  * Where a verifier reads a plan's durable audit log. Stores implement it; an array, a cursor or a

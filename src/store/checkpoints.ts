@@ -1,5 +1,5 @@
 import type { KeyObject } from 'node:crypto';
-import { createCheckpoint, signCheckpoint, toPrivateKey, type Checkpoint } from '../audit/chain.js';
+import { createCheckpoint, signCheckpoint, toPrivateKey, type Checkpoint } from '../audit/checkpoint.js';
 import { GuardrailValidationError } from '../errors.js';
 import { intField, objectWithKeys } from '../guardrails/validate.js';
 

@@ -26,8 +26,9 @@ export interface WriteSteps<C> {
   /** Makes of the change's entries what the store keeps: chained, with their checkpoints, or as they are. */
   record(entries: readonly AuditEntry[]): C;
   /**
-   * Refuses (throws) an approval id the store holds for another plan, or a new one already in use; for a
-   * store that cannot leave that to its write, which would refuse it all or nothing.
+   * Takes the change's approvals before anything of the plan changes: a store refuses (throws) here an id
+   * it holds for another plan or a new one already in use, when its write cannot, or makes and checks
+   * their rows.
    */
   claim?(approval: Approval | undefined, newApproval: Approval | undefined): void;
 }

@@ -20,6 +20,11 @@ describe('the model options every adapter takes', () => {
     expect(modelOptions({ guard }).maxOutputTokens).toBe(DEFAULT_MAX_OUTPUT_TOKENS);
   });
 
+  it('reads null as no value: the output limit defaults, and no price key is given', () => {
+    const o = modelOptions({ guard, modelId: null, maxOutputTokens: null });
+    expect([o.modelId, o.maxOutputTokens]).toEqual([undefined, DEFAULT_MAX_OUTPUT_TOKENS]);
+  });
+
   it('keeps the price key and output limit given', () => {
     const o = modelOptions({ guard, modelId: 'gpt-4o-mini', maxOutputTokens: 512 });
     expect([o.modelId, o.maxOutputTokens]).toEqual(['gpt-4o-mini', 512]);

@@ -385,6 +385,16 @@ describe('SqliteStore', () => {
     });
   });
 
+  describe('approvals that cannot be stored', () => {
+    it('refuses one before the rest of the change is looked at, naming its field', async () => {
+      const store = await open();
+      await store.put('p', guardrails());
+      const bad = { ...OLD_APPROVAL, status: 'bogus' } as unknown as Approval;
+      const change = () => ({ result: null, approval: bad, entries: 'not entries' as never });
+      await expect(store.update('p', change)).rejects.toMatchObject({ field: 'approval.status' });
+    });
+  });
+
   describe('inside transactions of others', () => {
     it('decides from the database after the owner of a given database rolls back an update', async () => {
       const db = connect(':memory:');

@@ -38,14 +38,14 @@ const MESSAGE_TOKENS = 4;
  * `guardStop` normally ends the loop before that happens).
  */
 export function guardModel(model: GuardedLanguageModel, options: GuardModelOptions): GuardedLanguageModel {
+  if (typeof model?.doGenerate !== 'function' || typeof model.doStream !== 'function')
+    invalid('model', 'a language model with doGenerate and doStream', model);
   const {
     guard,
     modelId: given,
     maxOutputTokens: maxOut,
     options: o,
   } = modelOptions(options, ['estimateInputTokens'], 0);
-  if (typeof model?.doGenerate !== 'function' || typeof model.doStream !== 'function')
-    invalid('model', 'a language model with doGenerate and doStream', model);
   const modelId = priceKey(given, model.modelId);
   const estimateInput = o['estimateInputTokens'] ?? promptTokens;
   if (typeof estimateInput !== 'function') invalid('estimateInputTokens', 'a function', estimateInput);

@@ -155,7 +155,14 @@ export function transactionsOf(db: Database.Database, s: Statements, store: Tran
       return { result: out.result, state };
     }
     const before = head ?? (stored === null ? null : lastEntry(planId));
+    // The approvals' rows are made (and checked) before anything of the plan changes.
+    let approval: ApprovalRowValues | undefined;
+    let newApproval: ApprovalRowValues | undefined;
     const w = decideWrite(planId, stored, out, {
+      claim: (a, n) => {
+        approval = a === undefined ? undefined : approvalRowValues(a);
+        newApproval = n === undefined ? undefined : approvalRowValues(n);
+      },
       record: (entries) => chainEntries(planId, before, entries, store.checkpoints),
     }) as Write<ChainedRecord[]>; // it writes: decided, or thrown
     const last = w.entries.at(-1)?.chained;
@@ -168,8 +175,8 @@ export function transactionsOf(db: Database.Database, s: Statements, store: Tran
         version: '',
       },
       write: {
-        approval: w.approval === undefined ? undefined : approvalRowValues(w.approval),
-        newApproval: w.newApproval === undefined ? undefined : approvalRowValues(w.newApproval),
+        approval,
+        newApproval,
         guardrails: w.guardrails,
         entries: w.entries,
       },
