@@ -417,13 +417,18 @@ function resultRows(cells: readonly Cell[]): string[][] {
   return cells.map((c) => [c.subject.label, String(c.workers), integer.format(c.opsPerSec)]);
 }
 
+/** The ops/s of one engine's cells at `workers`, by kind of subject (NaN for a kind not measured). */
+function cellsOf(cells: readonly Cell[], engine: Engine, workers: number): (kind: Kind) => number {
+  return (kind) =>
+    cells.find((c) => c.subject.engine === engine && c.subject.kind === kind && c.workers === workers)
+      ?.opsPerSec ?? NaN;
+}
+
 function ratioRows(cells: readonly Cell[]): string[][] {
   const rows: string[][] = [];
   for (const engine of ['SQLite', 'Postgres'] as const) {
     for (const workers of WORKERS) {
-      const of = (kind: Kind): number =>
-        cells.find((c) => c.subject.engine === engine && c.subject.kind === kind && c.workers === workers)
-          ?.opsPerSec ?? NaN;
+      const of = cellsOf(cells, engine, workers);
       const leash = of('leash');
       if (Number.isNaN(leash)) continue;
       const raw = of('raw');
@@ -457,9 +462,7 @@ function executorRows(cells: readonly Cell[]): string[][] {
   const rows: string[][] = [];
   for (const engine of ['SQLite', 'Postgres'] as const) {
     for (const workers of WORKERS) {
-      const of = (kind: Kind): number =>
-        cells.find((c) => c.subject.engine === engine && c.subject.kind === kind && c.workers === workers)
-          ?.opsPerSec ?? NaN;
+      const of = cellsOf(cells, engine, workers);
       const decisions = of('executor');
       if (Number.isNaN(decisions)) continue;
       const rawWithAudit = of('raw+audit');
