@@ -41,28 +41,40 @@ function upstreamTransport(dir: string): StdioClientTransport {
   return new StdioClientTransport({ command: process.execPath, args: [FS_SERVER, dir], stderr: 'ignore' });
 }
 
+/** A transport to a server, and what else to close with the client on it. */
+interface Connection {
+  readonly transport: Transport;
+  readonly close?: () => Promise<void>;
+}
+
 /** One case: a client on `connect`'s transport, calling read_text_file on a small file. */
-function callCase(name: string, connect: (dir: string) => Promise<Transport>): BenchCase {
+function callCase(name: string, connect: (dir: string) => Promise<Connection>): BenchCase {
   return {
     name,
     async: true,
     prepare: async () => {
       const { dir, file } = files();
       const client = new Client({ name: 'bench', version: '1' });
-      await client.connect(await connect(dir));
+      const connection = await connect(dir);
+      await client.connect(connection.transport);
       const op = async () => {
         const r = await client.callTool({ name: 'read_text_file', arguments: { path: file } });
         if (r.isError) fail(`${name}: ${JSON.stringify(r.content)}`);
         return r;
       };
       await op();
-      return { op, release: () => void client.close() };
+      // The in-process proxy's upstream is a process of its own: it goes too, or it keeps the bench alive.
+      const release = async (): Promise<void> => {
+        await client.close();
+        await connection.close?.();
+      };
+      return { op, release: () => void release() };
     },
   };
 }
 
 /** The proxy in this process on `store`, in front of its own upstream process. */
-function inProcess(store: () => Promise<GuardrailStore>): (dir: string) => Promise<Transport> {
+function inProcess(store: () => Promise<GuardrailStore>): (dir: string) => Promise<Connection> {
   return async (dir) => {
     const service = new AutonomyGuardrailService({ clock: systemClock, store: await store() });
     await service.configureGuardrails(PLAN_ID, { ...ROOMY_LIMITS, startTime: null });
@@ -74,7 +86,7 @@ function inProcess(store: () => Promise<GuardrailStore>): (dir: string) => Promi
     });
     const [client, server] = InMemoryTransport.createLinkedPair();
     await proxy.connect(server);
-    return client;
+    return { transport: client, close: () => upstream.close() };
   };
 }
 
@@ -86,7 +98,7 @@ const sqlite = async (): Promise<GuardrailStore> => {
 
 export function mcpGroup(): BenchCase[] {
   return [
-    callCase(MCP_NAMES.direct, async (dir) => upstreamTransport(dir)),
+    callCase(MCP_NAMES.direct, async (dir) => ({ transport: upstreamTransport(dir) })),
     callCase(
       MCP_NAMES.memory,
       inProcess(async () => new MemoryStore({ keepLog: false })),
@@ -94,11 +106,12 @@ export function mcpGroup(): BenchCase[] {
     callCase(MCP_NAMES.sqlite, inProcess(sqlite)),
     callCase(MCP_NAMES.process, async (dir) => {
       const db = join(mkdtempSync(join(tmpdir(), 'leash-bench-')), 'leash.db');
-      return new StdioClientTransport({
+      const transport = new StdioClientTransport({
         command: process.execPath,
         args: [join(ROOT, 'dist/cli/bin.js'), 'mcp', '--db', db, '--', process.execPath, FS_SERVER, dir],
         stderr: 'ignore',
       });
+      return { transport };
     }),
   ];
 }
