@@ -1,3 +1,4 @@
+import { runtimeKeyOf } from '../guardrails/runtime.js';
 import { invalid, isGuardrailViolationError } from '../errors.js';
 import type { GuardCheck } from '../guardrails/GuardCheck.js';
 import { normalizeOperation } from '../guardrails/operation.js';
@@ -318,7 +319,7 @@ export class RunGuard {
         ...(max === null ? {} : { tool: { name: call.toolName, maxCallsPerPlan: max } }),
         currentCalls: n,
         estimate: this.#estimateOf(call),
-        reservationId: `tool:${call.toolCallId}#1`,
+        reservationId: runtimeKeyOf(`tool:${call.toolCallId}`, '#1'),
         ...(this.#recordCalls ? { recordCall: true } : {}),
       });
       if (begun !== null) {

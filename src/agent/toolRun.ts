@@ -1,3 +1,4 @@
+import { runtimeKeyOf } from '../guardrails/runtime.js';
 import {
   errorTail,
   isGuardrailError,
@@ -53,7 +54,7 @@ export async function runToolCall<T>(
     let reservation: BudgetReservation;
     if (attempt === 1 && first !== undefined) reservation = first;
     else {
-      const reservationId = `tool:${call.toolCallId}#${attempt}`; // apart from model calls' ids
+      const reservationId = runtimeKeyOf(`tool:${call.toolCallId}`, `#${attempt}`); // apart from model calls'
       const max = rule?.maxCallsPerPlan ?? null;
       const opened = await openCall(service, planId, call.toolName, max, estimate, reservationId);
       if ('denied' in opened) return denied(opened.denied);

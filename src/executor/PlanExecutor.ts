@@ -1,3 +1,4 @@
+import { runtimeKeyOf } from '../guardrails/runtime.js';
 import { remainingMs } from '../agent/deadline.js';
 import { backoffMs, errorName, nextRetry, type RetryPolicy, type Sleep } from '../agent/retries.js';
 import { type Outcome } from '../agent/toolResult.js';
@@ -239,7 +240,7 @@ export class PlanExecutor {
         confirm: ask,
         ...(max === null ? {} : { tool: { name: tool.name, maxCallsPerPlan: max } }),
         estimate: this.#invoker.estimateOf(tool, decision),
-        reservationId: `${decision.id}#1`,
+        reservationId: runtimeKeyOf(decision.id, '#1'),
       });
       if (begun !== null) {
         const { check, approval, reservation, wallClock } = begun;
@@ -295,7 +296,7 @@ export class PlanExecutor {
       const call =
         attempt === 1 && first.reservation !== undefined
           ? first.reservation
-          : await this.#invoker.openCall(plan.id, tool, estimate, `${decision.id}#${attempt}`);
+          : await this.#invoker.openCall(plan.id, tool, estimate, runtimeKeyOf(decision.id, `#${attempt}`));
       let outcome: Outcome;
       // The payload is built only for a listener: this runs for every try of every decision.
       if (this.#listeners.get('started')?.size) {

@@ -1,3 +1,4 @@
+import { runtimeKeyOf } from '../guardrails/runtime.js';
 import { openCall, operationsToConfirm } from '../agent/calls.js';
 import { wallClockDeadline, type Timers } from '../agent/deadline.js';
 import { unwrap, type Outcome } from '../agent/toolResult.js';
@@ -182,7 +183,7 @@ export class Invoker {
     }
     const estimate = this.estimate(tool, input);
     live();
-    const reservationId = `${inv.decisionId}#${inv.attempt}/${n}`;
+    const reservationId = runtimeKeyOf(inv.decisionId, `#${inv.attempt}/${n}`);
     const call = await this.openCall(inv.planId, tool, estimate, reservationId, live);
     let outcome: Outcome;
     try {

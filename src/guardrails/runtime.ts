@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { invalid } from '../errors.js';
 import { canonicalIso, formatIso, parseIsoMs } from '../iso.js';
 import { fromMicros, toMicros } from '../money.js';
@@ -157,6 +158,22 @@ export function runtimeJson(r: Runtime): RuntimeJson {
   if (r.pausedSince !== null) out.paused_since = r.pausedSince;
   if (r.toolCalls.size > 0) out.tool_calls = Object.fromEntries(r.toolCalls);
   return out;
+}
+
+/**
+ * A runtime key made of `base` (a decision or tool call id, itself a valid key) and `suffix` (a try, a
+ * nested call): `base + suffix`, or, when that would pass the length limit, the start of `base`, `~`, a
+ * hash of the whole base, and `suffix`, so that long ids still get distinct keys within the limit.
+ */
+export function runtimeKeyOf(base: string, suffix: string): string {
+  const key = base + suffix;
+  if (key.length <= MAX_KEY_LENGTH) return key;
+  const digest = createHash('sha256').update(base).digest('hex').slice(0, 16);
+  let end = MAX_KEY_LENGTH - suffix.length - digest.length - 1;
+  // Never half of a surrogate pair: the key would hold a lone surrogate, which no key may.
+  const last = base.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end -= 1;
+  return `${base.slice(0, end)}~${digest}${suffix}`;
 }
 
 /** Validates a key used in runtime state (a reservation id or a tool name). */

@@ -20,6 +20,17 @@ describe.each(LOCAL_STORES)('RunGuard.toolCall on %s', (_name, makeStore) => {
       ]);
     });
 
+    it('runs a call whose id is as long as an id may be', async () => {
+      const { guard } = await guarded(makeStore, { toolBudget: 5 });
+      const out = await guard.toolCall({
+        toolCallId: 'c'.repeat(256),
+        toolName: 'search',
+        estimate: 1,
+        run: () => 1,
+      });
+      expect(out).toEqual({ allowed: true, output: 1, cost: 1 });
+    });
+
     it('stops at the wall clock: no step is taken', async () => {
       const { guard, service, clock } = await guarded(makeStore, { maxWallClockSeconds: 10 });
       await guard.toolCall({ toolCallId: 'c1', toolName: 'search', run: () => 1 });

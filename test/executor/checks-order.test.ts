@@ -87,6 +87,12 @@ describe('the checks made for each decision', () => {
     expect((await updatesFor(3)) - (await updatesFor(1))).toBe(2 * 2);
   });
 
+  it('runs a decision whose id is as long as an id may be', async () => {
+    const { executor } = await harness([echo]);
+    const result = await executor.execute(planOf([{ id: 'd'.repeat(256), tool: 'echo', input: { n: 1 } }]));
+    expect([result.status, result.completed.length]).toEqual(['completed', 1]);
+  });
+
   it('counts one step per decision', async () => {
     const { executor, service } = await harness([echo]);
     await executor.execute(planOf(decisions(3)));
