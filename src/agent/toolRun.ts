@@ -54,7 +54,8 @@ export async function runToolCall<T>(
     let reservation: BudgetReservation;
     if (attempt === 1 && first !== undefined) reservation = first;
     else {
-      const reservationId = runtimeKeyOf(`tool:${call.toolCallId}`, `#${attempt}`); // apart from model calls'
+      // `tool:` keeps it apart from model calls' ids.
+      const reservationId = runtimeKeyOf(`tool:${call.toolCallId}`, `#${attempt}`);
       const max = rule?.maxCallsPerPlan ?? null;
       const opened = await openCall(service, planId, call.toolName, max, estimate, reservationId);
       if ('denied' in opened) return denied(opened.denied);
