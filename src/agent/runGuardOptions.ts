@@ -1,3 +1,4 @@
+import { approvalTtlOf } from './calls.js';
 import { wait, type Clock } from '../clock.js';
 import { invalid } from '../errors.js';
 import { objectWithKeys } from '../guardrails/validate.js';
@@ -51,7 +52,6 @@ const OPTION_KEYS = [
   'unpricedModels',
   'recordCalls',
 ];
-const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** A run guard's options, checked (throws GuardrailValidationError naming the field). */
 export interface RunGuardSettings {
@@ -76,9 +76,7 @@ export function runGuardSettings(options: RunGuardOptions): RunGuardSettings {
   }
   const planId = validatePlanId(o['planId']);
   const rules = toolRulesOf(o['tools']);
-  const ttl = o['approvalTtlMs'] ?? DAY_MS;
-  if (typeof ttl !== 'number' || !Number.isSafeInteger(ttl) || ttl < 1)
-    invalid('approvalTtlMs', 'an integer >= 1', ttl);
+  const ttl = approvalTtlOf(o['approvalTtlMs']);
   const retry = retryPolicy(o['retry']);
   const sleep = (o['sleep'] as Sleep | undefined) ?? wait;
   const timers = (o['timers'] as Timers | undefined) ?? realTimers;

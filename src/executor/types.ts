@@ -1,3 +1,4 @@
+import { approvalTtlOf } from '../agent/calls.js';
 import { realTimers, type Timers } from '../agent/deadline.js';
 import { retryPolicy, type RetryPolicy, type Sleep } from '../agent/retries.js';
 import { wait, type Clock } from '../clock.js';
@@ -88,7 +89,6 @@ export interface PlanExecutorOptions {
 }
 
 const OPTION_KEYS = ['service', 'tools', 'toolRules', 'approvalTtlMs', 'sleep', 'retry', 'timers', 'clock'];
-export const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** A plan executor's options, checked (throws GuardrailValidationError naming the field). */
 export interface ExecutorSettings {
@@ -119,9 +119,7 @@ export function executorSettings(options: PlanExecutorOptions): ExecutorSettings
     tools.set(t.name, t);
   });
   const rules = (o['toolRules'] as ReadonlyMap<string, ToolRule> | undefined) ?? new Map();
-  const ttl = o['approvalTtlMs'] ?? DAY_MS;
-  if (typeof ttl !== 'number' || !Number.isSafeInteger(ttl) || ttl < 1)
-    invalid('approvalTtlMs', 'an integer >= 1', ttl);
+  const ttl = approvalTtlOf(o['approvalTtlMs']);
   const sleep = (o['sleep'] as Sleep | undefined) ?? wait;
   const retry = retryPolicy(o['retry']);
   const timers = (o['timers'] as Timers | undefined) ?? realTimers;
