@@ -1,3 +1,6 @@
+import type { PlanChange } from '../store/GuardrailStore.js';
+import type { GuardrailEventType } from '../guardrails/events.js';
+import type { AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
 import { invalid } from '../errors.js';
 import { validRuntimeKey } from '../guardrails/AutonomyGuardrails.js';
 import { GuardrailEventType as E } from '../guardrails/events.js';
@@ -14,6 +17,25 @@ import { inputHash } from './hash.js';
 
 // The checks of one limit each, by plan id: each is one update of the plan, recorded either way.
 
+/**
+ * A check of one plan in one update: `prepare` checks the arguments (after the plan id) and gives the
+ * decision from the plan's guardrails; a plan that is not configured answers `allowed` or `denied` as
+ * the service's options say.
+ */
+function checkPlan(
+  core: ServiceCore,
+  planId: string,
+  allowed: GuardrailEventType,
+  denied: GuardrailEventType,
+  prepare: () => (g: AutonomyGuardrails) => PlanChange<GuardCheck>,
+): Promise<GuardCheck> {
+  return core.checking(denied, checkItself, () => {
+    validatePlanId(planId);
+    const decide = prepare();
+    return core.store.update(planId, (g) => (g ? decide(g) : core.unconfigured(allowed, denied, planId)));
+  });
+}
+
 /** See {@link AutonomyGuardrailService.checkStepLimit}. */
 export function checkStepLimit(core: ServiceCore, planId: string, step: number): Promise<GuardCheck> {
   return core.checking(E.STEP_BLOCKED, checkItself, () => {
@@ -29,12 +51,7 @@ export function checkStepLimit(core: ServiceCore, planId: string, step: number):
 
 /** See {@link AutonomyGuardrailService.takeStep}. */
 export function takeStep(core: ServiceCore, planId: string): Promise<GuardCheck> {
-  return core.checking(E.STEP_BLOCKED, checkItself, () => {
-    validatePlanId(planId);
-    return core.store.update(planId, (g) =>
-      g ? decideStep(core, g) : core.unconfigured(E.STEP_ALLOWED, E.STEP_BLOCKED, planId),
-    );
-  });
+  return checkPlan(core, planId, E.STEP_ALLOWED, E.STEP_BLOCKED, () => (g) => decideStep(core, g));
 }
 
 /** See {@link AutonomyGuardrailService.checkConfirmation}. */
@@ -61,14 +78,9 @@ export function checkConfirmation(
 
 /** See {@link AutonomyGuardrailService.checkWallClock}. */
 export function checkWallClock(core: ServiceCore, planId: string): Promise<GuardCheck> {
-  return core.checking(E.WALL_CLOCK_BLOCKED, checkItself, () => {
-    validatePlanId(planId);
+  return checkPlan(core, planId, E.WALL_CLOCK_ALLOWED, E.WALL_CLOCK_BLOCKED, () => {
     const now = core.now();
-    return core.store.update(planId, (g) =>
-      g
-        ? decideWallClock(core, g, now)
-        : core.unconfigured(E.WALL_CLOCK_ALLOWED, E.WALL_CLOCK_BLOCKED, planId),
-    );
+    return (g) => decideWallClock(core, g, now);
   });
 }
 
@@ -78,14 +90,9 @@ export function checkActorToolCalls(
   planId: string,
   currentCalls: number,
 ): Promise<GuardCheck> {
-  return core.checking(E.ACTOR_TOOL_CALLS_BLOCKED, checkItself, () => {
-    validatePlanId(planId);
+  return checkPlan(core, planId, E.ACTOR_TOOL_CALLS_ALLOWED, E.ACTOR_TOOL_CALLS_BLOCKED, () => {
     intField(currentCalls, 'current_calls', 0, false);
-    return core.store.update(planId, (g) =>
-      g
-        ? decideActorCalls(core, g, currentCalls)
-        : core.unconfigured(E.ACTOR_TOOL_CALLS_ALLOWED, E.ACTOR_TOOL_CALLS_BLOCKED, planId),
-    );
+    return (g) => decideActorCalls(core, g, currentCalls);
   });
 }
 
@@ -131,15 +138,10 @@ export function checkToolCalls(
   tool: string,
   maxCallsPerPlan: number,
 ): Promise<GuardCheck> {
-  return core.checking(E.TOOL_CALLS_BLOCKED, checkItself, () => {
-    validatePlanId(planId);
+  return checkPlan(core, planId, E.TOOL_CALLS_ALLOWED, E.TOOL_CALLS_BLOCKED, () => {
     const name = validRuntimeKey(tool, 'tool');
     const max = intField(maxCallsPerPlan, 'max_calls_per_plan', 1, false) as number;
-    return core.store.update(planId, (g) =>
-      g
-        ? decideToolCalls(core, g, name, max)
-        : core.unconfigured(E.TOOL_CALLS_ALLOWED, E.TOOL_CALLS_BLOCKED, planId),
-    );
+    return (g) => decideToolCalls(core, g, name, max);
   });
 }
 
