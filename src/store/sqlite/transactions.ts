@@ -12,7 +12,7 @@ import {
 } from '../GuardrailStore.js';
 import { approvalRowValues, type ApprovalRowValues } from '../sql/approvalRows.js';
 import { unanchoredPrune, type CheckpointPolicy } from '../checkpoints.js';
-import { chainEntries, decideWrite, writesState, type ChainedRecord, type Write } from '../decide.js';
+import { chainEntries, decideWrite, type ChainedRecord } from '../decide.js';
 import { mergeListings, nextRevision, type CheckedDocument } from '../planDocuments.js';
 import { PlanCache, type CachedPlan } from '../planCache.js';
 import { guardrailsFromRow } from '../sql/rows.js';
@@ -149,11 +149,6 @@ export function transactionsOf(db: Database.Database, s: Statements, store: Tran
     const row = approvalId === undefined ? undefined : s.selectApproval.get(approvalId);
     const wanted = row === undefined || row.plan_id !== planId ? null : approvalOf(row);
     const out: PlanChange<unknown> = change(stored, wanted);
-    if (!writesState(out)) {
-      const state =
-        stored === null ? null : { guardrails: stored, head: head ?? lastEntry(planId), version: '' };
-      return { result: out.result, state };
-    }
     const before = head ?? (stored === null ? null : lastEntry(planId));
     // The approvals' rows are made (and checked) before anything of the plan changes.
     let approval: ApprovalRowValues | undefined;
@@ -164,7 +159,13 @@ export function transactionsOf(db: Database.Database, s: Statements, store: Tran
         newApproval = n === undefined ? undefined : approvalRowValues(n);
       },
       record: (entries) => chainEntries(planId, before, entries, store.checkpoints),
-    }) as Write<ChainedRecord[]>; // it writes: decided, or thrown
+    });
+    if (w === null) {
+      return {
+        result: out.result,
+        state: stored === null ? null : { guardrails: stored, head: before, version: '' },
+      };
+    }
     const last = w.entries.at(-1)?.chained;
     const g = w.guardrails ?? (stored as AutonomyGuardrails);
     return {
