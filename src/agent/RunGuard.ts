@@ -34,6 +34,7 @@ import {
   type Ask,
   type ToolCallRequest,
   type ToolCallStart,
+  type ValidRequest,
 } from './requests.js';
 import { denied, type Denied, type OpenedModelCall, type ToolCallOutcome } from './outcomes.js';
 import { runGuardSettings, type RunGuardOptions } from './runGuardOptions.js';
@@ -177,7 +178,7 @@ export class RunGuard {
    * or the call's own error once it failed for good.
    */
   toolCall<T>(request: ToolCallRequest<T>): Promise<ToolCallOutcome<T>> {
-    let call: ToolCallRequest<T>;
+    let call: ValidRequest<T>;
     try {
       call = validRequest(request);
     } catch (error) {
@@ -213,9 +214,9 @@ export class RunGuard {
    * confirmation refused it: the call itself then answers with that denial. Idempotent per tool call id.
    */
   approvalFor(request: ToolCallStart): Promise<Approval | null> {
-    let call: ToolCallRequest<unknown>;
+    let call: ValidRequest<unknown>;
     try {
-      call = validRequest({ ...request, run: () => undefined });
+      call = validRequest(request, false);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -227,11 +228,8 @@ export class RunGuard {
       if (g?.startTime != null) this.#started ??= Promise.resolve();
       // A call that needs no person by the plan as it stands now has nothing to find: an approval asked
       // for under a list since changed is left unused, and the SDK answers the call no.
-      if (
-        g === null ||
-        !ask.operation.some((op) => ask.alwaysRequire.includes(op) || g.requiresConfirmation(op))
-      )
-        return null;
+      const always = ask.alwaysRequire.length > 0;
+      if (g === null || (!always && !ask.operation.some((op) => g.requiresConfirmation(op)))) return null;
       const asked = await this.#askedFor(ask);
       if (asked !== null) return asked;
       await this.#start();
@@ -282,8 +280,9 @@ export class RunGuard {
 
   /** Runs `task` once the calls with the same tool call id before it are done, as they started. */
   #oneAtATime<R>(toolCallId: string, task: () => Promise<R>): Promise<R> {
-    const before = this.#inFlight.get(toolCallId) ?? Promise.resolve();
-    const running = before.then(task, task);
+    const before = this.#inFlight.get(toolCallId);
+    // Nothing before it with this id: it starts now, without waiting a tick for an empty queue.
+    const running = before === undefined ? task() : before.then(task, task);
     this.#inFlight.set(toolCallId, running);
     const forget = (): void => {
       if (this.#inFlight.get(toolCallId) === running) this.#inFlight.delete(toolCallId);
@@ -305,22 +304,21 @@ export class RunGuard {
     return this.#started;
   }
 
-  async #guardToolCall<T>(call: ToolCallRequest<T>, n: number): Promise<ToolCallOutcome<T>> {
+  async #guardToolCall<T>(call: ValidRequest<T>, n: number): Promise<ToolCallOutcome<T>> {
     const { service, planId } = this;
     await this.#start();
     const ask = this.#ask(call);
     const asked = await this.#askedFor(ask);
     if (asked === null) {
       // No approval asked for yet: every check before the call runs is one update of the plan.
-      const rule = this.#rules.get(call.toolName);
-      const max = rule?.maxCallsPerPlan ?? null;
+      const max = this.#rules.get(call.toolName)?.maxCallsPerPlan ?? null;
       const begun = await service.beginToolCall(planId, {
         confirm: ask,
-        ...(max === null ? {} : { tool: { name: call.toolName, maxCallsPerPlan: max } }),
+        tool: max === null ? undefined : { name: call.toolName, maxCallsPerPlan: max },
         currentCalls: n,
         estimate: this.#estimateOf(call),
         reservationId: runtimeKeyOf(`tool:${call.toolCallId}`, '#1'),
-        ...(this.#recordCalls ? { recordCall: true } : {}),
+        recordCall: this.#recordCalls,
       });
       if (begun !== null) {
         if (begun.reservation === undefined) return denied(begun.check, begun.approval);
@@ -356,9 +354,9 @@ export class RunGuard {
   }
 
   /** What a call's confirmation asks for: its operations, and the input its grant is bound to. */
-  #ask(call: ToolCallRequest<unknown>): Ask {
+  #ask(call: ValidRequest<unknown>): Ask {
     const rule = this.#rules.get(call.toolName);
-    const always = rule?.requiresConfirmation === true || call.requiresConfirmation === true;
+    const always = rule?.requiresConfirmation === true || call.requiresConfirmation;
     const operation = operationsToConfirm(call.toolName, rule?.operation, always);
     return {
       decisionId: call.toolCallId,
@@ -376,13 +374,13 @@ export class RunGuard {
   }
 
   /** What a call sets aside: its estimate, or its tool's `costPerCall` when that is higher. */
-  #estimateOf(call: ToolCallRequest<unknown>): number {
+  #estimateOf(call: ValidRequest<unknown>): number {
     return Math.max(call.estimate ?? 0, this.#rules.get(call.toolName)?.costPerCall ?? 0);
   }
 
   /** Runs the call with {@link runToolCall}; `first` is the first try's reservation when made already. */
   #run<T>(
-    call: ToolCallRequest<T>,
+    call: ValidRequest<T>,
     firstWall: GuardCheck,
     first?: BudgetReservation,
   ): Promise<ToolCallOutcome<T>> {

@@ -64,8 +64,41 @@ export interface Deadline {
 /**
  * Watches the plan's wall clock while a call runs: after `limitMs` it asks the service's clock, and only
  * its answer ends the call (a timer may fire a little early; then it is armed again for what is left).
- * When the limit ran out, `controller` aborts with the violation and `expired` rejects with it. A limit
- * past a timer's range is waited for in parts.
+ * When the limit ran out, `expired` is called with the violation; `failed` when the clock could not be
+ * read. A limit past a timer's range is waited for in parts. Returns `stop`, which ends the watch: a
+ * clock check still out then neither re-arms the timer, which nothing would clear, nor calls anything.
+ */
+export function watchWallClock(
+  service: AutonomyGuardrailService,
+  planId: string,
+  limitMs: number,
+  timers: Timers,
+  expired: (violation: GuardrailViolationError) => void,
+  failed: (error: unknown) => void,
+): () => void {
+  let timer: unknown;
+  let over = false;
+  const ask = (): void => {
+    if (over) return;
+    void service.checkWallClock(planId).then((check) => {
+      if (over) return;
+      if (check.allowed) return arm(Math.max(1, remainingMs(check) ?? 1));
+      expired(new GuardrailViolationError(check));
+    }, failed);
+  };
+  const arm = (ms: number): void => {
+    timer = timers.setTimeout(ask, timerDelay(ms));
+  };
+  arm(limitMs);
+  return () => {
+    over = true;
+    if (timer !== undefined) timers.clearTimeout(timer);
+  };
+}
+
+/**
+ * {@link watchWallClock} as a promise: when the limit ran out, `controller` aborts with the violation
+ * and `expired` rejects with it.
  */
 export function wallClockDeadline(
   service: AutonomyGuardrailService,
@@ -74,31 +107,14 @@ export function wallClockDeadline(
   timers: Timers,
   controller: { abort(reason: unknown): void },
 ): Deadline {
-  let timer: unknown;
-  // Set once the call is over: a clock check still out then neither re-arms the timer, which nothing
-  // would clear, nor aborts a signal whose call is done.
-  let over = false;
+  let fail: (error: unknown) => void = () => undefined;
   const expired = new Promise<never>((_, reject) => {
-    const arm = (ms: number): void => {
-      timer = timers.setTimeout(() => {
-        if (over) return;
-        void service.checkWallClock(planId).then((check) => {
-          if (over) return;
-          if (check.allowed) return arm(Math.max(1, remainingMs(check) ?? 1));
-          const violation = new GuardrailViolationError(check);
-          controller.abort(violation);
-          reject(violation);
-        }, reject);
-      }, timerDelay(ms));
-    };
-    arm(limitMs);
+    fail = reject;
   });
   expired.catch(() => undefined);
-  return {
-    expired,
-    stop: () => {
-      over = true;
-      if (timer !== undefined) timers.clearTimeout(timer);
-    },
+  const expire = (violation: GuardrailViolationError): void => {
+    controller.abort(violation);
+    fail(violation);
   };
+  return { expired, stop: watchWallClock(service, planId, limitMs, timers, expire, fail) };
 }

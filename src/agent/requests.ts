@@ -53,8 +53,26 @@ export type ToolCallStart = Pick<
 
 const REQUEST_KEYS = ['toolCallId', 'toolName', 'input', 'estimate', 'requiresConfirmation', 'run'];
 
-/** The request, checked, as a frozen copy: its input copied now, so later changes to it reach nothing. */
-export function validRequest<T>(request: ToolCallRequest<T>): ToolCallRequest<T> {
+/** A request as a guard holds it once checked: every field present (undefined when not given). */
+export interface ValidRequest<T> {
+  readonly toolCallId: string;
+  readonly toolName: string;
+  /** A frozen copy of the input. */
+  readonly input: JsonValue | undefined;
+  readonly estimate: number | undefined;
+  readonly requiresConfirmation: boolean;
+  readonly run: ToolCallRequest<T>['run'];
+}
+
+const notRun = (): undefined => undefined;
+
+/**
+ * The request, checked, as a frozen copy: its input copied now, so later changes to it reach nothing.
+ * Without `withRun`, a call about to be asked for (no `run` needed).
+ */
+export function validRequest<T>(request: ToolCallRequest<T>): ValidRequest<T>;
+export function validRequest(request: ToolCallStart, withRun: false): ValidRequest<unknown>;
+export function validRequest<T>(request: ToolCallRequest<T> | ToolCallStart, withRun = true): ValidRequest<T> {
   const r = objectWithKeys(request, 'request', REQUEST_KEYS);
   const toolCallId = validRuntimeKey(r['toolCallId'], 'toolCallId');
   const toolName = r['toolName'];
@@ -68,14 +86,15 @@ export function validRequest<T>(request: ToolCallRequest<T>): ToolCallRequest<T>
   const confirm = r['requiresConfirmation'];
   if (confirm !== undefined && typeof confirm !== 'boolean')
     invalid('requiresConfirmation', 'a boolean', confirm);
-  const run = r['run'];
+  const run = withRun ? r['run'] : notRun;
   if (typeof run !== 'function') invalid('run', 'a function', run);
+  // One shape for every request: a literal with optional keys spread in would leave V8's fast path.
   return Object.freeze({
     toolCallId,
     toolName,
-    ...(input === undefined ? {} : { input }),
-    ...(estimate === undefined ? {} : { estimate: estimate as number }),
-    ...(confirm === true ? { requiresConfirmation: true } : {}),
+    input,
+    estimate: estimate as number | undefined,
+    requiresConfirmation: confirm === true,
     run: run as ToolCallRequest<T>['run'],
   });
 }

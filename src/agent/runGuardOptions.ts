@@ -67,6 +67,10 @@ export interface RunGuardSettings {
   readonly recordCalls: boolean;
 }
 
+const NO_RULES: ReadonlyMap<string, AgentToolRule> = new Map();
+const NO_PRICES: ModelPrices = new Map();
+const DEFAULT_RETRY: RetryPolicy = retryPolicy(undefined);
+
 /** Checks a run guard's options. */
 export function runGuardSettings(options: RunGuardOptions): RunGuardSettings {
   const o = objectWithKeys(options, 'options', OPTION_KEYS);
@@ -75,12 +79,13 @@ export function runGuardSettings(options: RunGuardOptions): RunGuardSettings {
     invalid('service', 'an AutonomyGuardrailService', service);
   }
   const planId = validatePlanId(o['planId']);
-  const rules = toolRulesOf(o['tools']);
+  // Without rules, retry options or prices a guard shares the defaults: most are made per run.
+  const rules = o['tools'] === undefined ? NO_RULES : toolRulesOf(o['tools']);
   const ttl = approvalTtlOf(o['approvalTtlMs']);
-  const retry = retryPolicy(o['retry']);
+  const retry = o['retry'] === undefined ? DEFAULT_RETRY : retryPolicy(o['retry']);
   const sleep = (o['sleep'] as Sleep | undefined) ?? wait;
   const timers = (o['timers'] as Timers | undefined) ?? realTimers;
-  const prices = priceTable((o['models'] ?? {}) as ModelPrices, 'models');
+  const prices = o['models'] === undefined ? NO_PRICES : priceTable(o['models'] as ModelPrices, 'models');
   const unpriced = o['unpricedModels'] ?? 'deny';
   if (unpriced !== 'deny' && unpriced !== 'allow') invalid('unpricedModels', 'deny or allow', unpriced);
   const record = o['recordCalls'] ?? false;

@@ -6,13 +6,12 @@ import {
   type GuardrailViolationError,
 } from '../errors.js';
 import type { GuardCheck } from '../guardrails/GuardCheck.js';
-import { type JsonValue } from '../json.js';
 import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
 import type { BudgetReservation } from '../service/BudgetReservation.js';
 import { openCall } from './calls.js';
-import { LazyAbort, remainingMs, wallClockDeadline, type Timers } from './deadline.js';
+import { LazyAbort, remainingMs, watchWallClock, type Timers } from './deadline.js';
 import { backoffMs, errorName, nextRetry, type RetryPolicy, type Sleep } from './retries.js';
-import { type AgentToolRule, type ToolCallContext, type ToolCallRequest } from './requests.js';
+import { type AgentToolRule, type ToolCallContext, type ValidRequest } from './requests.js';
 import { isRetryable, unwrap, type Outcome } from './toolResult.js';
 import { denied, type ToolCallOutcome } from './outcomes.js';
 
@@ -39,12 +38,12 @@ export interface ToolRun {
  */
 export async function runToolCall<T>(
   run: ToolRun,
-  call: ToolCallRequest<T>,
+  call: ValidRequest<T>,
   firstWall: GuardCheck,
   first?: BudgetReservation,
 ): Promise<ToolCallOutcome<T>> {
   const { service, planId, rule, estimate } = run;
-  const failures = new Map<string, number>();
+  let failures: Map<string, number> | undefined; // made at the first failure: most calls have none
   let wall = firstWall;
   for (let attempt = 1; ; attempt++) {
     if (attempt > 1) {
@@ -77,6 +76,7 @@ export async function runToolCall<T>(
       if (isGuardrailViolationError(error)) return denied(error.check);
       if (toolError === undefined || !isRetryable(error)) throw error;
       const fingerprint = `${call.toolCallId}:${errorName(error)}`;
+      failures ??= new Map();
       const retries = await nextRetry(service, planId, failures, fingerprint, toolError, run.retry);
       if (retries === null) throw error;
       await run.sleep(backoffMs(run.retry, retries));
@@ -94,9 +94,9 @@ export async function runToolCall<T>(
  * Runs the call, `controller` aborted (with the wall-clock violation, which it then rejects with) and its
  * result no longer waited for once the wall clock ran out.
  */
-async function invoke<T>(
+function invoke<T>(
   run: ToolRun,
-  call: ToolCallRequest<T>,
+  call: ValidRequest<T>,
   attempt: number,
   limit: number | null,
   controller: LazyAbort,
@@ -104,17 +104,35 @@ async function invoke<T>(
   const ctx: ToolCallContext = Object.freeze({
     toolCallId: call.toolCallId,
     attempt,
-    input: call.input as JsonValue | undefined,
+    input: call.input,
     get signal() {
       return controller.signal;
     },
   });
-  const running = Promise.resolve().then(() => call.run(ctx));
-  const deadline =
-    limit === null ? null : wallClockDeadline(run.service, run.planId, limit, run.timers, controller);
+  let running: Promise<unknown>;
   try {
-    return unwrap(await (deadline ? Promise.race([running, deadline.expired]) : running), run.estimate);
-  } finally {
-    deadline?.stop();
+    running = Promise.resolve(call.run(ctx));
+  } catch (error) {
+    running = Promise.reject(error);
   }
+  const { estimate } = run;
+  if (limit === null) return running.then((raw) => unwrap(raw, estimate));
+  // One promise settled by whichever comes first, the call or the wall clock: the cheapest race.
+  return new Promise<Outcome>((resolve, reject) => {
+    const expire = (violation: GuardrailViolationError): void => {
+      controller.abort(violation);
+      reject(violation);
+    };
+    const stop = watchWallClock(run.service, run.planId, limit, run.timers, expire, reject);
+    running.then(
+      (raw) => {
+        stop();
+        resolve(unwrap(raw, estimate));
+      },
+      (error: unknown) => {
+        stop();
+        reject(error);
+      },
+    );
+  });
 }

@@ -87,7 +87,7 @@ function guardTool(
   return {
     ...tool,
     needsApproval: async (input, opts) => {
-      const requiresConfirmation = await asked(own, input, opts);
+      const requiresConfirmation = typeof own === 'function' ? await asked(own, input, opts) : own === true;
       const call = { toolCallId: opts.toolCallId, toolName, input, requiresConfirmation };
       return (await guard.approvalFor(call)) !== null;
     },
@@ -97,7 +97,7 @@ function guardTool(
         toolCallId: opts.toolCallId,
         toolName,
         input,
-        requiresConfirmation: await asked(own, input, opts),
+        requiresConfirmation: typeof own === 'function' ? await asked(own, input, opts) : own === true,
         ...(given === undefined ? {} : { estimate: given }),
         run: async (ctx) => {
           // The signal is made when the tool asks for it: most never do.
@@ -125,13 +125,16 @@ function guardTool(
   } as AnyTool;
 }
 
-/** The tool's own answer to whether a person must approve the call: it needs one then, whatever the policy. */
+/**
+ * The answer of the tool's own `needsApproval` function to whether a person must approve the call: it
+ * needs one then, whatever the policy. (A `needsApproval` that is no function is read where it is used,
+ * without the tick an async call costs.)
+ */
 async function asked(
-  own: AnyTool['needsApproval'],
+  own: Extract<AnyTool['needsApproval'], (...args: never[]) => unknown>,
   input: unknown,
   opts: ToolExecutionOptions,
 ): Promise<boolean> {
-  if (typeof own !== 'function') return own === true;
   const { toolCallId, messages, experimental_context } = opts;
   return (await own(input, { toolCallId, messages, experimental_context })) === true;
 }
