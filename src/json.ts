@@ -41,27 +41,29 @@ export function copyJsonObject(value: unknown, path: string): { value: JsonObjec
   if (!isPlainObject(value)) {
     throw new GuardrailValidationError(path, `${path} must be a JSON object, got ${describeValue(value)}`);
   }
-  const copy = copyJson(value, path, 0) as JsonObject;
+  const copy = copyJson(value, { parent: null, key: path }, 0) as JsonObject;
   return { value: copy, bytes: Buffer.byteLength(JSON.stringify(copy), 'utf8') };
 }
 
 /** Copies an untrusted JSON value (of any kind) into a fresh, deeply frozen one; see {@link copyJsonObject}. */
 export function copyJsonValue(value: unknown, path: string): JsonValue {
-  return copyJson(value, path, 0);
+  return copyJson(value, { parent: null, key: path }, 0);
 }
 
-function copyJson(value: unknown, path: string, depth: number): JsonValue {
+function copyJson(value: unknown, at: At, depth: number): JsonValue {
   if (depth > MAX_JSON_DEPTH) {
+    const path = pathOf(at);
     throw new GuardrailValidationError(path, `${path} nests deeper than ${MAX_JSON_DEPTH} levels`);
   }
   switch (typeof value) {
     case 'string':
-      if (!isWellFormed(value)) notWellFormed(value, path);
+      if (!isWellFormed(value)) notWellFormed(value, pathOf(at));
       return value;
     case 'boolean':
       return value;
     case 'number':
       if (!Number.isFinite(value)) {
+        const path = pathOf(at);
         throw new GuardrailValidationError(
           path,
           `${path} must be a finite number, got ${describeValue(value)}`,
@@ -72,26 +74,28 @@ function copyJson(value: unknown, path: string, depth: number): JsonValue {
       if (value === null) return null;
       if (Array.isArray(value)) {
         const out: JsonValue[] = [];
-        for (let i = 0; i < value.length; i++) out.push(copyJson(value[i], `${path}[${i}]`, depth + 1));
+        for (let i = 0; i < value.length; i++) out.push(copyJson(value[i], { parent: at, key: i }, depth + 1));
         return Object.freeze(out);
       }
       if (!isPlainObject(value)) {
+        const path = pathOf(at);
         throw new GuardrailValidationError(path, `${path} must be plain JSON, got ${describeValue(value)}`);
       }
       const out: Record<string, JsonValue> = {};
       for (const key of Object.keys(value)) {
-        if (!isWellFormed(key)) notWellFormed(key, path, `a key of ${path}`);
-        Object.defineProperty(out, key, {
-          value: copyJson(value[key], `${path}.${key}`, depth + 1),
-          enumerable: true,
-          writable: false,
-          configurable: false,
-        });
+        if (!isWellFormed(key)) notWellFormed(key, pathOf(at), `a key of ${pathOf(at)}`);
+        const copy = copyJson(value[key], { parent: at, key }, depth + 1);
+        // `__proto__` assigned would set the prototype: defined, it is an ordinary own property.
+        if (key === '__proto__') {
+          Object.defineProperty(out, key, { value: copy, enumerable: true, writable: true, configurable: true });
+        } else out[key] = copy;
       }
       return Object.freeze(out);
     }
-    default:
+    default: {
+      const path = pathOf(at);
       throw new GuardrailValidationError(path, `${path} must be plain JSON, got ${describeValue(value)}`);
+    }
   }
 }
 

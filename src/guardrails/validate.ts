@@ -18,7 +18,7 @@ export function objectWithKeys(
   value: unknown,
   field: string,
   allowed: readonly string[],
-  keyPrefix = `${field}.`,
+  keyPrefix?: string,
 ): Record<string, unknown> {
   if (value === undefined) return {};
   if (!isPlainObject(value)) {
@@ -26,7 +26,7 @@ export function objectWithKeys(
   }
   for (const key of Object.keys(value)) {
     if (!allowed.includes(key)) {
-      const path = `${keyPrefix}${key}`;
+      const path = `${keyPrefix ?? `${field}.`}${key}`;
       throw new GuardrailValidationError(path, `${path} is not a known field (known: ${allowed.join(', ')})`);
     }
   }

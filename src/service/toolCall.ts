@@ -20,7 +20,7 @@ export interface ToolCallBegin {
   /** The confirmation asked for the call; its decision id is the tool call's id. */
   readonly confirm: ConfirmationAsk;
   /** The tool's calls per plan, counted when allowed; without it, not counted. */
-  readonly tool?: { readonly name: string; readonly maxCallsPerPlan: number };
+  readonly tool?: { readonly name: string; readonly maxCallsPerPlan: number } | undefined;
   /**
    * Tool calls of this invocation before this one, checked against `max_tool_calls_per_invocation`;
    * without it, that check is not made (a plan's own decision is no call within an invocation).
@@ -58,6 +58,7 @@ class ToolCallChange {
   readonly #entries: AuditEntry[] = [];
   readonly #mutation: { -readonly [K in keyof PlanMutation]: PlanMutation[K] } = {};
   #newApproval: Approval | undefined;
+  #mutates = false;
 
   /** `call`: details every entry of the call carries as well (the tool, its input's hash), or null. */
   constructor(readonly call: JsonObject | null) {}
@@ -70,7 +71,10 @@ class ToolCallChange {
         this.call === null ? a : AuditEntry.trusted(a.eventType, a.timestamp, { ...a.details, ...this.call }),
       );
     }
-    if (out.mutation !== undefined) Object.assign(this.#mutation, out.mutation);
+    if (out.mutation !== undefined) {
+      Object.assign(this.#mutation, out.mutation);
+      this.#mutates = true;
+    }
     if (out.newApproval !== undefined) this.#newApproval = out.newApproval;
     return out.result;
   }
@@ -80,7 +84,7 @@ class ToolCallChange {
       result: Object.freeze(result),
       entries: this.#entries,
     };
-    if (Object.keys(this.#mutation).length > 0) change.mutation = this.#mutation;
+    if (this.#mutates) change.mutation = this.#mutation;
     if (this.#newApproval !== undefined) change.newApproval = this.#newApproval;
     return change;
   }
