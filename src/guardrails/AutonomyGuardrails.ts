@@ -48,11 +48,13 @@ export class AutonomyGuardrails {
   #runtime: Runtime;
   #parsedStart: { text: string | null; ms: number } = { text: null, ms: NaN };
 
-  private constructor(s: State) {
+  /** `confirmSet`: the set of `s.confirmations`, when they are the frozen list of a copied instance. */
+  private constructor(s: State, confirmSet?: ReadonlySet<string>) {
     this.maxSteps = s.maxSteps;
     this.#budgetMicros = s.budgetMicros;
-    this.requiredConfirmations = Object.freeze([...s.confirmations]);
-    this.#confirmSet = new Set(s.confirmations);
+    // A copy shares its original's list and set: both are never changed.
+    this.requiredConfirmations = confirmSet ? s.confirmations : Object.freeze([...s.confirmations]);
+    this.#confirmSet = confirmSet ?? new Set(s.confirmations);
     this.maxWallClockSeconds = s.maxWallClockSeconds;
     this.startTime = s.startTime;
     this.actorLimits = s.actorLimits;
@@ -254,7 +256,7 @@ export class AutonomyGuardrails {
     }
     const copy = this.#state();
     copy.runtime = { ...this.#runtime, reservations, reservedMicros };
-    return new AutonomyGuardrails(copy);
+    return new AutonomyGuardrails(copy, this.#confirmSet);
   }
 
   /** Milliseconds spent waiting for a person, not counting a wait still going on. */
@@ -306,12 +308,12 @@ export class AutonomyGuardrails {
     if (this.startTime !== null) return this;
     const copy = this.#state();
     copy.startTime = canonicalIso(iso, 'start_time');
-    return new AutonomyGuardrails(copy);
+    return new AutonomyGuardrails(copy, this.#confirmSet);
   }
 
   /** An independent copy. */
   clone(): AutonomyGuardrails {
-    return new AutonomyGuardrails(this.#state());
+    return new AutonomyGuardrails(this.#state(), this.#confirmSet);
   }
 
   /** The wire form (snake_case), as in DESIGN.md §3. */
