@@ -74,7 +74,8 @@ function copyJson(value: unknown, at: At, depth: number): JsonValue {
       if (value === null) return null;
       if (Array.isArray(value)) {
         const out: JsonValue[] = [];
-        for (let i = 0; i < value.length; i++) out.push(copyJson(value[i], { parent: at, key: i }, depth + 1));
+        for (let i = 0; i < value.length; i++)
+          out.push(copyJson(value[i], { parent: at, key: i }, depth + 1));
         return Object.freeze(out);
       }
       if (!isPlainObject(value)) {
@@ -87,7 +88,12 @@ function copyJson(value: unknown, at: At, depth: number): JsonValue {
         const copy = copyJson(value[key], { parent: at, key }, depth + 1);
         // `__proto__` assigned would set the prototype: defined, it is an ordinary own property.
         if (key === '__proto__') {
-          Object.defineProperty(out, key, { value: copy, enumerable: true, writable: true, configurable: true });
+          Object.defineProperty(out, key, {
+            value: copy,
+            enumerable: true,
+            writable: true,
+            configurable: true,
+          });
         } else out[key] = copy;
       }
       return Object.freeze(out);

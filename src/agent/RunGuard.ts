@@ -5,7 +5,6 @@ import { normalizeOperation } from '../guardrails/operation.js';
 import { objectWithKeys } from '../guardrails/validate.js';
 import { isPlainObject } from '../json.js';
 import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
-import { inputHash } from '../service/hash.js';
 import type { BudgetReservation } from '../service/BudgetReservation.js';
 import type { Approval } from '../store/GuardrailStore.js';
 import { operationsToConfirm } from './calls.js';
@@ -29,6 +28,7 @@ import {
 import { LazyAbort, remainingMs, wallClockDeadline, type Timers } from './deadline.js';
 import { type RetryPolicy, type Sleep } from './retries.js';
 import {
+  stillAsked,
   validRequest,
   type AgentToolRule,
   type Ask,
@@ -36,13 +36,15 @@ import {
   type ToolCallStart,
   type ValidRequest,
 } from './requests.js';
-import { denied, type Denied, type OpenedModelCall, type ToolCallOutcome } from './outcomes.js';
+import { denied, OpenedCall, type Denied, type OpenedModelCall, type ToolCallOutcome } from './outcomes.js';
 import { runGuardSettings, type RunGuardOptions } from './runGuardOptions.js';
 import { runToolCall, type ToolRun } from './toolRun.js';
 
 export type { AgentToolRule, ToolCallContext, ToolCallRequest, ToolCallStart } from './requests.js';
 export type { Denied, OpenedModelCall, ToolCallDone, ToolCallOutcome } from './outcomes.js';
 export type { RunGuardOptions } from './runGuardOptions.js';
+
+const STARTED: Promise<void> = Promise.resolve();
 
 /**
  * Guards a live agent loop's tool calls under one plan's guardrails, as the executor does for a plan's
@@ -71,6 +73,8 @@ export class RunGuard {
   /** Tool calls started through this guard: the invocation's count. */
   #calls = 0;
   #started: Promise<void> | null = null;
+  /** True once the plan's start time is known to be set: calls then do not wait for it. */
+  #hasStarted = false;
   /** Model call ids of calls opened through this guard and not settled yet. */
   readonly #openModelCalls = new Set<string>();
   /** The price and estimate of the last model call opened through this guard, to foresee the next. */
@@ -139,13 +143,7 @@ export class RunGuard {
       // The clock ran out with the call still open: charged its estimate, as a cancelled stream is.
       deadline.expired.catch(() => handle.abandon().catch(() => undefined));
     }
-    return Object.freeze({
-      allowed: true as const,
-      handle,
-      get signal() {
-        return abort.signal;
-      },
-    });
+    return new OpenedCall(handle, abort);
   }
 
   /** The wall-clock check, then the model call's reservation: the handle and the clock's answer. */
@@ -225,12 +223,12 @@ export class RunGuard {
       const ask = this.#ask(call);
       const g = await service.getGuardrails(planId);
       // The plan has started already: the guard need not mark it.
-      if (g?.startTime != null) this.#started ??= Promise.resolve();
+      if (g?.startTime != null) this.#hasStarted = true;
       // A call that needs no person by the plan as it stands now has nothing to find: an approval asked
       // for under a list since changed is left unused, and the SDK answers the call no.
       const always = ask.alwaysRequire.length > 0;
       if (g === null || (!always && !ask.operation.some((op) => g.requiresConfirmation(op)))) return null;
-      const asked = await this.#askedFor(ask);
+      const asked = stillAsked(ask, await service.findApproval(planId, ask.decisionId));
       if (asked !== null) return asked;
       await this.#start();
       if (!(await service.checkWallClock(planId)).allowed) return null;
@@ -268,16 +266,6 @@ export class RunGuard {
     return checks.find((c) => !c.allowed) ?? null;
   }
 
-  /**
-   * The approval asked for under the call's id, or null. An id used again for other input once its
-   * approval was used or refused (ids a model reuses across conversations) is a new decision: null.
-   */
-  async #askedFor(ask: Ask): Promise<Approval | null> {
-    const asked = await this.service.findApproval(this.planId, ask.decisionId);
-    if (asked === null || (asked.status !== 'used' && asked.status !== 'denied')) return asked;
-    return asked.inputHash === inputHash(ask.input) ? asked : null;
-  }
-
   /** Runs `task` once the calls with the same tool call id before it are done, as they started. */
   #oneAtATime<R>(toolCallId: string, task: () => Promise<R>): Promise<R> {
     const before = this.#inFlight.get(toolCallId);
@@ -293,12 +281,18 @@ export class RunGuard {
 
   /** Sets the plan's start time on first use, so the wall clock runs from the agent's first call. */
   #start(): Promise<void> {
+    if (this.#hasStarted) return STARTED;
     if (this.#started === null) {
       const started = this.service.markStarted(this.planId);
       // A start that failed (a store out of reach) is asked for again by the next call.
-      started.catch(() => {
-        if (this.#started === started) this.#started = null;
-      });
+      started.then(
+        () => {
+          this.#hasStarted = true;
+        },
+        () => {
+          if (this.#started === started) this.#started = null;
+        },
+      );
       this.#started = started;
     }
     return this.#started;
@@ -306,9 +300,9 @@ export class RunGuard {
 
   async #guardToolCall<T>(call: ValidRequest<T>, n: number): Promise<ToolCallOutcome<T>> {
     const { service, planId } = this;
-    await this.#start();
+    if (!this.#hasStarted) await this.#start();
     const ask = this.#ask(call);
-    const asked = await this.#askedFor(ask);
+    const asked = stillAsked(ask, await service.findApproval(planId, ask.decisionId));
     if (asked === null) {
       // No approval asked for yet: every check before the call runs is one update of the plan.
       const max = this.#rules.get(call.toolName)?.maxCallsPerPlan ?? null;

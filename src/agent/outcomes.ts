@@ -33,6 +33,27 @@ export interface OpenedModelCall {
   readonly signal: AbortSignal;
 }
 
+/**
+ * An opened model call as handed out: frozen, its signal made only when asked for. A class, not a literal
+ * with a getter: V8 gives every such literal a map of its own.
+ */
+export class OpenedCall implements OpenedModelCall {
+  readonly allowed = true as const;
+  readonly #abort: { readonly signal: AbortSignal };
+
+  constructor(
+    readonly handle: ModelCallHandle,
+    abort: { readonly signal: AbortSignal },
+  ) {
+    this.#abort = abort;
+    Object.freeze(this);
+  }
+
+  get signal(): AbortSignal {
+    return this.#abort.signal;
+  }
+}
+
 /** A denial as a value. */
 export function denied(check: GuardCheck, approval?: Approval | null): Denied {
   const out = { allowed: false as const, check, reason: check.reason };

@@ -6,6 +6,8 @@ import { objectWithKeys } from '../guardrails/validate.js';
 import { copyJsonValue, isPlainObject, type JsonValue } from '../json.js';
 import { toMicros } from '../money.js';
 import type { ToolResult, ToolRule } from './toolResult.js';
+import { inputHash } from '../service/hash.js';
+import type { Approval } from '../store/GuardrailStore.js';
 
 /** Rules for one tool an agent may call: a policy's `toolRules(policy)` entry, with its operation. */
 export interface AgentToolRule extends Partial<ToolRule> {
@@ -72,7 +74,10 @@ const notRun = (): undefined => undefined;
  */
 export function validRequest<T>(request: ToolCallRequest<T>): ValidRequest<T>;
 export function validRequest(request: ToolCallStart, withRun: false): ValidRequest<unknown>;
-export function validRequest<T>(request: ToolCallRequest<T> | ToolCallStart, withRun = true): ValidRequest<T> {
+export function validRequest<T>(
+  request: ToolCallRequest<T> | ToolCallStart,
+  withRun = true,
+): ValidRequest<T> {
   const r = objectWithKeys(request, 'request', REQUEST_KEYS);
   const toolCallId = validRuntimeKey(r['toolCallId'], 'toolCallId');
   const toolName = r['toolName'];
@@ -139,3 +144,13 @@ export type Ask = ConfirmationAsk & {
   readonly input: unknown;
   readonly alwaysRequire: readonly string[];
 };
+
+/**
+ * Whether `asked`, the approval found under the call's id, still stands for the call: it, or null. An
+ * id used again for other input once its approval was used or refused (ids a model reuses across
+ * conversations) is a new decision: null.
+ */
+export function stillAsked(ask: Ask, asked: Approval | null): Approval | null {
+  if (asked === null || (asked.status !== 'used' && asked.status !== 'denied')) return asked;
+  return asked.inputHash === inputHash(ask.input) ? asked : null;
+}

@@ -13,6 +13,7 @@ import { LazyAbort, remainingMs, watchWallClock, type Timers } from './deadline.
 import { backoffMs, errorName, nextRetry, type RetryPolicy, type Sleep } from './retries.js';
 import { type AgentToolRule, type ToolCallContext, type ValidRequest } from './requests.js';
 import { isRetryable, unwrap, type Outcome } from './toolResult.js';
+import type { JsonValue } from '../json.js';
 import { denied, type ToolCallOutcome } from './outcomes.js';
 
 // A guarded tool call's run: its tries, each with its reservation settled, and the wall clock's cut.
@@ -91,6 +92,28 @@ export async function runToolCall<T>(
 }
 
 /**
+ * What one try is handed: frozen, its signal made only when asked for. A class, not a literal with a
+ * getter: V8 gives every such literal a map of its own, which costs more than the rest of the try.
+ */
+class TryContext implements ToolCallContext {
+  readonly #abort: LazyAbort;
+
+  constructor(
+    readonly toolCallId: string,
+    readonly attempt: number,
+    readonly input: JsonValue | undefined,
+    abort: LazyAbort,
+  ) {
+    this.#abort = abort;
+    Object.freeze(this);
+  }
+
+  get signal(): AbortSignal {
+    return this.#abort.signal;
+  }
+}
+
+/**
  * Runs the call, `controller` aborted (with the wall-clock violation, which it then rejects with) and its
  * result no longer waited for once the wall clock ran out.
  */
@@ -101,14 +124,7 @@ function invoke<T>(
   limit: number | null,
   controller: LazyAbort,
 ): Promise<Outcome> {
-  const ctx: ToolCallContext = Object.freeze({
-    toolCallId: call.toolCallId,
-    attempt,
-    input: call.input,
-    get signal() {
-      return controller.signal;
-    },
-  });
+  const ctx = new TryContext(call.toolCallId, attempt, call.input, controller);
   let running: Promise<unknown>;
   try {
     running = Promise.resolve(call.run(ctx));

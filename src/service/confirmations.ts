@@ -324,16 +324,23 @@ function grantProblem(a: Approval, decisionId: string, op: string, hash: string,
 }
 
 /** See {@link AutonomyGuardrailService.findApproval}. */
-export async function findApproval(
+export function findApproval(
   core: ServiceCore,
   planId: string,
   decisionId: string,
 ): Promise<Approval | null> {
-  validatePlanId(planId);
-  const id = validRuntimeKey(decisionId, 'decisionId');
-  const store = core.store;
-  if (store.findApproval) return store.findApproval(planId, id);
-  const approvals = await store.listApprovals({ planId });
+  return rejecting(() => {
+    validatePlanId(planId);
+    const id = validRuntimeKey(decisionId, 'decisionId');
+    const store = core.store;
+    // Asked before every guarded call: no async frame of its own.
+    if (store.findApproval) return store.findApproval(planId, id);
+    return store.listApprovals({ planId }).then((approvals) => newestOf(approvals, id));
+  });
+}
+
+/** The newest of `approvals` (oldest first) asked for under decision `id`, or null. */
+function newestOf(approvals: readonly Approval[], id: string): Approval | null {
   for (let i = approvals.length - 1; i >= 0; i--) {
     if ((approvals[i] as Approval).decisionId === id) return approvals[i] as Approval;
   }

@@ -3,7 +3,7 @@ import { describeValue, GuardrailValidationError } from '../errors.js';
 import { AutonomyGuardrails, type GuardrailsInit } from '../guardrails/AutonomyGuardrails.js';
 import { validatePlanId } from '../ids.js';
 import { isPlainObject } from '../json.js';
-import type { ServiceCore } from './core.js';
+import { rejecting, type ServiceCore } from './core.js';
 import { METADATA_KEY, parseState, serializeState } from './metadata.js';
 
 // A plan's guardrails as a whole: configured, read, carried in plan metadata, removed.
@@ -41,11 +41,14 @@ export async function configureGuardrails(
 }
 
 /** See {@link AutonomyGuardrailService.getGuardrails}. */
-export async function getGuardrails(core: ServiceCore, planId: string): Promise<AutonomyGuardrails | null> {
-  validatePlanId(planId);
-  const store = core.store;
-  if (store.getGuardrails) return store.getGuardrails(planId);
-  return (await store.get(planId))?.guardrails ?? null;
+export function getGuardrails(core: ServiceCore, planId: string): Promise<AutonomyGuardrails | null> {
+  return rejecting(() => {
+    validatePlanId(planId);
+    const store = core.store;
+    // Asked before every call an agent framework may stop for: no async frame of its own.
+    if (store.getGuardrails) return store.getGuardrails(planId);
+    return store.get(planId).then((record) => record?.guardrails ?? null);
+  });
 }
 
 /** See {@link AutonomyGuardrailService.getAuditTrail}. */

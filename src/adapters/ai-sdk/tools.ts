@@ -1,5 +1,5 @@
 import type { Tool, ToolExecutionOptions, ToolSet } from 'ai';
-import type { Denied, RunGuard } from '../../agent/RunGuard.js';
+import type { Denied, RunGuard, ToolCallContext } from '../../agent/RunGuard.js';
 import { invalid } from '../../errors.js';
 import { eitherAborts } from '../../signals.js';
 import { guardOptions, type GuardOption } from '../../agent/guardOption.js';
@@ -100,17 +100,14 @@ function guardTool(
         requiresConfirmation: typeof own === 'function' ? await asked(own, input, opts) : own === true,
         ...(given === undefined ? {} : { estimate: given }),
         run: async (ctx) => {
-          // The signal is made when the tool asks for it: most never do.
-          let merged: [AbortSignal, () => void] | undefined;
-          const options = { ...opts };
-          Object.defineProperty(options, 'abortSignal', {
-            enumerable: true,
-            get: () => (merged ??= eitherAborts(opts.abortSignal, ctx.signal))[0],
-          });
+          const signals = new Signals(opts.abortSignal, ctx);
+          const options = { ...opts, [SIGNALS]: signals };
+          Object.defineProperty(options, 'abortSignal', ABORT_SIGNAL);
           try {
-            return await lastOf(await execute(ctx.input, options));
+            const result: unknown = await execute(ctx.input, options);
+            return isAsyncIterable(result) ? await lastOf(result) : result;
           } finally {
-            merged?.[1]();
+            signals.stop();
           }
         },
       });
@@ -124,6 +121,38 @@ function guardTool(
     },
   } as AnyTool;
 }
+
+const SIGNALS = Symbol('leash.signals');
+
+/** The SDK's signal and the guard's, merged when the tool asks for its `abortSignal`: most never do. */
+class Signals {
+  #merged: [AbortSignal, () => void] | undefined;
+
+  constructor(
+    readonly sdk: AbortSignal | undefined,
+    readonly guard: ToolCallContext,
+  ) {}
+
+  get signal(): AbortSignal {
+    return (this.#merged ??= eitherAborts(this.sdk, this.guard.signal))[0];
+  }
+
+  stop(): void {
+    this.#merged?.[1]();
+  }
+}
+
+/**
+ * A tool's `abortSignal`, read from the {@link Signals} its options carry: one getter for every call, so
+ * V8 shares one shape for them all (a getter made per call gives each options object a shape of its own).
+ */
+const ABORT_SIGNAL: PropertyDescriptor = Object.freeze({
+  enumerable: true,
+  configurable: true,
+  get(this: { readonly [SIGNALS]: Signals }): AbortSignal {
+    return this[SIGNALS].signal;
+  },
+});
 
 /**
  * The answer of the tool's own `needsApproval` function to whether a person must approve the call: it
@@ -139,10 +168,13 @@ async function asked(
   return (await own(input, { toolCallId, messages, experimental_context })) === true;
 }
 
-/** A result as the SDK takes it: the last value of one yielded as it goes, the value itself otherwise. */
-async function lastOf(result: unknown): Promise<unknown> {
-  if (typeof result !== 'object' || result === null || !(Symbol.asyncIterator in result)) return result;
+function isAsyncIterable(result: unknown): result is AsyncIterable<unknown> {
+  return typeof result === 'object' && result !== null && Symbol.asyncIterator in result;
+}
+
+/** The result of an `execute` that yields as it goes, as the SDK takes it: the last value. */
+async function lastOf(result: AsyncIterable<unknown>): Promise<unknown> {
   let last: unknown;
-  for await (const value of result as AsyncIterable<unknown>) last = value;
+  for await (const value of result) last = value;
   return last;
 }
