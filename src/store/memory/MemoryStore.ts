@@ -50,6 +50,8 @@ export class MemoryStore implements GuardrailStore {
   readonly #checkpoints: CheckpointPolicy | null;
   readonly #plans = new Map<string, Entry>();
   readonly #approvals = new Map<string, Approval>();
+  /** The newest approval per plan and decision (findApproval's answer), by {@link decisionKey}. */
+  readonly #newest = new Map<string, Approval>();
   /** Saved as JSON text, as the durable stores keep them, so a caller's later change cannot reach them. */
   readonly #documents = new Map<
     string,
@@ -105,7 +107,7 @@ export class MemoryStore implements GuardrailStore {
       const plan = entry as Entry; // a write is decided only for a configured plan
       const approval = write.approval ?? write.newApproval;
       if (write.guardrails !== undefined) plan.guardrails = write.guardrails;
-      if (approval !== undefined) this.#approvals.set(approval.id, Object.freeze({ ...approval }));
+      if (approval !== undefined) this.#keep(Object.freeze({ ...approval }));
       for (const audit of write.entries) {
         if (this.keepLog) plan.log.push(audit);
         plan.audit.add(audit);
@@ -135,14 +137,24 @@ export class MemoryStore implements GuardrailStore {
       .sort((a, b) => compareRequests(a, b));
   }
 
-  async findApproval(planId: string, decisionId: string): Promise<Approval | null> {
-    this.#open();
-    let newest: Approval | null = null;
-    for (const a of this.#approvals.values()) {
-      if (a.planId !== planId || a.decisionId !== decisionId) continue;
-      if (newest === null || compareRequests(a, newest) > 0) newest = a;
+  // Not `async`, and no scan of every approval: it is asked before every guarded call.
+  findApproval(planId: string, decisionId: string): Promise<Approval | null> {
+    try {
+      this.#open();
+      return Promise.resolve(this.#newest.get(decisionKey(planId, decisionId)) ?? null);
+    } catch (error) {
+      return Promise.reject(error);
     }
-    return newest;
+  }
+
+  /** Keeps an approval, new or changed, as the newest of its decision when it is. */
+  #keep(approval: Approval): void {
+    this.#approvals.set(approval.id, approval);
+    const key = decisionKey(approval.planId, approval.decisionId);
+    const newest = this.#newest.get(key);
+    if (newest === undefined || newest.id === approval.id || compareRequests(approval, newest) > 0) {
+      this.#newest.set(key, approval);
+    }
   }
 
   async put(planId: string, guardrails: AutonomyGuardrails, audit?: AuditTrail): Promise<void> {
@@ -165,9 +177,14 @@ export class MemoryStore implements GuardrailStore {
     return entry ? { guardrails: entry.guardrails.clone(), audit: entry.audit.clone() } : null;
   }
 
-  async getGuardrails(planId: string): Promise<AutonomyGuardrails | null> {
-    this.#open();
-    return this.#plans.get(planId)?.guardrails.clone() ?? null;
+  // Not `async`: read before every call an agent framework may stop for.
+  getGuardrails(planId: string): Promise<AutonomyGuardrails | null> {
+    try {
+      this.#open();
+      return Promise.resolve(this.#plans.get(planId)?.guardrails.clone() ?? null);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   async readAuditLog(planId: string): Promise<readonly ChainedEntry[]> {
@@ -241,7 +258,11 @@ export class MemoryStore implements GuardrailStore {
 
   async delete(planId: string): Promise<boolean> {
     this.#open();
-    for (const [id, a] of this.#approvals) if (a.planId === planId) this.#approvals.delete(id);
+    for (const [id, a] of this.#approvals) {
+      if (a.planId !== planId) continue;
+      this.#approvals.delete(id);
+      this.#newest.delete(decisionKey(planId, a.decisionId));
+    }
     const hadDocument = this.#documents.delete(planId);
     return this.#plans.delete(planId) || hadDocument;
   }
@@ -250,6 +271,7 @@ export class MemoryStore implements GuardrailStore {
     this.#closed = true;
     this.#plans.clear();
     this.#approvals.clear();
+    this.#newest.clear();
     this.#documents.clear();
   }
 
@@ -269,6 +291,11 @@ export class MemoryStore implements GuardrailStore {
 }
 
 /** Oldest request first; ties (and clocks that went back) broken by id so the order is stable. */
+/** A plan and a decision as one key: ids hold no control character, so none can hold the separator. */
+function decisionKey(planId: string, decisionId: string): string {
+  return `${planId}\u0000${decisionId}`;
+}
+
 function compareRequests(a: Approval, b: Approval): number {
   if (a.requestedAt !== b.requestedAt) return a.requestedAt < b.requestedAt ? -1 : 1;
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;

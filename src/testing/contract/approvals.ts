@@ -270,6 +270,24 @@ export function approvals(c: ContractContext): void {
       expect((await store.findApproval('p', 'd1'))?.id).toBe('b');
     });
 
+    it('finds the approval of a decision as a later change left it', async () => {
+      if (!store.findApproval) return;
+      await store.put('p', guardrails());
+      await insert(forDecision(approval('a1', 'p', 1), 'd1'));
+      await insert(forDecision(approval('a2', 'p', 2), 'd1'));
+      await insert({ ...forDecision(approval('a2', 'p', 2), 'd1'), status: 'denied', decidedBy: 'ann' });
+      expect(await store.findApproval('p', 'd1')).toMatchObject({ id: 'a2', status: 'denied' });
+    });
+
+    it('finds no approval of a decision once its plan is deleted', async () => {
+      if (!store.findApproval) return;
+      await store.put('p', guardrails());
+      await insert(forDecision(approval('a1', 'p', 1), 'd1'));
+      await store.delete('p');
+      await store.put('p', guardrails());
+      expect(await store.findApproval('p', 'd1')).toBeNull();
+    });
+
     it('finds no approval of a decision asked in another plan only', async () => {
       if (!store.findApproval) return;
       await store.put('p', guardrails());
