@@ -57,7 +57,13 @@ export class AuditTrail {
 
   /** An independent copy holding the same entries (entries are immutable and shared). */
   clone(): AuditTrail {
-    return this.withCapacity(this.maxEntries);
+    // The ring as it is, copied whole: a store copies its trail on every read of a plan.
+    const copy = new AuditTrail({ maxEntries: this.maxEntries });
+    copy.#ring = this.#ring.slice();
+    copy.#head = this.#head;
+    copy.#allowed = this.#allowed;
+    copy.#denied = this.#denied;
+    return copy;
   }
 
   /** An independent copy that keeps `maxEntries` entries: the newest of these, when it holds fewer. */
