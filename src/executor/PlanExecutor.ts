@@ -238,7 +238,7 @@ export class PlanExecutor {
       const max = rule?.maxCallsPerPlan ?? null;
       const begun = await service.beginToolCall(plan.id, {
         confirm: ask,
-        ...(max === null ? {} : { tool: { name: tool.name, maxCallsPerPlan: max } }),
+        tool: max === null ? undefined : { name: tool.name, maxCallsPerPlan: max },
         estimate: this.#invoker.estimateOf(tool, decision),
         reservationId: runtimeKeyOf(decision.id, '#1'),
       });
@@ -285,7 +285,7 @@ export class PlanExecutor {
   ): Promise<void> {
     const service = this.#service;
     const tool = this.#tools.get(decision.tool) as Tool;
-    const failures = new Map<string, number>();
+    let failures: Map<string, number> | undefined; // made at the first failure: most decisions have none
     let wall = first.wall;
     for (let attempt = 1; ; attempt++) {
       if (service && attempt > 1) {
@@ -322,6 +322,7 @@ export class PlanExecutor {
         // Guard errors (a violation, a bad argument) and errors marked so are not worth another try.
         if (!service || isGuardrailError(error) || !isRetryable(error)) throw failure(error);
         const fingerprint = `${decision.id}:${errorName(error)}`;
+        failures ??= new Map();
         const retries = await nextRetry(
           service,
           plan.id,

@@ -26,7 +26,8 @@ export interface Invocation {
   count: number;
   /** False once the tool returned: later calls are refused. */
   open: boolean;
-  readonly inFlight: Set<Promise<unknown>>;
+  /** Nested calls in flight; made by the first nested call (most tools make none). */
+  inFlight: Set<Promise<unknown>> | null;
 }
 
 /**
@@ -90,7 +91,7 @@ export class Invoker {
       signal: controller?.signal ?? QUIET,
       count: 0,
       open: true,
-      inFlight: new Set(),
+      inFlight: null,
     };
     const running = Promise.resolve().then(() => tool.run(decision.input, this.#context(inv)));
     // A wall-clock limit runs only for a guarded plan: an unguarded one has no clock to ask.
@@ -117,7 +118,7 @@ export class Invoker {
     } finally {
       interruption?.unlisten();
       inv.open = false;
-      if (inv.inFlight.size > 0) {
+      if (inv.inFlight !== null && inv.inFlight.size > 0) {
         const settled = Promise.allSettled(inv.inFlight);
         await (expired ? Promise.race([settled, expired.catch(() => undefined)]) : settled);
       }
@@ -142,10 +143,11 @@ export class Invoker {
         }
         const n = inv.count++; // taken before any await: parallel calls are numbered apart
         const call = this.#callNested(inv, n, name, input);
-        inv.inFlight.add(call);
+        const inFlight = (inv.inFlight ??= new Set());
+        inFlight.add(call);
         void call.then(
-          () => inv.inFlight.delete(call),
-          () => inv.inFlight.delete(call),
+          () => inFlight.delete(call),
+          () => inFlight.delete(call),
         );
         return call;
       },
