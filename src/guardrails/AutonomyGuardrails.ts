@@ -25,6 +25,8 @@ export {
   type RuntimeJson,
 } from './runtime.js';
 
+const NONE_EXPIRED: readonly string[] = Object.freeze([]);
+
 /**
  * A plan's limits and counters, and the six checks against them. Pure: no I/O, no clock; time comes in
  * as a number. Checks never throw for a denial; they throw {@link GuardrailValidationError} only for a
@@ -239,10 +241,11 @@ export class AutonomyGuardrails {
   }
 
   /** Ids of the open reservations lapsed at `nowMs` (expiry <= nowMs, or none recorded), in opening order. */
-  expiredReservations(nowMs: number): string[] {
-    const out: string[] = [];
-    for (const [id, r] of this.#runtime.reservations) if (reservationExpired(r, nowMs)) out.push(id);
-    return out;
+  expiredReservations(nowMs: number): readonly string[] {
+    // Made only when one lapsed: every budget check asks, and almost always none has.
+    let out: string[] | undefined;
+    for (const [id, r] of this.#runtime.reservations) if (reservationExpired(r, nowMs)) (out ??= []).push(id);
+    return out ?? NONE_EXPIRED;
   }
 
   /** A copy without the reservations lapsed at `nowMs`, and without the amount they held. */
