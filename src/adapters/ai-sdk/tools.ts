@@ -101,8 +101,7 @@ function guardTool(
         ...(given === undefined ? {} : { estimate: given }),
         run: async (ctx) => {
           const signals = new Signals(opts.abortSignal, ctx);
-          const options = { ...opts, [SIGNALS]: signals };
-          Object.defineProperty(options, 'abortSignal', ABORT_SIGNAL);
+          const options = optionsWith(opts, signals);
           try {
             const result: unknown = await execute(ctx.input, options);
             return isAsyncIterable(result) ? await lastOf(result) : result;
@@ -153,6 +152,21 @@ const ABORT_SIGNAL: PropertyDescriptor = Object.freeze({
     return this[SIGNALS].signal;
   },
 });
+
+/**
+ * The SDK's options for the tool, with an `abortSignal` that also aborts when the guard's does. Built
+ * key by key without the SDK's own `abortSignal`: turning a data property into a getter would leave the
+ * object a shape of its own.
+ */
+function optionsWith(opts: ToolExecutionOptions, signals: Signals): ToolExecutionOptions {
+  const options: Record<string | symbol, unknown> = {};
+  for (const key of Object.keys(opts)) {
+    if (key !== 'abortSignal') options[key] = opts[key as keyof ToolExecutionOptions];
+  }
+  options[SIGNALS] = signals;
+  Object.defineProperty(options, 'abortSignal', ABORT_SIGNAL);
+  return options as unknown as ToolExecutionOptions;
+}
 
 /**
  * The answer of the tool's own `needsApproval` function to whether a person must approve the call: it
