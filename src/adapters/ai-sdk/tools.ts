@@ -1,6 +1,7 @@
 import type { Tool, ToolExecutionOptions, ToolSet } from 'ai';
 import type { Denied, RunGuard, ToolCallContext } from '../../agent/RunGuard.js';
 import { invalid } from '../../errors.js';
+import { withMissingKeys } from '../../objects.js';
 import { eitherAborts } from '../../signals.js';
 import { guardOptions, type GuardOption } from '../../agent/guardOption.js';
 
@@ -84,8 +85,9 @@ function guardTool(
   const execute = tool.execute as NonNullable<AnyTool['execute']>;
   const own = tool.needsApproval;
   const toModelOutput = tool.toModelOutput;
-  return {
-    ...tool,
+  // The guard's functions first, then the tool's other keys: as a spread with keys of its own, every
+  // guarded tool would get a hidden class of its own (see withMissingKeys).
+  const guarded = {
     needsApproval: async (input, opts) => {
       const requiresConfirmation = typeof own === 'function' ? await asked(own, input, opts) : own === true;
       const call = { toolCallId: opts.toolCallId, toolName, input, requiresConfirmation };
@@ -118,7 +120,8 @@ function guardTool(
       const value = out.output;
       return typeof value === 'string' ? { type: 'text', value } : { type: 'json', value: value ?? null };
     },
-  } as AnyTool;
+  } as Partial<AnyTool>;
+  return withMissingKeys(guarded, tool) as AnyTool;
 }
 
 const SIGNALS = Symbol('leash.signals');

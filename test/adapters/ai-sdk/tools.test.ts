@@ -98,6 +98,21 @@ describe('guardTools', () => {
     expect(isLeashDenial(result.toolResults[0]?.output)).toBe(false);
   });
 
+  it("keeps a guarded tool's own keys, its description and schema among them", async () => {
+    const { guard } = await guarded(makeStore, {});
+    const tag = Symbol('tag');
+    const { tool: counted } = countedTool();
+    const own = { ...counted, providerOptions: { x: { cache: true } }, [tag]: 'kept' };
+
+    const wrapped = guardTools({ counted: own }, { guard }).counted as typeof own;
+
+    expect(wrapped.description).toBe('does a thing');
+    expect(wrapped.inputSchema).toBe(counted.inputSchema);
+    expect(wrapped.providerOptions).toEqual({ x: { cache: true } });
+    expect(wrapped[tag]).toBe('kept');
+    expect(wrapped.execute).not.toBe(counted.execute);
+  });
+
   it('passes a tool without an execute on unchanged', async () => {
     const { guard } = await guarded(makeStore, {});
     const clientSide = { inputSchema: z.object({}) };
