@@ -12,6 +12,7 @@ import { deniedText } from '../../agent/denied.js';
 import { invalid } from '../../errors.js';
 import { parseIsoMs } from '../../iso.js';
 import { eitherAborts } from '../../signals.js';
+import { withMissingKeys } from '../../objects.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- the SDK's tool types are generic over any */
 type Options = ToolOptions<any, any, any>;
@@ -83,7 +84,7 @@ function guardTool<T extends Options>(options: T, guarding: GuardOption): Return
         run: async (ctx) => {
           const [signal, done] = eitherAborts(details?.signal, ctx.signal);
           try {
-            return await (execute as Execute)(ctx.input, context, { ...details, signal });
+            return await (execute as Execute)(ctx.input, context, withMissingKeys({ signal }, details ?? {}));
           } finally {
             done();
           }
