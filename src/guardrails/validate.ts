@@ -24,8 +24,10 @@ export function objectWithKeys(
   if (!isPlainObject(value)) {
     throw new GuardrailValidationError(field, `${field} must be an object, got ${describeValue(value)}`);
   }
-  for (const key of Object.keys(value)) {
-    if (!allowed.includes(key)) {
+  // for-in, not Object.keys: no array per call, and options are checked on every guarded call. A plain
+  // object inherits no enumerable key, and a key it inherits is not its own: only own keys are checked.
+  for (const key in value) {
+    if (!allowed.includes(key) && Object.hasOwn(value, key)) {
       const path = `${keyPrefix ?? `${field}.`}${key}`;
       throw new GuardrailValidationError(path, `${path} is not a known field (known: ${allowed.join(', ')})`);
     }
