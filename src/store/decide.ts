@@ -58,17 +58,21 @@ export function decideWrite<C>(
     );
   }
   const { approval, newApproval, replace, mutation } = out;
-  for (const a of [approval, newApproval]) {
-    if (a !== undefined && a.planId !== planId) {
-      throw new GuardrailError('STORE_CONTRACT', `approval "${a.id}" belongs to another plan`);
-    }
-  }
+  ownApproval(planId, approval);
+  ownApproval(planId, newApproval);
   steps.claim?.(approval, newApproval);
   const entries = steps.record(entriesOf(out));
   // applyMutation may change its argument in place: never the caller's replacement.
   let guardrails = replace?.clone();
   if (mutation !== undefined) guardrails = applyMutation(guardrails ?? stored, mutation);
   return { guardrails, entries, approval, newApproval };
+}
+
+/** Refuses an approval of another plan than the one changed. */
+function ownApproval(planId: string, a: Approval | undefined): void {
+  if (a !== undefined && a.planId !== planId) {
+    throw new GuardrailError('STORE_CONTRACT', `approval "${a.id}" belongs to another plan`);
+  }
 }
 
 /** True when a change writes anything: a store may answer one that does not without a write. */
@@ -94,9 +98,9 @@ export function entriesOf(out: PlanChange<unknown>): readonly AuditEntry[] {
   const { audit, entries } = out;
   if (entries === undefined) return audit === undefined ? NO_ENTRIES : [audit];
   if (!Array.isArray(entries)) invalid('entries', 'an array of audit entries', entries);
-  entries.forEach((e, i) => {
-    if (!(e instanceof AuditEntry)) invalid(`entries[${i}]`, 'an audit entry', e);
-  });
+  for (let i = 0; i < entries.length; i++) {
+    if (!(entries[i] instanceof AuditEntry)) invalid(`entries[${i}]`, 'an audit entry', entries[i]);
+  }
   return audit === undefined ? entries.slice() : [audit, ...entries];
 }
 
