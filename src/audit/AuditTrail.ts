@@ -12,6 +12,12 @@ export const DEFAULT_AUDIT_CAPACITY = 1000;
 export class AuditTrail {
   readonly maxEntries: number;
   #ring: AuditEntry[] = [];
+  /**
+   * Whether each slot's entry was allowed (1) or denied (0), beside the ring: an eviction reads this
+   * compact array instead of the evicted entry, which was last touched `maxEntries` adds ago and is out of
+   * the CPU's caches by then.
+   */
+  #allowedAt: number[] = [];
   #head = 0; // index of the oldest entry once the ring is full
   #allowed = 0;
   #denied = 0;
@@ -24,16 +30,19 @@ export class AuditTrail {
 
   add(entry: AuditEntry): void {
     const ring = this.#ring;
+    const allowed = entry.result === 'allowed' ? 1 : 0;
     if (ring.length < this.maxEntries) {
       ring.push(entry);
+      this.#allowedAt.push(allowed);
     } else {
-      const evicted = ring[this.#head] as AuditEntry;
-      if (evicted.result === 'allowed') this.#allowed--;
+      const head = this.#head;
+      if (this.#allowedAt[head] === 1) this.#allowed--;
       else this.#denied--;
-      ring[this.#head] = entry;
-      this.#head = this.#head + 1 === this.maxEntries ? 0 : this.#head + 1;
+      ring[head] = entry;
+      this.#allowedAt[head] = allowed;
+      this.#head = head + 1 === this.maxEntries ? 0 : head + 1;
     }
-    if (entry.result === 'allowed') this.#allowed++;
+    if (allowed === 1) this.#allowed++;
     else this.#denied++;
   }
 
@@ -60,6 +69,7 @@ export class AuditTrail {
     // The ring as it is, copied whole: a store copies its trail on every read of a plan.
     const copy = new AuditTrail({ maxEntries: this.maxEntries });
     copy.#ring = this.#ring.slice();
+    copy.#allowedAt = this.#allowedAt.slice();
     copy.#head = this.#head;
     copy.#allowed = this.#allowed;
     copy.#denied = this.#denied;
