@@ -218,6 +218,11 @@ export class ServiceCore {
     if (!Array.isArray(list) || (list.length === 0 && !mayBeEmpty) || list.length > max) {
       invalid(field, `an operation name or a list of 1 to ${max}`, value);
     }
+    // Most lists hold one operation, or none (`alwaysRequire`): no set to dedupe, nothing to sort.
+    if (list.length === 0) return [];
+    if (list.length === 1) {
+      return [normalizeOperation(list[0], `${field}[0]`, this.limits.maxOperationNameLength)];
+    }
     const ops = new Set<string>();
     for (let i = 0; i < list.length; i++) {
       ops.add(normalizeOperation(list[i], `${field}[${i}]`, this.limits.maxOperationNameLength));
