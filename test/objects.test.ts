@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { withMissingKeys } from '../src/objects.js';
+import { merged, withMissingKeys } from '../src/objects.js';
 
 describe('withMissingKeys', () => {
   it('adds the keys the target lacks, and keeps its own over the source’s', () => {
@@ -39,5 +39,32 @@ describe('withMissingKeys', () => {
     expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
     expect(Object.keys(out)).toEqual(['__proto__']);
     expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+  });
+});
+
+describe('merged', () => {
+  it('holds the keys of both in the order a spread gives, the second’s values winning', () => {
+    const out = merged({ step: 1, tool: 'a', limit: null }, { tool: 'b', input_hash: 'h' });
+    expect(Object.entries(out)).toEqual([
+      ['step', 1],
+      ['tool', 'b'],
+      ['limit', null],
+      ['input_hash', 'h'],
+    ]);
+  });
+
+  it('leaves both objects as they were', () => {
+    const first = { a: 1 };
+    const second = { b: 2 };
+    merged(first, second);
+    expect(first).toEqual({ a: 1 });
+    expect(second).toEqual({ b: 2 });
+  });
+
+  it('keeps a __proto__ key an own property instead of setting the prototype', () => {
+    const first: unknown = JSON.parse('{"__proto__": {"polluted": true}}');
+    const out = merged(first as object, { b: 2 });
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect(Object.keys(out)).toEqual(['__proto__', 'b']);
   });
 });

@@ -14,6 +14,7 @@ import { validConfirmation, decideConfirmation, type ConfirmationAsk } from './c
 import type { ServiceCore } from './core.js';
 import { decideActorCalls, decideStep, decideToolCalls, decideWallClock } from './decisions.js';
 import { inputHash } from './hash.js';
+import { merged } from '../objects.js';
 
 /** A tool call about to run, for {@link AutonomyGuardrailService.beginToolCall}. */
 export interface ToolCallBegin {
@@ -68,7 +69,7 @@ class ToolCallChange {
     const a = out.audit;
     if (a !== undefined) {
       this.#entries.push(
-        this.call === null ? a : AuditEntry.trusted(a.eventType, a.timestamp, { ...a.details, ...this.call }),
+        this.call === null ? a : AuditEntry.trusted(a.eventType, a.timestamp, merged(a.details, this.call)),
       );
     }
     if (out.mutation !== undefined) {
