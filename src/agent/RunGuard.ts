@@ -16,17 +16,9 @@ import {
   type ModelCallContext,
   type ModelCallRequest,
   type ModelCallStart,
-  type UnpricedModels,
 } from './modelCalls.js';
-import {
-  estimateCostMicros,
-  FREE_RATES,
-  type ModelPrices,
-  type ModelRates,
-  type TokenEstimate,
-} from './prices.js';
-import { LazyAbort, remainingMs, wallClockDeadline, type Timers } from './deadline.js';
-import { type RetryPolicy, type Sleep } from './retries.js';
+import { estimateCostMicros, FREE_RATES, type ModelRates, type TokenEstimate } from './prices.js';
+import { LazyAbort, remainingMs, wallClockDeadline } from './deadline.js';
 import {
   stillAsked,
   validRequest,
@@ -37,7 +29,7 @@ import {
   type ValidRequest,
 } from './requests.js';
 import { denied, OpenedCall, type Denied, type OpenedModelCall, type ToolCallOutcome } from './outcomes.js';
-import { runGuardSettings, type RunGuardOptions } from './runGuardOptions.js';
+import { runGuardSettings, type RunGuardOptions, type RunGuardSettings } from './runGuardOptions.js';
 import { runToolCall, type ToolRun } from './toolRun.js';
 
 export type { AgentToolRule, ToolCallContext, ToolCallRequest, ToolCallStart } from './requests.js';
@@ -62,14 +54,8 @@ const STARTED: Promise<void> = Promise.resolve();
 export class RunGuard {
   readonly service: AutonomyGuardrailService;
   readonly planId: string;
-  readonly #rules: ReadonlyMap<string, AgentToolRule>;
-  readonly #approvalTtlMs: number;
-  readonly #retry: RetryPolicy;
-  readonly #sleep: Sleep;
-  readonly #timers: Timers;
-  readonly #prices: ModelPrices;
-  readonly #unpriced: UnpricedModels;
-  readonly #recordCalls: boolean;
+  /** The options, checked. */
+  readonly #s: RunGuardSettings;
   /** Tool calls started through this guard: the invocation's count. */
   #calls = 0;
   #started: Promise<void> | null = null;
@@ -83,17 +69,9 @@ export class RunGuard {
   readonly #inFlight = new Map<string, Promise<unknown>>();
 
   constructor(options: RunGuardOptions) {
-    const settings = runGuardSettings(options);
-    this.service = settings.service;
-    this.planId = settings.planId;
-    this.#rules = settings.rules;
-    this.#approvalTtlMs = settings.approvalTtlMs;
-    this.#retry = settings.retry;
-    this.#sleep = settings.sleep;
-    this.#timers = settings.timers;
-    this.#prices = settings.prices;
-    this.#unpriced = settings.unpriced;
-    this.#recordCalls = settings.recordCalls;
+    this.#s = runGuardSettings(options);
+    this.service = this.#s.service;
+    this.planId = this.#s.planId;
   }
 
   /**
@@ -113,7 +91,7 @@ export class RunGuard {
     const ctx: ModelCallContext = Object.freeze({ signal: controller.signal });
     const limit = remainingMs(opened.wall);
     const deadline =
-      limit === null ? null : wallClockDeadline(this.service, this.planId, limit, this.#timers, controller);
+      limit === null ? null : wallClockDeadline(this.service, this.planId, limit, this.#s.timers, controller);
     try {
       return await runModelCall(opened.handle, request.run, ctx, deadline?.expired);
     } catch (error) {
@@ -138,7 +116,7 @@ export class RunGuard {
     const abort = new LazyAbort();
     const limit = remainingMs(opened.wall);
     if (limit !== null) {
-      const deadline = wallClockDeadline(this.service, this.planId, limit, this.#timers, abort);
+      const deadline = wallClockDeadline(this.service, this.planId, limit, this.#s.timers, abort);
       stop = () => deadline.stop();
       // The clock ran out with the call still open: charged its estimate, as a cancelled stream is.
       deadline.expired.catch(() => handle.abandon().catch(() => undefined));
@@ -158,8 +136,8 @@ export class RunGuard {
     const opened = await openModelCall(
       this.service,
       this.planId,
-      this.#prices,
-      this.#unpriced,
+      this.#s.prices,
+      this.#s.unpriced,
       start,
       wall,
       this.#openModelCalls,
@@ -201,7 +179,7 @@ export class RunGuard {
 
   /** The rule this guard holds a tool to, or undefined when it has none. */
   ruleFor(toolName: string): AgentToolRule | undefined {
-    return this.#rules.get(toolName);
+    return this.#s.rules.get(toolName);
   }
 
   /**
@@ -305,14 +283,14 @@ export class RunGuard {
     const asked = stillAsked(ask, await service.findApproval(planId, ask.decisionId));
     if (asked === null) {
       // No approval asked for yet: every check before the call runs is one update of the plan.
-      const max = this.#rules.get(call.toolName)?.maxCallsPerPlan ?? null;
+      const max = this.#s.rules.get(call.toolName)?.maxCallsPerPlan ?? null;
       const begun = await service.beginToolCall(planId, {
         confirm: ask,
         tool: max === null ? undefined : { name: call.toolName, maxCallsPerPlan: max },
         currentCalls: n,
         estimate: this.#estimateOf(call),
         reservationId: runtimeKeyOf(`tool:${call.toolCallId}`, '#1'),
-        recordCall: this.#recordCalls,
+        recordCall: this.#s.recordCalls,
       });
       if (begun !== null) {
         if (begun.reservation === undefined) return denied(begun.check, begun.approval);
@@ -349,7 +327,7 @@ export class RunGuard {
 
   /** What a call's confirmation asks for: its operations, and the input its grant is bound to. */
   #ask(call: ValidRequest<unknown>): Ask {
-    const rule = this.#rules.get(call.toolName);
+    const rule = this.#s.rules.get(call.toolName);
     const always = rule?.requiresConfirmation === true || call.requiresConfirmation;
     const operation = operationsToConfirm(call.toolName, rule?.operation, always);
     return {
@@ -361,7 +339,7 @@ export class RunGuard {
       toolName: call.toolName,
       preview: call.input ?? null,
       alwaysRequire: always ? [normalizeOperation(call.toolName)] : [],
-      ttlMs: this.#approvalTtlMs,
+      ttlMs: this.#s.approvalTtlMs,
       // The loop goes on while a person decides: its wall clock keeps running.
       pauseClock: false,
     };
@@ -369,7 +347,7 @@ export class RunGuard {
 
   /** What a call sets aside: its estimate, or its tool's `costPerCall` when that is higher. */
   #estimateOf(call: ValidRequest<unknown>): number {
-    return Math.max(call.estimate ?? 0, this.#rules.get(call.toolName)?.costPerCall ?? 0);
+    return Math.max(call.estimate ?? 0, this.#s.rules.get(call.toolName)?.costPerCall ?? 0);
   }
 
   /** Runs the call with {@link runToolCall}; `first` is the first try's reservation when made already. */
@@ -381,11 +359,11 @@ export class RunGuard {
     const run: ToolRun = {
       service: this.service,
       planId: this.planId,
-      rule: this.#rules.get(call.toolName),
+      rule: this.#s.rules.get(call.toolName),
       estimate: this.#estimateOf(call),
-      retry: this.#retry,
-      sleep: this.#sleep,
-      timers: this.#timers,
+      retry: this.#s.retry,
+      sleep: this.#s.sleep,
+      timers: this.#s.timers,
     };
     return runToolCall(run, call, firstWall, first);
   }

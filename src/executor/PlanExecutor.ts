@@ -1,6 +1,6 @@
 import { runtimeKeyOf } from '../guardrails/runtime.js';
 import { remainingMs } from '../agent/deadline.js';
-import { backoffMs, errorName, nextRetry, type RetryPolicy, type Sleep } from '../agent/retries.js';
+import { backoffMs, errorName, nextRetry } from '../agent/retries.js';
 import { type Outcome } from '../agent/toolResult.js';
 import {
   describeValue,
@@ -12,7 +12,6 @@ import {
   isGuardrailViolationError,
 } from '../errors.js';
 import type { GuardCheck } from '../guardrails/GuardCheck.js';
-import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
 import type { BudgetReservation } from '../service/BudgetReservation.js';
 import type { Approval } from '../store/GuardrailStore.js';
 import { validatePlan, type Decision, type Plan } from './Plan.js';
@@ -24,11 +23,12 @@ import {
   type ExecutionState,
   type Paused,
 } from './state.js';
-import { isRetryable, type Tool, type ToolRule } from './tools.js';
+import { isRetryable, type Tool } from './tools.js';
 import { deny, Invoker, operationsOf } from './invocation.js';
 import { backoff, interrupted, runSignal } from './interruption.js';
 import {
   executorSettings,
+  type ExecutorSettings,
   type DecisionFailure,
   freezeResult,
   type ExecutionResult,
@@ -71,24 +71,14 @@ class ToolFailed {
  * resolve in every such case and throw only for a malformed plan (GuardrailValidationError).
  */
 export class PlanExecutor {
-  readonly #service: AutonomyGuardrailService | null;
-  readonly #tools: ReadonlyMap<string, Tool>;
-  readonly #rules: ReadonlyMap<string, ToolRule>;
-  readonly #approvalTtlMs: number;
-  readonly #sleep: Sleep;
-  readonly #retry: RetryPolicy;
+  /** The options, checked. */
+  readonly #s: ExecutorSettings;
   readonly #invoker: Invoker;
   readonly #listeners = new Map<keyof ExecutorEvents, Set<(e: never) => void>>();
 
   constructor(options: PlanExecutorOptions = {}) {
-    const settings = executorSettings(options);
-    this.#service = settings.service;
-    this.#tools = settings.tools;
-    this.#rules = settings.rules;
-    this.#approvalTtlMs = settings.approvalTtlMs;
-    this.#sleep = settings.sleep;
-    this.#retry = settings.retry;
-    this.#invoker = new Invoker(settings);
+    this.#s = executorSettings(options);
+    this.#invoker = new Invoker(this.#s);
   }
 
   /**
@@ -142,8 +132,8 @@ export class PlanExecutor {
     // The step was counted before the approval was asked for, and only the store can say it was asked
     // for: a paused state written by hand finds no approval, and the step is counted again.
     const paused = state.paused;
-    const approval = this.#service
-      ? await this.#service.getApproval(paused.approvalId).catch(() => null)
+    const approval = this.#s.service
+      ? await this.#s.service.getApproval(paused.approvalId).catch(() => null)
       : null;
     const stepTaken = approval?.planId === plan.id && approval.decisionId === paused.decisionId;
     return this.#run(plan, state, stepTaken, runSignal(options));
@@ -154,9 +144,9 @@ export class PlanExecutor {
    * decision's cost estimate. Throws GuardrailValidationError naming the path.
    */
   validate(plan: Plan): void {
-    validatePlan(plan, new Set(this.#tools.keys()));
+    validatePlan(plan, new Set(this.#s.tools.keys()));
     plan.decisions.forEach((decision, i) => {
-      const tool = this.#tools.get(decision.tool) as Tool;
+      const tool = this.#s.tools.get(decision.tool) as Tool;
       try {
         this.#invoker.estimate(tool, decision.input);
       } catch (error) {
@@ -181,7 +171,7 @@ export class PlanExecutor {
     const last: { failure?: DecisionFailure } = {};
     let result: ExecutionResult;
     try {
-      if (this.#service) await this.#service.markStarted(plan.id);
+      if (this.#s.service) await this.#s.service.markStarted(plan.id);
       // Decisions run in order, so the next one to run is always the count of those completed.
       while (completed.length < plan.decisions.length) {
         if (signal?.aborted) throw new ToolFailed(interrupted(signal));
@@ -221,17 +211,17 @@ export class PlanExecutor {
   ): Promise<
     { paused: Paused; approval: Approval } | { wall: GuardCheck | null; reservation?: BudgetReservation }
   > {
-    const service = this.#service;
+    const service = this.#s.service;
     if (!service) return { wall: null };
-    const tool = this.#tools.get(decision.tool) as Tool;
-    const rule = this.#rules.get(tool.name);
+    const tool = this.#s.tools.get(decision.tool) as Tool;
+    const rule = this.#s.rules.get(tool.name);
     // One literal, not a spread: spreading then adding a key leaves V8's fast path on every decision.
     const ask = {
       decisionId: decision.id,
       operation: operationsOf(decision, tool, rule),
       input: decision.input,
       alwaysRequire: rule?.requiresConfirmation ? [tool.name] : [],
-      ttlMs: this.#approvalTtlMs,
+      ttlMs: this.#s.approvalTtlMs,
     };
     if (!resuming && !stepTaken) {
       // A decision met for the first time: every check before its first try is one update of the plan.
@@ -283,8 +273,8 @@ export class PlanExecutor {
     signal: AbortSignal | null,
     last: { failure?: DecisionFailure },
   ): Promise<void> {
-    const service = this.#service;
-    const tool = this.#tools.get(decision.tool) as Tool;
+    const service = this.#s.service;
+    const tool = this.#s.tools.get(decision.tool) as Tool;
     let failures: Map<string, number> | undefined; // made at the first failure: most decisions have none
     let wall = first.wall;
     for (let attempt = 1; ; attempt++) {
@@ -329,12 +319,12 @@ export class PlanExecutor {
           failures,
           fingerprint,
           toolError as string,
-          this.#retry,
+          this.#s.retry,
         );
         // Out of retries, the tool has failed for good: its error ends the run, not the retry guard, so
         // that "the tool failed" and "a limit ran out" stay apart. The refusal is in the audit log.
         if (retries === null) throw failure(error);
-        const cut = await backoff(this.#sleep, backoffMs(this.#retry, retries), signal);
+        const cut = await backoff(this.#s.sleep, backoffMs(this.#s.retry, retries), signal);
         if (cut !== null) throw new ToolFailed(cut);
         continue;
       }
@@ -360,7 +350,7 @@ export class PlanExecutor {
     const metadata = { ...plan.metadata, [EXECUTION_KEY]: stateToJson(state) };
     let ended = result;
     try {
-      plan.metadata = this.#service ? await this.#service.toMetadata(plan.id, metadata) : metadata;
+      plan.metadata = this.#s.service ? await this.#s.service.toMetadata(plan.id, metadata) : metadata;
     } catch (error) {
       // The guardrail state could not be read back; keep the progress, and say why.
       plan.metadata = metadata;
