@@ -52,24 +52,8 @@ export function auditPage(
     <h1>Audit log</h1>
     <div class="card">${verification(report)}</div>
     <form class="filters" method="get" action="${planPath(planId, '/audit')}">
-      <label
-        >Guard
-        <select name="guard">
-          <option value="">all</option>
-          ${GUARD_NAMES.map(
-            (g) => html`<option value="${g}" ${g === filter.guard ? html` selected` : ''}>${g}</option>`,
-          )}
-        </select></label
-      >
-      <label
-        >Result
-        <select name="result">
-          <option value="">all</option>
-          ${AUDIT_RESULTS.map(
-            (r) => html`<option value="${r}" ${r === filter.result ? html` selected` : ''}>${r}</option>`,
-          )}
-        </select></label
-      >
+      ${filterSelect('Guard', 'guard', GUARD_NAMES, filter.guard)}
+      ${filterSelect('Result', 'result', AUDIT_RESULTS, filter.result)}
       <button type="submit">Filter</button>
       <span class="muted small"
         >${matching.length} of ${log.length}
@@ -142,4 +126,15 @@ function verification(r: VerifyReport): Html {
       ${r.findings.map((f) => html`<li><code>${f.code}</code>${f.seq === undefined ? '' : html` at seq ${f.seq}`}: ${f.message}</li>`)}
     </ul>
     ${r.omittedFindings > 0 ? html`<p class="muted small">and ${r.omittedFindings} more</p>` : ''}`;
+}
+
+/** A filter of the log: a select of "all" and each of `options`, the one chosen selected. */
+function filterSelect(label: string, name: string, options: readonly string[], chosen: string | null) {
+  return html`<label
+    >${label}
+    <select name="${name}">
+      <option value="">all</option>
+      ${options.map((o) => html`<option value="${o}" ${o === chosen ? html` selected` : ''}>${o}</option>`)}
+    </select></label
+  >`;
 }
