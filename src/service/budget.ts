@@ -153,16 +153,13 @@ export function settleReservation(
     const now = core.now();
     return core.store.update(planId, (stored) => {
       const open = stored?.reservationMicros(id);
-      const lapsed =
-        open === undefined
-          ? stored?.hasLapsed(id) === true
-          : stored?.expiredReservations(now).includes(id) === true;
+      // Lapsed reservations are given back in this same update, so the check must not count them.
+      const expired = stored?.expiredReservations(now) ?? [];
+      const lapsed = open === undefined ? stored?.hasLapsed(id) === true : expired.includes(id);
       if (!stored || (open === undefined && !lapsed)) {
         const reason = `reservation "${id}" is not open (settled already, or never reserved); nothing changed`;
         return { result: makeCheck(E.BUDGET_RELEASED, reason, null) };
       }
-      // Lapsed reservations are given back in this same update, so the check must not count them.
-      const expired = stored.expiredReservations(now);
       const g = expired.length === 0 ? stored : stored.withoutExpired(now);
       if (lapsed) return settleLapsed(core, g, id, open ?? 0, actualMicros, expired, now, said);
       const held = open as number;
