@@ -11,8 +11,6 @@ import type { GuardCheck } from '../guardrails/GuardCheck.js';
 import { formatIso, isSerializableTimestamp } from '../iso.js';
 import { copyJsonObject, type JsonObject } from '../json.js';
 
-export { isSerializableTimestamp } from '../iso.js';
-
 /** Wire form of an {@link AuditEntry} (DESIGN.md §3). */
 export interface AuditEntryJson {
   event_type: GuardrailEventType;

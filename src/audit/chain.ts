@@ -3,10 +3,10 @@ import { createHash } from 'node:crypto';
 import { describeValue, GuardrailValidationError, invalid } from '../errors.js';
 import { objectWithKeys } from '../guardrails/validate.js';
 import { EVENT_INFO, isGuardrailEventType, isGuardName } from '../guardrails/events.js';
-import { parseIsoMs } from '../iso.js';
+import { isSerializableTimestamp, parseIsoMs } from '../iso.js';
 import { canonicalJson, isPlainObject, isWellFormed } from '../json.js';
 import { validatePlanId } from '../ids.js';
-import { AuditEntry, isSerializableTimestamp, type AuditEntryJson } from './AuditEntry.js';
+import { AuditEntry, type AuditEntryJson } from './AuditEntry.js';
 
 import { GENESIS, isHashHex } from './checkpoint.js';
 

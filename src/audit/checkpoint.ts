@@ -2,10 +2,9 @@ import { createPrivateKey, createPublicKey, KeyObject, sign, verify } from 'node
 import { describeValue, GuardrailValidationError, invalid } from '../errors.js';
 import { objectWithKeys } from '../guardrails/validate.js';
 import { isPlainText } from '../unicode.js';
-import { parseIsoMs } from '../iso.js';
+import { isSerializableTimestamp, parseIsoMs } from '../iso.js';
 import { canonicalJson, isPlainObject } from '../json.js';
 import { MAX_PLAN_ID_LENGTH } from '../ids.js';
-import { isSerializableTimestamp } from './AuditEntry.js';
 
 // Checkpoints of a plan's log: signed statements of its size and last hash, kept apart from it.
 

@@ -5,8 +5,6 @@ import { fromMicros, toMicros } from '../money.js';
 import { isPlainText } from '../unicode.js';
 import { intField, objectWithKeys } from './validate.js';
 
-/** What {@link AutonomyGuardrails.create} accepts. Every limit is optional; null or absent = unlimited. */
-
 // What a plan holds while it runs, besides its counters: reservations open and lapsed, waits for a
 // person, tool calls counted; its wire form, and the keys it is indexed by.
 
@@ -82,7 +80,7 @@ export function parseRuntime(o: Record<string, unknown>, prefix: string): Runtim
     for (let i = 0; i < rawReservations.length; i++) {
       const at = `${field}[${i}]`;
       const r = objectWithKeys(rawReservations[i] ?? null, at, ['id', 'amount', 'expires_at']);
-      const id = runtimeKey(r['id'], `${at}.id`);
+      const id = validRuntimeKey(r['id'], `${at}.id`);
       if (reservations.has(id)) invalid(`${at}.id`, 'unique', id);
       const micros = toMicros(r['amount'], `${at}.amount`, 'nearest');
       // Absent in state written before reservations expired: see Reservation.
@@ -101,7 +99,7 @@ export function parseRuntime(o: Record<string, unknown>, prefix: string): Runtim
       invalid(field, `an array of at most ${MAX_RUNTIME_ENTRIES} reservation ids`, rawLapsed);
     }
     for (let i = 0; i < rawLapsed.length; i++) {
-      const id = runtimeKey(rawLapsed[i], `${field}[${i}]`);
+      const id = validRuntimeKey(rawLapsed[i], `${field}[${i}]`);
       if (lapsed.has(id) || reservations.has(id)) invalid(`${field}[${i}]`, 'unique and not open', id);
       lapsed.add(id);
     }
@@ -115,7 +113,7 @@ export function parseRuntime(o: Record<string, unknown>, prefix: string): Runtim
     if (names.length > MAX_RUNTIME_ENTRIES) invalid(field, `at most ${MAX_RUNTIME_ENTRIES} tools`, rawCalls);
     for (const name of names) {
       toolCalls.set(
-        runtimeKey(name, `${field}.${name}`),
+        validRuntimeKey(name, `${field}.${name}`),
         intField(calls[name], `${field}.${name}`, 0, false) as number,
       );
     }
@@ -128,7 +126,8 @@ export function parseRuntime(o: Record<string, unknown>, prefix: string): Runtim
   return { reservations, reservedMicros, lapsed, pausedMs, pausedSince, toolCalls };
 }
 
-function runtimeKey(value: unknown, field: string): string {
+/** Validates a key used in runtime state (a reservation id or a tool name). */
+export function validRuntimeKey(value: unknown, field: string): string {
   if (
     typeof value !== 'string' ||
     value.length === 0 ||
@@ -174,9 +173,4 @@ export function runtimeKeyOf(base: string, suffix: string): string {
   const last = base.charCodeAt(end - 1);
   if (last >= 0xd800 && last <= 0xdbff) end -= 1;
   return `${base.slice(0, end)}~${digest}${suffix}`;
-}
-
-/** Validates a key used in runtime state (a reservation id or a tool name). */
-export function validRuntimeKey(value: unknown, field: string): string {
-  return runtimeKey(value, field);
 }

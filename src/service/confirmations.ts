@@ -1,4 +1,3 @@
-import { isSerializableTimestamp } from '../audit/AuditEntry.js';
 import { describeValue, GuardrailError, GuardrailValidationError, invalid } from '../errors.js';
 import { validRuntimeKey, type AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
 import { GuardrailEventType as E } from '../guardrails/events.js';
@@ -6,7 +5,7 @@ import { makeCheck, type GuardCheck } from '../guardrails/GuardCheck.js';
 import { confirmationReason } from '../guardrails/operation.js';
 import { intField } from '../guardrails/validate.js';
 import { validatePlanId } from '../ids.js';
-import { formatIso, parseIsoMs } from '../iso.js';
+import { formatIso, isSerializableTimestamp, parseIsoMs } from '../iso.js';
 import { isPlainObject } from '../json.js';
 import {
   APPROVAL_STATUSES,

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { AuditEntry, isSerializableTimestamp } from '../audit/AuditEntry.js';
+import { AuditEntry } from '../audit/AuditEntry.js';
+import { isSerializableTimestamp } from '../iso.js';
 import { systemClock, type Clock } from '../clock.js';
 import {
   describeValue,

@@ -1,4 +1,5 @@
-import { AuditEntry, isSerializableTimestamp } from '../../audit/AuditEntry.js';
+import { AuditEntry } from '../../audit/AuditEntry.js';
+import { isSerializableTimestamp } from '../../iso.js';
 import type { ChainedEntry, MalformedEntry } from '../../audit/chain.js';
 import { describeValue, errorText, GuardrailError } from '../../errors.js';
 import { isGuardrailEventType } from '../../guardrails/events.js';
