@@ -6,6 +6,7 @@ import { isPlainObject, type JsonValue } from '../json.js';
 import { fromMicros, toMicros } from '../money.js';
 import type { PlanChange } from '../store/GuardrailStore.js';
 import { BudgetReservation, textOption } from './BudgetReservation.js';
+import { checkPlan } from './checks.js';
 import { checkItself, rejecting, type ServiceCore } from './core.js';
 import { expiredDetails, expiring } from './decisions.js';
 
@@ -24,6 +25,7 @@ const unpricedBlocked: Reason = (_c, model) =>
 
 /** See {@link AutonomyGuardrailService.checkToolBudget}. */
 export function checkToolBudget(core: ServiceCore, planId: string, cost: number): Promise<GuardCheck> {
+  // Written out, not through checkPlan: the check timed against a rate limiter, without its two closures.
   return core.checking(E.BUDGET_BLOCKED, checkItself, () => {
     validatePlanId(planId);
     const micros = toMicros(cost, 'cost', 'up');
@@ -50,16 +52,14 @@ export function checkToolBudget(core: ServiceCore, planId: string, cost: number)
 
 /** See {@link AutonomyGuardrailService.checkUnpricedModel}. */
 export function checkUnpricedModel(core: ServiceCore, planId: string, modelId: string): Promise<GuardCheck> {
-  return core.checking(E.BUDGET_BLOCKED, checkItself, () => {
-    validatePlanId(planId);
+  return checkPlan(core, planId, E.BUDGET_ALLOWED, E.BUDGET_BLOCKED, () => {
     const model = validRuntimeKey(modelId, 'modelId');
-    return core.store.update(planId, (g) => {
-      if (!g) return core.unconfigured(E.BUDGET_ALLOWED, E.BUDGET_BLOCKED, planId);
+    return (g) => {
       const limit = g.toolBudget;
       if (limit === null) return { result: makeCheck(E.BUDGET_ALLOWED, unpricedUnmetered, null, 0, model) };
       const check = makeCheck(E.BUDGET_BLOCKED, unpricedBlocked, limit, 0, model);
       return core.audited(check, { model, policy_key: `models.${model}`, limit });
-    });
+    };
   });
 }
 

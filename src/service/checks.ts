@@ -22,7 +22,7 @@ import { inputHash } from './hash.js';
  * decision from the plan's guardrails; a plan that is not configured answers `allowed` or `denied` as
  * the service's options say.
  */
-function checkPlan(
+export function checkPlan(
   core: ServiceCore,
   planId: string,
   allowed: GuardrailEventType,
@@ -38,6 +38,7 @@ function checkPlan(
 
 /** See {@link AutonomyGuardrailService.checkStepLimit}. */
 export function checkStepLimit(core: ServiceCore, planId: string, step: number): Promise<GuardCheck> {
+  // Written out, not through checkPlan: the check timed against a rate limiter, without its two closures.
   return core.checking(E.STEP_BLOCKED, checkItself, () => {
     validatePlanId(planId);
     intField(step, 'step', 0, false);
@@ -61,18 +62,16 @@ export function checkConfirmation(
   operation: string,
   options?: { readonly alwaysRequire?: boolean },
 ): Promise<GuardCheck> {
-  return core.checking(E.CONFIRMATION_REQUIRED, checkItself, () => {
-    validatePlanId(planId);
+  return checkPlan(core, planId, E.CONFIRMATION_NOT_REQUIRED, E.CONFIRMATION_REQUIRED, () => {
     const op = normalizeOperation(operation, 'operation', core.limits.maxOperationNameLength);
     // A per-tool rule can demand a person whatever the plan's list says.
     const always = options?.alwaysRequire === true;
-    return core.store.update(planId, (g) => {
-      if (!g) return core.unconfigured(E.CONFIRMATION_NOT_REQUIRED, E.CONFIRMATION_REQUIRED, planId);
+    return (g) => {
       const check = always
         ? makeCheck(E.CONFIRMATION_REQUIRED, confirmationReason([op], true), null)
         : g.checkConfirmation(op);
       return core.audited(check, { operation: op, limit: null });
-    });
+    };
   });
 }
 
@@ -103,12 +102,10 @@ export function checkRetries(
   currentRetries: number,
   options: { error?: string } = {},
 ): Promise<GuardCheck> {
-  return core.checking(E.RETRY_BLOCKED, checkItself, () => {
-    validatePlanId(planId);
+  return checkPlan(core, planId, E.RETRY_ALLOWED, E.RETRY_BLOCKED, () => {
     intField(currentRetries, 'current_retries', 0, false);
     const error = textOption(options, 'error');
-    return core.store.update(planId, (g) => {
-      if (!g) return core.unconfigured(E.RETRY_ALLOWED, E.RETRY_BLOCKED, planId);
+    return (g) => {
       const check = g.checkRetries(currentRetries);
       const details: Record<string, JsonValue> = {
         current_retries: currentRetries,
@@ -116,7 +113,7 @@ export function checkRetries(
       };
       if (error !== undefined) details['error'] = error;
       return core.audited(check, details);
-    });
+    };
   });
 }
 
