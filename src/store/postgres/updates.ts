@@ -152,8 +152,8 @@ export class PlanUpdates {
       let result: unknown;
       try {
         const out = pending.change(batch.guardrails, null);
-        if (!writesState(out) || out.approval !== undefined || out.newApproval !== undefined) break;
-        batch.add(out); // writes: decided, or thrown
+        // A change with an approval goes alone; one that writes nothing (add: null) is answered alone.
+        if (out.approval !== undefined || out.newApproval !== undefined || batch.add(out) === null) break;
         result = out.result;
       } catch {
         break;
