@@ -1,4 +1,4 @@
-import { modelOptions } from '../modelOptions.js';
+import { modelOptions, priceKey } from '../modelOptions.js';
 import {
   getDefaultModel,
   type Model,
@@ -42,13 +42,12 @@ const FILE_TOKENS = 1500;
  * Model instance an agent holds bypasses the run's model provider: see {@link guardModelProvider}).
  */
 export function guardModel(model: Model, options: GuardModelOptions): Model {
-  const o = checked(options);
+  const o = modelOptions(options);
   if (typeof model?.getResponse !== 'function' || typeof model.getStreamedResponse !== 'function')
     invalid('model', 'a Model with getResponse and getStreamedResponse', model);
   const own = (model as { model?: unknown }).model;
-  const modelId = o.modelId ?? (typeof own === 'string' && own.length > 0 ? own : undefined);
-  if (modelId === undefined) invalid('modelId', 'the price key of the model, a non-empty string', modelId);
-  return metered(model, o.guard, modelId, o.maxOut);
+  const modelId = priceKey(o.modelId, typeof own === 'string' && own.length > 0 ? own : undefined);
+  return metered(model, o.guard, modelId, o.maxOutputTokens);
 }
 
 /**
@@ -57,25 +56,15 @@ export function guardModel(model: Model, options: GuardModelOptions): Model {
  * `Runner` as its `modelProvider`: agents that name their model by a string then need nothing else.
  */
 export function guardModelProvider(provider: ModelProvider, options: GuardModelOptions): ModelProvider {
-  const o = checked(options);
+  const o = modelOptions(options);
   if (typeof provider?.getModel !== 'function') invalid('provider', 'a ModelProvider', provider);
   return {
     async getModel(name?: string): Promise<Model> {
       const inner = await provider.getModel(name);
       const modelId = name !== undefined && name.length > 0 ? name : (o.modelId ?? getDefaultModel());
-      return metered(inner, o.guard, modelId, o.maxOut);
+      return metered(inner, o.guard, modelId, o.maxOutputTokens);
     },
   };
-}
-
-/** The options, checked. */
-function checked(options: GuardModelOptions): {
-  guard: RunGuard;
-  modelId: string | undefined;
-  maxOut: number;
-} {
-  const { guard, modelId, maxOutputTokens: maxOut } = modelOptions(options);
-  return { guard, modelId, maxOut };
 }
 
 function metered(inner: Model, guard: RunGuard, modelId: string, maxOut: number): Model {
