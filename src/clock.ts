@@ -1,9 +1,16 @@
 import { invalid } from './errors.js';
+import { handle } from './validation.js';
 
 /** A source of the current time in epoch milliseconds. Inject one wherever time matters. */
 export interface Clock {
   now(): number;
 }
+
+/** What a `clock` option must be. */
+export const clockOption = handle<Clock>(
+  'an object with a now() method',
+  (value) => typeof (value as Clock | null)?.now === 'function',
+);
 
 /**
  * The longest delay a timer takes: Node fires a timer armed for longer after 1 ms (2^31 - 1 ms, about

@@ -1,4 +1,3 @@
-import { invalid } from '../errors.js';
 import type { GuardCheck } from '../guardrails/GuardCheck.js';
 import { normalizeOperation } from '../guardrails/operation.js';
 import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
@@ -52,11 +51,3 @@ export async function openCall(
 
 /** How long a confirmation request stays valid unless the options say otherwise: a day. */
 export const DEFAULT_APPROVAL_TTL_MS = 24 * 60 * 60 * 1000;
-
-/** The `approvalTtlMs` option of the executor and the run guard: an integer >= 1, default a day. */
-export function approvalTtlOf(value: unknown): number {
-  const ttl = value ?? DEFAULT_APPROVAL_TTL_MS;
-  if (typeof ttl !== 'number' || !Number.isSafeInteger(ttl) || ttl < 1)
-    invalid('approvalTtlMs', 'an integer >= 1', ttl);
-  return ttl;
-}

@@ -1,5 +1,5 @@
-import { invalid } from '../errors.js';
-import { objectWithKeys } from '../guardrails/validate.js';
+import { z } from 'zod';
+import { handle, parseOptions } from '../validation.js';
 import { RunGuard } from './RunGuard.js';
 
 /** The run guard one adapter call is held to: one guard per run of the loop (one invocation). */
@@ -7,9 +7,14 @@ export interface GuardOption {
   readonly guard: RunGuard;
 }
 
-/** The options object, checked: its keys, and a RunGuard under `guard`. */
-export function guardOptions(options: unknown, keys: readonly string[]): Record<string, unknown> {
-  const o = objectWithKeys(options, 'options', ['guard', ...keys]);
-  if (!(o['guard'] instanceof RunGuard)) invalid('guard', 'a RunGuard', o['guard']);
-  return o;
+/** The option every adapter takes, for the schemas of their options. */
+export const GUARD_OPTION = {
+  guard: handle<RunGuard>('a RunGuard', (value) => value instanceof RunGuard),
+};
+
+const guardOnly = z.object(GUARD_OPTION);
+
+/** The run guard of an adapter's options that hold nothing else, checked. */
+export function guardOf(options: unknown): RunGuard {
+  return parseOptions(guardOnly, options).guard;
 }

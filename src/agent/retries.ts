@@ -1,6 +1,6 @@
-import { invalid } from '../errors.js';
-import { objectWithKeys } from '../guardrails/validate.js';
+import { z } from 'zod';
 import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
+import { integer, strict } from '../validation.js';
 
 /** Waits `ms`; `signal`, when given, aborts to end the wait early. */
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -18,20 +18,18 @@ export interface RetryOptions {
 
 export type RetryPolicy = Readonly<Required<RetryOptions>>;
 
-/** The retry options with their defaults (100 ms, doubling, at most 30 s, 3 retries), validated. */
-export function retryPolicy(value: unknown): RetryPolicy {
-  const retry = objectWithKeys(value, 'retry', ['baseMs', 'factor', 'maxMs', 'maxRetries']);
-  const maxRetries = retry['maxRetries'] ?? 3;
-  if (!Number.isSafeInteger(maxRetries) || (maxRetries as number) < 0) {
-    invalid('retry.maxRetries', 'an integer >= 0', maxRetries);
-  }
-  return Object.freeze({
-    baseMs: nonNegative(retry['baseMs'] ?? 100, 'retry.baseMs'),
-    factor: nonNegative(retry['factor'] ?? 2, 'retry.factor'),
-    maxMs: nonNegative(retry['maxMs'] ?? 30_000, 'retry.maxMs'),
-    maxRetries: maxRetries as number,
-  });
-}
+const nonNegative = z.number({ error: 'a finite number >= 0' }).min(0, { error: 'a finite number >= 0' });
+
+/** The `retry` option: its defaults (100 ms, doubling, at most 30 s, 3 retries) filled in. */
+export const retryOption = strict({
+  baseMs: nonNegative.default(100),
+  factor: nonNegative.default(2),
+  maxMs: nonNegative.default(30_000),
+  maxRetries: integer(0).default(3),
+}).transform((policy): RetryPolicy => Object.freeze(policy));
+
+/** The retry policy when the options give none. */
+export const DEFAULT_RETRY: RetryPolicy = retryOption.parse({});
 
 /** How long to wait before retry number `retries` + 1. */
 export function backoffMs(policy: RetryPolicy, retries: number): number {
@@ -64,10 +62,4 @@ export async function nextRetry(
   if (check.limit === null && retries >= policy.maxRetries) return null;
   failures.set(fingerprint, retries + 1);
   return retries;
-}
-
-function nonNegative(value: unknown, field: string): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
-    invalid(field, 'a finite number >= 0', value);
-  return value;
 }

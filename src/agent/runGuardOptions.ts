@@ -1,13 +1,14 @@
-import { approvalTtlOf } from './calls.js';
-import { wait, type Clock } from '../clock.js';
-import { invalid } from '../errors.js';
-import { objectWithKeys } from '../guardrails/validate.js';
+import { z } from 'zod';
+import { DEFAULT_APPROVAL_TTL_MS } from './calls.js';
+import { clockOption, wait, type Clock } from '../clock.js';
+import { isPlainObject } from '../json.js';
 import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
 import { validatePlanId } from '../ids.js';
+import { checkedBy, functionOption, handle, integer, parseOptions } from '../validation.js';
 import { type UnpricedModels } from './modelCalls.js';
 import { priceTable, type ModelPrice, type ModelPrices } from './prices.js';
 import { realTimers, type Timers } from './deadline.js';
-import { retryPolicy, type RetryOptions, type RetryPolicy, type Sleep } from './retries.js';
+import { DEFAULT_RETRY, retryOption, type RetryOptions, type RetryPolicy, type Sleep } from './retries.js';
 import { toolRulesOf, type AgentToolRule } from './requests.js';
 
 // What a run guard is made with, checked.
@@ -39,19 +40,47 @@ export interface RunGuardOptions {
   readonly recordCalls?: boolean;
 }
 
-const OPTION_KEYS = [
-  'service',
-  'planId',
-  'tools',
-  'clock',
-  'approvalTtlMs',
-  'retry',
-  'sleep',
-  'timers',
-  'models',
-  'unpricedModels',
-  'recordCalls',
-];
+const isFunction = (value: unknown): boolean => typeof value === 'function';
+const isMapOrObject = (value: unknown): boolean => value instanceof Map || isPlainObject(value);
+
+/** The options a run guard and a plan executor share. */
+export const RUN_OPTIONS = {
+  /** Checked, not used: the service's clock decides. */
+  clock: clockOption.optional(),
+  approvalTtlMs: integer(1).default(DEFAULT_APPROVAL_TTL_MS),
+  retry: retryOption.default(() => DEFAULT_RETRY),
+  sleep: functionOption<Sleep>().default(() => wait),
+  timers: handle<Timers>(
+    'an object with setTimeout and clearTimeout functions',
+    (v) => isFunction((v as Timers | null)?.setTimeout) && isFunction((v as Timers | null)?.clearTimeout),
+  ).default(() => realTimers),
+};
+
+const NO_RULES: ReadonlyMap<string, AgentToolRule> = new Map();
+const NO_PRICES: ModelPrices = new Map();
+
+const runGuardOptions = z.object({
+  service: handle<AutonomyGuardrailService>('an AutonomyGuardrailService', (v) =>
+    isFunction((v as AutonomyGuardrailService | null)?.takeStep),
+  ),
+  planId: checkedBy(validatePlanId),
+  // Without rules or prices a guard shares the defaults: most are made per run.
+  tools: handle<ReadonlyMap<string, AgentToolRule> | Readonly<Record<string, AgentToolRule>>>(
+    'a Map or an object of tool rules',
+    isMapOrObject,
+  )
+    .transform(toolRulesOf)
+    .default(() => NO_RULES),
+  models: handle<ModelPrices | Readonly<Record<string, ModelPrice>>>(
+    'an object of model prices',
+    isMapOrObject,
+  )
+    .transform((models) => priceTable(models, 'models'))
+    .default(() => NO_PRICES),
+  unpricedModels: z.enum(['deny', 'allow'], { error: 'deny or allow' }).default('deny'),
+  recordCalls: z.boolean({ error: 'a boolean' }).default(false),
+  ...RUN_OPTIONS,
+});
 
 /** A run guard's options, checked (throws GuardrailValidationError naming the field). */
 export interface RunGuardSettings {
@@ -67,39 +96,19 @@ export interface RunGuardSettings {
   readonly recordCalls: boolean;
 }
 
-const NO_RULES: ReadonlyMap<string, AgentToolRule> = new Map();
-const NO_PRICES: ModelPrices = new Map();
-const DEFAULT_RETRY: RetryPolicy = retryPolicy(undefined);
-
 /** Checks a run guard's options. */
 export function runGuardSettings(options: RunGuardOptions): RunGuardSettings {
-  const o = objectWithKeys(options, 'options', OPTION_KEYS);
-  const service = o['service'] as AutonomyGuardrailService | undefined;
-  if (typeof service !== 'object' || service === null || typeof service.takeStep !== 'function') {
-    invalid('service', 'an AutonomyGuardrailService', service);
-  }
-  const planId = validatePlanId(o['planId']);
-  // Without rules, retry options or prices a guard shares the defaults: most are made per run.
-  const rules = o['tools'] === undefined ? NO_RULES : toolRulesOf(o['tools']);
-  const ttl = approvalTtlOf(o['approvalTtlMs']);
-  const retry = o['retry'] === undefined ? DEFAULT_RETRY : retryPolicy(o['retry']);
-  const sleep = (o['sleep'] as Sleep | undefined) ?? wait;
-  const timers = (o['timers'] as Timers | undefined) ?? realTimers;
-  const prices = o['models'] === undefined ? NO_PRICES : priceTable(o['models'] as ModelPrices, 'models');
-  const unpriced = o['unpricedModels'] ?? 'deny';
-  if (unpriced !== 'deny' && unpriced !== 'allow') invalid('unpricedModels', 'deny or allow', unpriced);
-  const record = o['recordCalls'] ?? false;
-  if (typeof record !== 'boolean') invalid('recordCalls', 'a boolean', record);
+  const o = parseOptions(runGuardOptions, options);
   return {
-    service,
-    planId,
-    rules,
-    approvalTtlMs: ttl,
-    retry,
-    sleep,
-    timers,
-    prices,
-    unpriced,
-    recordCalls: record,
+    service: o.service,
+    planId: o.planId,
+    rules: o.tools,
+    approvalTtlMs: o.approvalTtlMs,
+    retry: o.retry,
+    sleep: o.sleep,
+    timers: o.timers,
+    prices: o.models,
+    unpriced: o.unpricedModels,
+    recordCalls: o.recordCalls,
   };
 }

@@ -1,15 +1,16 @@
-import { approvalTtlOf } from '../agent/calls.js';
-import { realTimers, type Timers } from '../agent/deadline.js';
-import { retryPolicy, type RetryPolicy, type Sleep } from '../agent/retries.js';
-import { wait, type Clock } from '../clock.js';
+import { z } from 'zod';
+import type { Timers } from '../agent/deadline.js';
+import type { RetryPolicy, Sleep } from '../agent/retries.js';
+import { RUN_OPTIONS } from '../agent/runGuardOptions.js';
+import type { Clock } from '../clock.js';
 import { GuardrailViolationError, invalid } from '../errors.js';
 import { normalizeOperation } from '../guardrails/operation.js';
-import { objectWithKeys } from '../guardrails/validate.js';
 import { toMicros } from '../money.js';
 import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
 import type { Approval } from '../store/GuardrailStore.js';
 import { type CompletedDecision } from './state.js';
 import { type Tool, type ToolRule } from './tools.js';
+import { handle, parseOptions } from '../validation.js';
 
 // What a plan executor is made with, and what its runs report.
 
@@ -88,7 +89,39 @@ export interface PlanExecutorOptions {
   clock?: Clock;
 }
 
-const OPTION_KEYS = ['service', 'tools', 'toolRules', 'approvalTtlMs', 'sleep', 'retry', 'timers', 'clock'];
+const isTool = (value: unknown): boolean => {
+  const t = value as Tool | null;
+  return typeof t === 'object' && t !== null && typeof t.name === 'string' && typeof t.run === 'function';
+};
+
+/** The tools by name, each named once, with valid operations and costs. */
+function toolsByName(list: readonly Tool[]): ReadonlyMap<string, Tool> {
+  const tools = new Map<string, Tool>();
+  list.forEach((t, i) => {
+    if (tools.has(t.name)) invalid(`tools[${i}].name`, 'unique', t.name);
+    if (t.operation !== undefined) normalizeOperation(t.operation, `tools[${i}].operation`);
+    if (typeof t.cost === 'number') toMicros(t.cost, `tools[${i}].cost`, 'up');
+    tools.set(t.name, t);
+  });
+  return tools;
+}
+
+const executorOptions = z.object({
+  service: handle<AutonomyGuardrailService>(
+    'an AutonomyGuardrailService',
+    (v) => typeof (v as AutonomyGuardrailService | null)?.takeStep === 'function',
+  )
+    .nullable()
+    .default(null),
+  tools: z
+    .array(handle<Tool>('a tool with a name and a run function', isTool), { error: 'an array of tools' })
+    .default(() => [])
+    .transform(toolsByName),
+  toolRules: handle<ReadonlyMap<string, ToolRule>>('a Map of tool rules', (v) => v instanceof Map).default(
+    () => new Map(),
+  ),
+  ...RUN_OPTIONS,
+});
 
 /** A plan executor's options, checked (throws GuardrailValidationError naming the field). */
 export interface ExecutorSettings {
@@ -103,27 +136,16 @@ export interface ExecutorSettings {
 
 /** Checks a plan executor's options: its tools (named once each, with valid operations and costs) and the rest. */
 export function executorSettings(options: PlanExecutorOptions): ExecutorSettings {
-  const o = objectWithKeys(options, 'options', OPTION_KEYS);
-  const service = (o['service'] as AutonomyGuardrailService | null | undefined) ?? null;
-  const tools = new Map<string, Tool>();
-  const list = o['tools'] ?? [];
-  if (!Array.isArray(list)) invalid('tools', 'an array of tools', list);
-  list.forEach((tool: unknown, i) => {
-    const t = tool as Tool | null;
-    if (typeof t !== 'object' || t === null || typeof t.name !== 'string' || typeof t.run !== 'function') {
-      invalid(`tools[${i}]`, 'a tool with a name and a run function', tool);
-    }
-    if (tools.has(t.name)) invalid(`tools[${i}].name`, 'unique', t.name);
-    if (t.operation !== undefined) normalizeOperation(t.operation, `tools[${i}].operation`);
-    if (typeof t.cost === 'number') toMicros(t.cost, `tools[${i}].cost`, 'up');
-    tools.set(t.name, t);
-  });
-  const rules = (o['toolRules'] as ReadonlyMap<string, ToolRule> | undefined) ?? new Map();
-  const ttl = approvalTtlOf(o['approvalTtlMs']);
-  const sleep = (o['sleep'] as Sleep | undefined) ?? wait;
-  const retry = retryPolicy(o['retry']);
-  const timers = (o['timers'] as Timers | undefined) ?? realTimers;
-  return { service, tools, rules, approvalTtlMs: ttl, sleep, retry, timers };
+  const o = parseOptions(executorOptions, options);
+  return {
+    service: o.service,
+    tools: o.tools,
+    rules: o.toolRules,
+    approvalTtlMs: o.approvalTtlMs,
+    sleep: o.sleep,
+    retry: o.retry,
+    timers: o.timers,
+  };
 }
 
 /** A run's result, frozen with its list of completed decisions. */

@@ -3,7 +3,8 @@ import { GuardrailValidationError, isGuardrailValidationError } from '../errors.
 import { priceTable, type ModelPrices } from '../agent/prices.js';
 import type { ToolRule } from '../executor/tools.js';
 import { AutonomyGuardrails, type GuardrailsInit } from '../guardrails/AutonomyGuardrails.js';
-import { fieldOf, readFormat, readOptions, readText, subjectOf, validateWith, type Subject } from './read.js';
+import { readFormat, readOptions, readText, subjectOf } from './read.js';
+import { fieldOf, validateWith, type Subject } from '../validation.js';
 import {
   DEFAULT_APPROVAL_TTL_SECONDS,
   policySchema,

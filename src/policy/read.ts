@@ -1,24 +1,14 @@
 // Reading configuration files (policy files, plan files) from untrusted text: YAML or JSON in, a value
 // checked against a zod schema out, and every refusal a GuardrailValidationError naming the path.
 import { parseDocument, type Document, type YAMLError } from 'yaml';
-import type { z } from 'zod';
-import { describeValue, errorText, GuardrailValidationError, isGuardrailValidationError } from '../errors.js';
+import { describeValue, errorText, GuardrailValidationError } from '../errors.js';
+import { refuse, type Subject } from '../validation.js';
 
 /**
  * Aliases expanded while reading YAML, weighted by what they expand to. Enough for a few shared tool rules,
  * far too few for an alias bomb ("billion laughs").
  */
 export const MAX_YAML_ALIAS_COUNT = 64;
-
-/** What is being read, for error messages. */
-export interface Subject {
-  /** Names the whole value: the source file, or a noun such as `policy`. */
-  readonly root: string;
-  /** Put before messages about a part of the value, so they say which file they are about. */
-  readonly prefix: string;
-  /** Path segments put before every path in the value (`input` makes `argv` read `input.argv`). */
-  readonly at: readonly PropertyKey[];
-}
 
 // eslint-disable-next-line no-control-regex -- finding control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
@@ -84,186 +74,6 @@ export function readText(
   // Editors on some systems write a byte order mark; it is not content.
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   return format === 'json' ? readJson(body, subject) : readYaml(body, subject, noun);
-}
-
-/** How {@link validateWith} treats a value. */
-export interface ValidateOptions {
-  /**
-   * How deep the plain-data check descends (default 8). With `refuseDeeper`, a value nesting deeper is
-   * refused (where the schema accepts any JSON, so that nothing deep reaches zod's recursion); without,
-   * the check stops there, because the schema refuses the value at a shallower level anyway.
-   */
-  readonly maxDepth?: number;
-  readonly refuseDeeper?: boolean;
-  /**
-   * What a record's key must be, put before the key schema's own rule: `a tool name`; a function of the
-   * record's path when records differ.
-   */
-  readonly keyRule?: string | ((recordPath: readonly PropertyKey[]) => string);
-}
-
-/**
- * Checks an untrusted value against `schema` and returns zod's output (a fresh copy). Before zod sees it,
- * the value must be plain data: zod reads inherited properties, accepts a Date or a Map as an object and
- * drops a `__proto__` key of a record without a word. The first issue is reported in the library's words,
- * `<path> must be <rule>, got <value>`, where `<rule>` is the failing check's message.
- */
-export function validateWith<S extends z.ZodType>(
-  schema: S,
-  value: unknown,
-  subject: Subject,
-  options: ValidateOptions = {},
-): z.output<S> {
-  try {
-    checkPlainData(value, [], 0, new Set(), subject, options);
-    const parsed = schema.safeParse(value);
-    if (!parsed.success) throw issueError(parsed.error.issues[0], value, subject, options);
-    return parsed.data;
-  } catch (e) {
-    if (isGuardrailValidationError(e)) throw e;
-    // A getter that throws or a revoked proxy: unreadable input is still bad input.
-    throw refuse(subject, subject.root, `could not be read: ${errorText(e)}`, e);
-  }
-}
-
-/**
- * The error for `<field> <rest>`. A message about part of a named file starts with the file's name, so
- * it still says which file when it is printed on its own.
- */
-export function refuse(
-  subject: Subject,
-  field: string,
-  rest: string,
-  cause?: unknown,
-): GuardrailValidationError {
-  const lead = field === subject.root ? '' : subject.prefix;
-  const message = `${lead}${field} ${rest}`;
-  return cause === undefined
-    ? new GuardrailValidationError(field, message)
-    : new GuardrailValidationError(field, message, { cause });
-}
-
-const PLAIN_KEY = /^[A-Za-z_][A-Za-z0-9_-]*$/;
-
-/** `tools.shell.cost_per_call`, `guardrails.required_confirmations[2]`, `tools["my.tool"]`. */
-export function fieldOf(path: readonly PropertyKey[], subject: Subject): string {
-  if (path.length === 0) return subject.root;
-  let out = '';
-  for (const segment of [...subject.at, ...path]) {
-    if (typeof segment === 'number') out += `[${segment}]`;
-    else if (typeof segment === 'string' && PLAIN_KEY.test(segment))
-      out += out === '' ? segment : `.${segment}`;
-    else out += `[${JSON.stringify(String(segment))}]`;
-  }
-  return out;
-}
-
-// ---- plain data ------------------------------------------------------------------------------------
-
-function checkPlainData(
-  value: unknown,
-  path: readonly PropertyKey[],
-  depth: number,
-  seen: Set<object>,
-  subject: Subject,
-  options: ValidateOptions,
-): void {
-  if (typeof value !== 'object' || value === null || seen.has(value)) return;
-  const maxDepth = options.maxDepth ?? 8;
-  if (depth > maxDepth) {
-    if (options.refuseDeeper) {
-      throw refuse(subject, fieldOf(path, subject), `nests deeper than ${maxDepth} levels`);
-    }
-    return;
-  }
-  seen.add(value);
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      checkPlainData(value[i], [...path, i], depth + 1, seen, subject, options);
-    }
-    return;
-  }
-  const proto: unknown = Object.getPrototypeOf(value);
-  if (proto !== Object.prototype && proto !== null) {
-    throw refuse(
-      subject,
-      fieldOf(path, subject),
-      `must be plain data (an object, array, string, number, boolean or null), got ${kindOf(value)}`,
-    );
-  }
-  for (const key of Object.keys(value)) {
-    if (key === '__proto__') {
-      throw refuse(subject, fieldOf(path, subject), 'must not have a "__proto__" key');
-    }
-    const child = (value as Record<string, unknown>)[key];
-    checkPlainData(child, [...path, key], depth + 1, seen, subject, options);
-  }
-}
-
-type ZodIssue = z.core.$ZodIssue;
-
-/** Renders a zod issue in the library's words: `<path> must be <rule>, got <value>`. */
-function issueError(
-  issue: ZodIssue | undefined,
-  input: unknown,
-  subject: Subject,
-  options: ValidateOptions,
-): GuardrailValidationError {
-  if (issue === undefined) return refuse(subject, subject.root, 'is not valid');
-  const path = issue.path;
-  switch (issue.code) {
-    case 'unrecognized_keys': {
-      const field = fieldOf([...path, String(issue.keys[0])], subject);
-      return refuse(subject, field, `is not a known field (known: ${issue.message})`);
-    }
-    case 'invalid_key': {
-      const inner = issue.issues[0]?.message ?? issue.message;
-      const keyRule =
-        typeof options.keyRule === 'function' ? options.keyRule(path.slice(0, -1)) : options.keyRule;
-      const rule = keyRule === undefined ? inner : `${keyRule}: ${inner}`;
-      const key = describeValue(path.at(-1));
-      return refuse(subject, fieldOf(path.slice(0, -1), subject), `key must be ${rule}, got ${key}`);
-    }
-    case 'invalid_union': {
-      // A value that got past the top of exactly one branch was meant for that branch: its issue says more
-      // than "none of the branches" would.
-      const deep = issue.errors
-        .map((branch) => branch.find((inner) => inner.path.length > 0))
-        .filter((inner) => inner !== undefined);
-      const first = deep.length === 1 ? deep[0] : undefined;
-      if (first !== undefined) {
-        return issueError({ ...first, path: [...path, ...first.path] }, input, subject, options);
-      }
-      return refuseValue(issue, input, subject);
-    }
-    default:
-      return refuseValue(issue, input, subject);
-  }
-}
-
-/** `<path> must be <rule>, got <value>`, or `<path> is missing`. */
-function refuseValue(issue: ZodIssue, input: unknown, subject: Subject): GuardrailValidationError {
-  const field = fieldOf(issue.path, subject);
-  const found = lookUp(input, issue.path);
-  if (!found.present) return refuse(subject, field, 'is missing');
-  return refuse(subject, field, `must be ${issue.message}, got ${describeValue(found.value)}`);
-}
-
-/** The value at `path` in `input`, reading own properties only. */
-function lookUp(input: unknown, path: readonly PropertyKey[]): { present: boolean; value?: unknown } {
-  let current = input;
-  for (const segment of path) {
-    if (typeof current !== 'object' || current === null || !Object.hasOwn(current, segment)) {
-      return { present: false };
-    }
-    current = (current as Record<PropertyKey, unknown>)[segment];
-  }
-  return { present: true, value: current };
-}
-
-function kindOf(value: object): string {
-  const name = Object.prototype.toString.call(value).slice(8, -1);
-  return name === 'Object' ? 'an object that is not plain' : `a ${name}`;
 }
 
 // ---- reading text ----------------------------------------------------------------------------------

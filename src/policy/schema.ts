@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { strict } from '../validation.js';
 import { isWellFormed } from '../json.js';
 import { MAX_AMOUNT } from '../money.js';
 
@@ -93,14 +94,6 @@ export function positiveSeconds(max?: number) {
   const rule = 'a finite number > 0';
   const seconds = z.number({ error: rule }).positive({ error: rule });
   return max === undefined ? seconds : seconds.max(max, { error: `at most ${max}` });
-}
-
-/** A strict object: an unknown key is refused, so a misspelt limit is never silently absent. */
-export function strict<T extends z.ZodRawShape>(shape: T) {
-  const known = Object.keys(shape).join(', ');
-  return z.strictObject(shape, {
-    error: (issue) => (issue.code === 'unrecognized_keys' ? known : 'an object'),
-  });
 }
 
 // Control characters, and a key that JavaScript objects treat as their prototype. JSON Schema validators

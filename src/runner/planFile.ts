@@ -3,7 +3,8 @@ import { validatePlan, type Decision, type Plan } from '../executor/Plan.js';
 import type { GuardrailsInit } from '../guardrails/AutonomyGuardrails.js';
 import { MAX_JSON_DEPTH, type JsonValue } from '../json.js';
 import { policyToGuardrailsInit, validatePolicy } from '../policy/policy.js';
-import { readFormat, readOptions, readText, subjectOf, validateWith, type Subject } from '../policy/read.js';
+import { readFormat, readOptions, readText, subjectOf } from '../policy/read.js';
+import { validateWith, type Subject } from '../validation.js';
 import { POLICY_VERSION } from '../policy/schema.js';
 import { validatePlanId } from '../ids.js';
 import {

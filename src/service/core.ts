@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
 import { AuditEntry } from '../audit/AuditEntry.js';
 import { isSerializableTimestamp } from '../iso.js';
-import { systemClock, type Clock } from '../clock.js';
+import { clockOption, systemClock, type Clock } from '../clock.js';
 import {
   describeValue,
   ERROR_TAIL_LINES,
@@ -15,12 +16,12 @@ import { validRuntimeKey } from '../guardrails/AutonomyGuardrails.js';
 import type { GuardrailEventType } from '../guardrails/events.js';
 import { makeCheck, type GuardCheck, type Reason } from '../guardrails/GuardCheck.js';
 import { normalizeOperation } from '../guardrails/operation.js';
-import { intField, objectWithKeys } from '../guardrails/validate.js';
 import type { JsonValue } from '../json.js';
 import type { GuardrailStore, PlanChange, PlanMutation } from '../store/GuardrailStore.js';
 import { MemoryStore } from '../store/memory/MemoryStore.js';
 import type { Settle } from './BudgetReservation.js';
-import { resolveMetadataLimits, type MetadataLimits } from './metadata.js';
+import { DEFAULT_METADATA_LIMITS, metadataLimitsOption, type MetadataLimits } from './metadata.js';
+import { handle, integer, parseOptions } from '../validation.js';
 
 /** What the service is made with: see the service's documentation of each. */
 export interface AutonomyGuardrailServiceOptions {
@@ -66,18 +67,39 @@ export const DEFAULT_RESERVATION_TTL_MS = 15 * 60 * 1000;
 /** The longest a confirmation request (or a reservation) may stay open. */
 export const MAX_APPROVAL_TTL_MS = 10 * 365 * 24 * 60 * 60 * 1000;
 
-const OPTION_KEYS = [
-  'store',
-  'clock',
-  'auditCapacity',
-  'metadataLimits',
-  'unconfiguredPlans',
-  'storeUnavailable',
-  'ids',
-  'reservationTtlMs',
-];
-
 const STORE_METHODS = ['update', 'put', 'get', 'delete', 'close', 'getApproval', 'listApprovals'] as const;
+
+/** Refuses at construction what would otherwise fail on the first check with a TypeError. */
+function isStore(value: unknown): boolean {
+  const s = value as Record<string, unknown> | null;
+  return (
+    typeof s === 'object' &&
+    s !== null &&
+    STORE_METHODS.every((m) => typeof s[m] === 'function') &&
+    Number.isSafeInteger(s['auditCapacity']) &&
+    (s['auditCapacity'] as number) >= 1
+  );
+}
+
+const serviceOptions = z.object({
+  store: handle<GuardrailStore>(
+    `an implementation of GuardrailStore (${STORE_METHODS.join(', ')} and auditCapacity)`,
+    isStore,
+  ).optional(),
+  // null is an error, not the default
+  clock: clockOption.default(() => systemClock),
+  auditCapacity: integer(1).optional(),
+  metadataLimits: metadataLimitsOption.default(() => DEFAULT_METADATA_LIMITS),
+  unconfiguredPlans: z.enum(['allow', 'deny'], { error: '"allow" or "deny"' }).default('allow'),
+  storeUnavailable: z.enum(['reject', 'deny'], { error: '"reject" or "deny"' }).default('reject'),
+  ids: handle<() => string>('a function returning a new id', (v) => typeof v === 'function').default(
+    () => randomUUID,
+  ),
+  reservationTtlMs: integer(1, {
+    value: MAX_APPROVAL_TTL_MS,
+    rule: `at most ${MAX_APPROVAL_TTL_MS} (ten years)`,
+  }).default(DEFAULT_RESERVATION_TTL_MS),
+});
 
 /** The answer of a check that is the check itself. */
 export const checkItself = (check: GuardCheck): GuardCheck => check;
@@ -117,32 +139,14 @@ export class ServiceCore {
     options: AutonomyGuardrailServiceOptions,
     readonly settle: Settle,
   ) {
-    const o = objectWithKeys(options, 'options', OPTION_KEYS);
-    this.limits = resolveMetadataLimits(o['metadataLimits']);
-    const clock = o['clock'] === undefined ? systemClock : o['clock']; // null is an error, not the default
-    if (typeof (clock as Clock | null)?.now !== 'function') {
-      throw new GuardrailValidationError(
-        'clock',
-        `clock must have a now() method, got ${describeValue(clock)}`,
-      );
-    }
-    this.clock = clock as Clock;
-    this.#deny = oneOf(o['unconfiguredPlans'], 'unconfiguredPlans', 'allow', 'deny') === 'deny';
-    this.#denyUnavailable = oneOf(o['storeUnavailable'], 'storeUnavailable', 'reject', 'deny') === 'deny';
-    const ids = o['ids'] === undefined ? randomUUID : o['ids'];
-    if (typeof ids !== 'function') {
-      throw new GuardrailValidationError(
-        'ids',
-        `ids must be a function returning a new id, got ${describeValue(ids)}`,
-      );
-    }
-    this.#ids = ids as () => string;
-    const ttl = o['reservationTtlMs'] === undefined ? DEFAULT_RESERVATION_TTL_MS : o['reservationTtlMs'];
-    this.reservationTtlMs = intField(ttl, 'reservationTtlMs', 1, false) as number;
-    if (this.reservationTtlMs > MAX_APPROVAL_TTL_MS) {
-      invalid('reservationTtlMs', `at most ${MAX_APPROVAL_TTL_MS} (ten years)`, ttl);
-    }
-    this.store = storeOf(o['store'], o['auditCapacity'], this.limits);
+    const o = parseOptions(serviceOptions, options);
+    this.limits = o.metadataLimits;
+    this.clock = o.clock;
+    this.#deny = o.unconfiguredPlans === 'deny';
+    this.#denyUnavailable = o.storeUnavailable === 'deny';
+    this.#ids = o.ids;
+    this.reservationTtlMs = o.reservationTtlMs;
+    this.store = storeOf(o.store, o.auditCapacity, this.limits);
   }
 
   /** True when a check that rejects because the store cannot be reached answers denied instead. */
@@ -273,36 +277,20 @@ export class ServiceCore {
   }
 }
 
-function oneOf<A extends string, B extends string>(
-  value: unknown,
-  field: string,
-  first: A,
-  second: B,
-): A | B {
-  const v = value === undefined ? first : value;
-  if (v !== first && v !== second) {
-    throw new GuardrailValidationError(
-      field,
-      `${field} must be "${first}" or "${second}", got ${describeValue(v)}`,
-    );
-  }
-  return v as A | B;
-}
-
 /** The store the options give, checked against the metadata limits, or the default memory store. */
-function storeOf(store: unknown, auditCapacity: unknown, limits: MetadataLimits): GuardrailStore {
+function storeOf(
+  store: GuardrailStore | undefined,
+  auditCapacity: number | undefined,
+  limits: MetadataLimits,
+): GuardrailStore {
   if (store !== undefined && auditCapacity !== undefined) {
     throw new GuardrailValidationError(
       'auditCapacity',
       'auditCapacity configures the default memory store; with your own store, give it to the store',
     );
   }
-  const capacity =
-    auditCapacity === undefined ? undefined : intField(auditCapacity, 'auditCapacity', 1, false);
   const chosen =
-    store === undefined
-      ? new MemoryStore({ keepLog: false, ...(capacity ? { auditCapacity: capacity } : {}) })
-      : validStore(store);
+    store ?? new MemoryStore({ keepLog: false, ...(auditCapacity === undefined ? {} : { auditCapacity }) });
   if (chosen.auditCapacity > limits.maxAuditEntries) {
     // Otherwise the service would write metadata it refuses to read back.
     throw new GuardrailValidationError(
@@ -321,22 +309,4 @@ function storeOf(store: unknown, auditCapacity: unknown, limits: MetadataLimits)
     );
   }
   return chosen;
-}
-
-/** Refuses at construction what would otherwise fail on the first check with a TypeError. */
-function validStore(store: unknown): GuardrailStore {
-  const s = store as Record<string, unknown> | null;
-  const complete =
-    typeof s === 'object' &&
-    s !== null &&
-    STORE_METHODS.every((m) => typeof s[m] === 'function') &&
-    Number.isSafeInteger(s['auditCapacity']) &&
-    (s['auditCapacity'] as number) >= 1;
-  if (!complete) {
-    throw new GuardrailValidationError(
-      'store',
-      `store must implement GuardrailStore (${STORE_METHODS.join(', ')} and auditCapacity), got ${describeValue(store)}`,
-    );
-  }
-  return store as GuardrailStore;
 }

@@ -6,6 +6,7 @@ import { EVENT_INFO, isGuardrailEventType } from '../guardrails/events.js';
 import { intField, objectWithKeys } from '../guardrails/validate.js';
 import { isSerializableTimestamp, parseIsoMs } from '../iso.js';
 import { copyJsonObject, isPlainObject, type JsonObject } from '../json.js';
+import { integer, strict } from '../validation.js';
 
 /** The key under which leash keeps its state in a plan's metadata. */
 export const METADATA_KEY = 'autonomy_guardrails';
@@ -34,16 +35,20 @@ export const DEFAULT_METADATA_LIMITS: Readonly<MetadataLimits> = Object.freeze({
   maxTotalBytes: 8 * 1024 * 1024,
 });
 
-/** Validates a partial set of limits and fills in the defaults. */
-export function resolveMetadataLimits(partial: unknown): MetadataLimits {
-  const keys = Object.keys(DEFAULT_METADATA_LIMITS) as (keyof MetadataLimits)[];
-  const o = objectWithKeys(partial, 'metadataLimits', keys);
-  const out = { ...DEFAULT_METADATA_LIMITS };
-  for (const key of keys) {
-    if (o[key] !== undefined) out[key] = intField(o[key], `metadataLimits.${key}`, 1, false) as number;
-  }
-  return out;
-}
+const limit = integer(1).optional();
+
+/** The `metadataLimits` option: a partial set of limits, the defaults filled in. */
+export const metadataLimitsOption = strict({
+  maxAuditEntries: limit,
+  maxRequiredConfirmations: limit,
+  maxOperationNameLength: limit,
+  maxDetailsBytes: limit,
+  maxTotalBytes: limit,
+}).transform((given) => {
+  const limits: MetadataLimits = { ...DEFAULT_METADATA_LIMITS };
+  for (const key of Object.keys(limits) as (keyof MetadataLimits)[]) limits[key] = given[key] ?? limits[key];
+  return limits;
+});
 
 /** Wire form of a plan's state (DESIGN.md §3). */
 export interface GuardrailsMetadata {

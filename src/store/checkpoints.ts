@@ -1,7 +1,9 @@
 import type { KeyObject } from 'node:crypto';
 import { createCheckpoint, signCheckpoint, toPrivateKey, type Checkpoint } from '../audit/checkpoint.js';
 import { GuardrailValidationError } from '../errors.js';
-import { intField, objectWithKeys } from '../guardrails/validate.js';
+import { intField } from '../guardrails/validate.js';
+import { DEFAULT_AUDIT_CAPACITY } from '../audit/AuditTrail.js';
+import { handle, integer, strict } from '../validation.js';
 
 /**
  * When a store writes a checkpoint of a plan's log: after every `every`-th entry (seq `every`, `2·every`, …),
@@ -19,17 +21,23 @@ export interface CheckpointPolicy {
   readonly key: KeyObject | null;
 }
 
-/** Validates a store's `checkpoints` option; null when absent. */
-export function checkpointPolicy(value: unknown): CheckpointPolicy | null {
-  if (value === undefined) return null;
-  const o = objectWithKeys(value, 'checkpoints', ['every', 'privateKey']);
-  const every = intField(o['every'], 'checkpoints.every', 1, false) as number;
-  const key =
-    o['privateKey'] === undefined
-      ? null
-      : toPrivateKey(o['privateKey'] as KeyObject | string, 'checkpoints.privateKey');
-  return Object.freeze({ every, key });
-}
+/** The `checkpoints` option of a store. */
+const checkpointsOption = strict({
+  every: integer(1),
+  // Any value: toPrivateKey says what a key must be.
+  privateKey: handle<KeyObject | string>('a private key', () => true).optional(),
+}).transform(({ every, privateKey }): CheckpointPolicy =>
+  Object.freeze({
+    every,
+    key: privateKey === undefined ? null : toPrivateKey(privateKey, 'checkpoints.privateKey'),
+  }),
+);
+
+/** The options every store takes: how many entries `get` returns per plan, and checkpoints. */
+export const STORE_OPTIONS = {
+  auditCapacity: integer(1).default(DEFAULT_AUDIT_CAPACITY),
+  checkpoints: checkpointsOption.optional().transform((policy) => policy ?? null),
+};
 
 /**
  * The checkpoint due after appending entry `seq` with hash `hash`, recorded at `timestamp` (the entry's

@@ -1,8 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MAX_OUTPUT_TOKENS, modelOptions } from '../../src/adapters/modelOptions.js';
+import {
+  DEFAULT_MAX_OUTPUT_TOKENS,
+  MODEL_OPTIONS,
+  modelOptionsSchema,
+} from '../../src/adapters/modelOptions.js';
+import { parseOptions } from '../../src/validation.js';
 import { AutonomyGuardrailService, GuardrailValidationError, RunGuard } from '../../src/index.js';
 
 const guard = new RunGuard({ service: new AutonomyGuardrailService(), planId: 'p' });
+const modelOptions = (options: unknown) => parseOptions(MODEL_OPTIONS, options);
 
 /** The message of the validation error `f` throws. */
 function refusal(f: () => unknown): string {
@@ -37,7 +43,7 @@ describe('the model options every adapter takes', () => {
   });
 
   it('takes an output limit of 0 only where the adapter allows it', () => {
-    expect(modelOptions({ guard, maxOutputTokens: 0 }, [], 0).maxOutputTokens).toBe(0);
+    expect(parseOptions(modelOptionsSchema(0, {}), { guard, maxOutputTokens: 0 }).maxOutputTokens).toBe(0);
     expect(refusal(() => modelOptions({ guard, maxOutputTokens: 0 }))).toMatch(
       /must be an integer >= 1, got 0/,
     );

@@ -306,6 +306,18 @@ describe('RunGuard input', () => {
     expect(() => new RunGuard(options)).toThrow(expect.objectContaining({ field: 'unpricedModels' }));
   });
 
+  it.each([
+    ['timers', { setTimeout: () => 1 }],
+    ['sleep', 100],
+    ['clock', { now: 5 }],
+    ['retry', { baseMs: -1 }],
+  ])('refuses a run guard whose %s option is not what it must be', (field, value) => {
+    const options = { service: new AutonomyGuardrailService(), planId: PLAN, [field]: value };
+    expect(() => new RunGuard(options as never)).toThrow(
+      expect.objectContaining({ field: field === 'retry' ? 'retry.baseMs' : field }),
+    );
+  });
+
   it('refuses a tool rule with a bad calls-per-plan limit, naming the field', () => {
     expect(
       () =>

@@ -187,6 +187,15 @@ describe('tools given to the executor', () => {
     expect(fieldOf(construct([{ ...echo, operation: 'de\u200bploy' }]))).toBe('tools[0].operation');
   });
 
+  it.each([
+    ['service', { checkStepLimit: () => null }],
+    ['toolRules', { deploy: { requiresConfirmation: true } }],
+    ['timers', {}],
+  ])('refuses a %s option that is not what it must be', (field, value) => {
+    const options = { tools: [echo], [field]: value } as unknown as PlanExecutorOptions;
+    expect(fieldOf(() => new PlanExecutor(options))).toBe(field);
+  });
+
   it('refuses an unknown option', () => {
     const options = { tools: [echo], maxSteps: 3 } as unknown as PlanExecutorOptions;
     expect(fieldOf(() => new PlanExecutor(options))).toBe('options.maxSteps');

@@ -124,6 +124,11 @@ describe('AutonomyGuardrailService options', () => {
     expect(fieldOf(() => new AutonomyGuardrailService(options))).toBe('metadataLimits.maxEntries');
   });
 
+  it('refuses metadata limits that are not a plain object', () => {
+    const options = { metadataLimits: new Map([['maxTotalBytes', 10]]) } as never;
+    expect(fieldOf(() => new AutonomyGuardrailService(options))).toBe('metadataLimits');
+  });
+
   it('refuses a metadata limit below 1', () => {
     const options = { metadataLimits: { maxDetailsBytes: 0 } };
     expect(fieldOf(() => new AutonomyGuardrailService(options))).toBe('metadataLimits.maxDetailsBytes');

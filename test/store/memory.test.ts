@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AutonomyGuardrailService, GuardrailValidationError, MemoryStore } from '../../src/index.js';
+import { AutonomyGuardrailService, MemoryStore } from '../../src/index.js';
 import { runStoreContract } from '../../src/testing/index.js';
 import { vitestFunctions } from '../support/testFunctions.js';
 
@@ -9,8 +9,16 @@ runStoreContract('MemoryStore', {
 });
 
 describe('MemoryStore', () => {
-  it('refuses an audit capacity below 1', () => {
-    expect(() => new MemoryStore({ auditCapacity: 0 })).toThrow(GuardrailValidationError);
+  it('refuses an audit capacity below 1, naming the option', () => {
+    expect(() => new MemoryStore({ auditCapacity: 0 })).toThrow(
+      expect.objectContaining({ name: 'GuardrailValidationError', field: 'auditCapacity' }),
+    );
+  });
+
+  it('refuses an unknown option, naming it', () => {
+    expect(() => new MemoryStore({ keeplog: false } as never)).toThrow(
+      expect.objectContaining({ field: 'options.keeplog' }),
+    );
   });
 });
 

@@ -74,6 +74,13 @@ describe('PostgresStore options', () => {
   it('refuses an audit capacity below 1', () => {
     expect(() => new PostgresStore({ pool, auditCapacity: 0 })).toThrow(GuardrailValidationError);
   });
+
+  it('refuses an unknown option, naming it', () => {
+    const options = { pool, tablePrefx: 'mine_' } as unknown as PostgresStoreOptions;
+    expect(() => new PostgresStore(options)).toThrow(
+      expect.objectContaining({ name: 'GuardrailValidationError', field: 'options.tablePrefx' }),
+    );
+  });
 });
 
 describe('PostgresStore without a database', () => {

@@ -1,8 +1,7 @@
 import type { ModelMessage, ToolApprovalRequest, ToolApprovalResponse } from 'ai';
-import type { RunGuard } from '../../agent/RunGuard.js';
 import { invalid } from '../../errors.js';
 import type { Approval } from '../../store/GuardrailStore.js';
-import { guardOptions, type GuardOption } from '../../agent/guardOption.js';
+import { guardOf, type GuardOption } from '../../agent/guardOption.js';
 
 /**
  * The leash approval behind an SDK `tool-approval-request` part: the one asked for under its tool call
@@ -13,7 +12,7 @@ export async function approvalOf(
   request: Pick<ToolApprovalRequest, 'toolCallId'>,
   options: GuardOption,
 ): Promise<Approval | null> {
-  const guard = guardOptions(options, [])['guard'] as RunGuard;
+  const guard = guardOf(options);
   const toolCallId = (request as { toolCallId?: unknown } | null)?.toolCallId;
   if (typeof toolCallId !== 'string') invalid('request.toolCallId', 'a string', toolCallId);
   return guard.service.findApproval(guard.planId, toolCallId);
@@ -30,7 +29,7 @@ export async function approvalResponses(
   options: GuardOption,
 ): Promise<ToolApprovalResponse[]> {
   if (!Array.isArray(messages)) invalid('messages', 'an array of messages', messages);
-  const guard = guardOptions(options, [])['guard'] as RunGuard;
+  const guard = guardOf(options);
   const answered = new Set<string>();
   for (const message of messages) {
     if (message.role !== 'tool') continue;

@@ -1,4 +1,5 @@
-import { modelOptions, priceKey } from '../modelOptions.js';
+import { modelOptionsSchema, priceKey } from '../modelOptions.js';
+import { functionOption, parseOptions } from '../../validation.js';
 import { wrapLanguageModel, type LanguageModelMiddleware } from 'ai';
 import type { ModelCallHandle } from '../../agent/modelCalls.js';
 import { bytesToTokens, type TokenEstimate, type TokenUsage } from '../../agent/prices.js';
@@ -23,6 +24,11 @@ export interface GuardModelOptions extends GuardOption {
   readonly estimateInputTokens?: (params: CallOptions) => number;
 }
 
+// A call may ask for no output at all here (`maxOutputTokens: 0`), as the AI SDK allows.
+const GUARD_MODEL_OPTIONS = modelOptionsSchema(0, {
+  estimateInputTokens: functionOption<(params: CallOptions) => number>().default(() => promptTokens),
+});
+
 /** A file part (an image, a document) counts as this many tokens in the estimate. */
 const FILE_TOKENS = 1500;
 /** Tokens for each message's framing in the estimate. */
@@ -44,13 +50,11 @@ export function guardModel(model: GuardedLanguageModel, options: GuardModelOptio
     guard,
     modelId: given,
     maxOutputTokens: maxOut,
-    options: o,
-  } = modelOptions(options, ['estimateInputTokens'], 0);
+    estimateInputTokens: estimateInput,
+  } = parseOptions(GUARD_MODEL_OPTIONS, options);
   const modelId = priceKey(given, model.modelId);
-  const estimateInput = o['estimateInputTokens'] ?? promptTokens;
-  if (typeof estimateInput !== 'function') invalid('estimateInputTokens', 'a function', estimateInput);
   const estimateOf = (params: CallOptions): TokenEstimate => ({
-    inputTokens: (estimateInput as (p: CallOptions) => number)(params),
+    inputTokens: estimateInput(params),
     maxOutputTokens: params.maxOutputTokens ?? maxOut,
   });
   const middleware: LanguageModelMiddleware = {

@@ -1,8 +1,7 @@
 import type { StopCondition, ToolSet } from 'ai';
-import type { RunGuard } from '../../agent/RunGuard.js';
 import { GuardrailEventType as E } from '../../guardrails/events.js';
 import { bytesToTokens } from '../../agent/prices.js';
-import { guardOptions, type GuardOption } from '../../agent/guardOption.js';
+import { guardOf, type GuardOption } from '../../agent/guardOption.js';
 import { isLeashDenial } from './tools.js';
 
 /** Denials after which no tool call of this run can go on. */
@@ -23,7 +22,7 @@ const ENDS_THE_RUN: ReadonlySet<string> = new Set([
  * `stopWhen: [stepCountIs(20), guardStop({ guard })]`.
  */
 export function guardStop<TOOLS extends ToolSet = ToolSet>(options: GuardOption): StopCondition<TOOLS> {
-  const guard = guardOptions(options, [])['guard'] as RunGuard;
+  const guard = guardOf(options);
   return async ({ steps }) => {
     const last = steps.at(-1);
     const ended = last?.toolResults.some((r) => isLeashDenial(r.output) && ENDS_THE_RUN.has(r.output.check));

@@ -1,14 +1,21 @@
 import type { Tool, ToolExecutionOptions, ToolSet } from 'ai';
+import { z } from 'zod';
 import type { Denied, RunGuard, ToolCallContext } from '../../agent/RunGuard.js';
 import { invalid } from '../../errors.js';
 import { withMissingKeys } from '../../objects.js';
 import { eitherAborts } from '../../signals.js';
-import { guardOptions, type GuardOption } from '../../agent/guardOption.js';
+import { GUARD_OPTION, type GuardOption } from '../../agent/guardOption.js';
+import { functionOption, parseOptions } from '../../validation.js';
 
 export interface GuardToolsOptions extends GuardOption {
   /** Cost to reserve for one call, by tool and input; it can raise a tool's `costPerCall`, never lower it. */
   readonly estimate?: (toolName: string, input: unknown) => number | undefined;
 }
+
+const GUARD_TOOLS_OPTIONS = z.object({
+  ...GUARD_OPTION,
+  estimate: functionOption<NonNullable<GuardToolsOptions['estimate']>>().optional(),
+});
 
 /**
  * What a guarded tool returns in place of its output when a guard refused the call: the model reads it
@@ -56,15 +63,12 @@ type AnyTool = Tool<unknown, unknown>;
  * guard has a rule for one: leash would never see its calls, so that is refused.
  */
 export function guardTools<T extends ToolSet>(tools: T, options: GuardToolsOptions): T {
-  const o = guardOptions(options, ['estimate']);
-  const guard = o['guard'] as RunGuard;
-  const estimate = o['estimate'];
-  if (estimate !== undefined && typeof estimate !== 'function') invalid('estimate', 'a function', estimate);
+  const { guard, estimate } = parseOptions(GUARD_TOOLS_OPTIONS, options);
   if (typeof tools !== 'object' || tools === null) invalid('tools', 'an object of tools', tools);
   const guarded: Record<string, unknown> = {};
   for (const [name, tool] of Object.entries(tools as ToolSet)) {
     if (typeof (tool as AnyTool).execute === 'function') {
-      guarded[name] = guardTool(name, tool as AnyTool, guard, estimate as GuardToolsOptions['estimate']);
+      guarded[name] = guardTool(name, tool as AnyTool, guard, estimate);
       continue;
     }
     // Run by the client or the provider: leash never sees the call, so a rule for it cannot hold.

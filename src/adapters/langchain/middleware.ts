@@ -1,4 +1,5 @@
-import { modelOptions } from '../modelOptions.js';
+import { MODEL_OPTIONS } from '../modelOptions.js';
+import { parseOptions } from '../../validation.js';
 import { AIMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { interrupt, isGraphBubbleUp } from '@langchain/langgraph';
 import { createMiddleware, StructuredOutputParsingError } from 'langchain';
@@ -129,7 +130,7 @@ function awaiting(approval: Approval | null, now: number): approval is Approval 
  * LangGraph runs an interrupted tool again from its start on resume.
  */
 export function leashMiddleware(options: LeashMiddlewareOptions) {
-  const { guard, modelId, maxOutputTokens: maxOut } = modelOptions(options);
+  const { guard, modelId, maxOutputTokens: maxOut } = parseOptions(MODEL_OPTIONS, options);
   return createMiddleware({
     name: 'leash',
     beforeModel: {

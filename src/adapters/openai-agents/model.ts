@@ -1,4 +1,5 @@
-import { modelOptions, priceKey } from '../modelOptions.js';
+import { MODEL_OPTIONS, priceKey } from '../modelOptions.js';
+import { parseOptions } from '../../validation.js';
 import {
   getDefaultModel,
   type Model,
@@ -42,7 +43,7 @@ const FILE_TOKENS = 1500;
  * Model instance an agent holds bypasses the run's model provider: see {@link guardModelProvider}).
  */
 export function guardModel(model: Model, options: GuardModelOptions): Model {
-  const o = modelOptions(options);
+  const o = parseOptions(MODEL_OPTIONS, options);
   if (typeof model?.getResponse !== 'function' || typeof model.getStreamedResponse !== 'function')
     invalid('model', 'a Model with getResponse and getStreamedResponse', model);
   const own = (model as { model?: unknown }).model;
@@ -56,7 +57,7 @@ export function guardModel(model: Model, options: GuardModelOptions): Model {
  * `Runner` as its `modelProvider`: agents that name their model by a string then need nothing else.
  */
 export function guardModelProvider(provider: ModelProvider, options: GuardModelOptions): ModelProvider {
-  const o = modelOptions(options);
+  const o = parseOptions(MODEL_OPTIONS, options);
   if (typeof provider?.getModel !== 'function') invalid('provider', 'a ModelProvider', provider);
   return {
     async getModel(name?: string): Promise<Model> {

@@ -1,6 +1,5 @@
 import { RunState, type Agent } from '@openai/agents';
-import { guardOptions, type GuardOption } from '../../agent/guardOption.js';
-import type { RunGuard } from '../../agent/RunGuard.js';
+import { guardOf, type GuardOption } from '../../agent/guardOption.js';
 import { GuardrailError, invalid, isGuardrailError } from '../../errors.js';
 import { formatIso } from '../../iso.js';
 import type { JsonObject } from '../../json.js';
@@ -31,7 +30,7 @@ const RESUMED = 'resumed';
  * another program wrote (a plan the leash runner runs) is not overwritten (`PLAN_DOCUMENT_CONFLICT`).
  */
 export async function saveRunState(state: AnyRunState, options: GuardOption): Promise<PlanDocument> {
-  const guard = guardOptions(options, [])['guard'] as RunGuard;
+  const guard = guardOf(options);
   if (!(state instanceof RunState)) invalid('state', 'the RunState of an Agents SDK run', state);
   const body = {
     format: RUN_STATE_FORMAT,
@@ -77,7 +76,7 @@ export async function saveRunState(state: AnyRunState, options: GuardOption): Pr
  * agent, as `RunState.fromString` needs it.
  */
 export async function resumeRunState(agent: AnyAgent, options: GuardOption): Promise<AnyRunState | null> {
-  const guard = guardOptions(options, [])['guard'] as RunGuard;
+  const guard = guardOf(options);
   const store = guard.service.store;
   const saved = await store.getPlanDocument(guard.planId);
   if (saved === null || saved.body['format'] !== RUN_STATE_FORMAT || saved.phase !== AWAITING) return null;

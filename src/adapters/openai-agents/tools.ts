@@ -6,8 +6,7 @@ import {
   type RunToolApprovalItem,
   type ToolOptions,
 } from '@openai/agents';
-import { guardOptions, type GuardOption } from '../../agent/guardOption.js';
-import type { RunGuard } from '../../agent/RunGuard.js';
+import { guardOf, type GuardOption } from '../../agent/guardOption.js';
 import { deniedText } from '../../agent/denied.js';
 import { invalid } from '../../errors.js';
 import { parseIsoMs } from '../../iso.js';
@@ -51,7 +50,7 @@ export function isGuarded(item: RunToolApprovalItem): boolean {
 }
 
 function guardTool<T extends Options>(options: T, guarding: GuardOption): ReturnType<typeof tool> {
-  const guard = guardOptions(guarding, [])['guard'] as RunGuard;
+  const guard = guardOf(guarding);
   const o = options as unknown as { name?: unknown; needsApproval?: unknown; execute?: unknown };
   const name = o.name;
   if (typeof name !== 'string' || name.length === 0) invalid('name', 'the tool’s name', name);
@@ -107,7 +106,7 @@ export async function applyLeashDecisions(
   state: RunState<any, any>, // eslint-disable-line @typescript-eslint/no-explicit-any
   options: GuardOption,
 ): Promise<RunToolApprovalItem[]> {
-  const guard = guardOptions(options, [])['guard'] as RunGuard;
+  const guard = guardOf(options);
   const waiting: RunToolApprovalItem[] = [];
   const now = guard.service.clock.now();
   for (const item of state.getInterruptions()) {

@@ -1,5 +1,6 @@
+import { z } from 'zod';
 import type { AuditEntry } from '../../audit/AuditEntry.js';
-import { AuditTrail, DEFAULT_AUDIT_CAPACITY } from '../../audit/AuditTrail.js';
+import { AuditTrail } from '../../audit/AuditTrail.js';
 import { chainEntry, type ChainedEntry, type Checkpoint } from '../../audit/chain.js';
 import { GuardrailError, invalid } from '../../errors.js';
 import type { AutonomyGuardrails } from '../../guardrails/AutonomyGuardrails.js';
@@ -15,14 +16,20 @@ import type {
 } from '../GuardrailStore.js';
 import {
   checkpointDue,
-  checkpointPolicy,
   pruneTarget,
+  STORE_OPTIONS,
   unanchoredPrune,
   type CheckpointOptions,
   type CheckpointPolicy,
 } from '../checkpoints.js';
 import { decideWrite, type WriteSteps } from '../decide.js';
+import { parseOptions } from '../../validation.js';
 import { checkDocument, documentFromRow, mergeListings, nextRevision } from '../planDocuments.js';
+
+const memoryStoreOptions = z.object({
+  ...STORE_OPTIONS,
+  keepLog: z.boolean({ error: 'a boolean' }).default(true),
+});
 
 interface Entry {
   guardrails: AutonomyGuardrails;
@@ -67,15 +74,11 @@ export class MemoryStore implements GuardrailStore {
    * are made (and signed) when the log is read, from the entries' own times, so they are the same.
    */
   constructor(options?: { auditCapacity?: number; keepLog?: boolean; checkpoints?: CheckpointOptions }) {
-    // AuditTrail validates the capacity and names the field.
-    this.auditCapacity = new AuditTrail({
-      maxEntries: options?.auditCapacity ?? DEFAULT_AUDIT_CAPACITY,
-    }).maxEntries;
-    const keepLog = options?.keepLog ?? true;
-    if (typeof keepLog !== 'boolean') invalid('keepLog', 'a boolean', keepLog);
-    this.keepLog = keepLog;
-    this.#checkpoints = checkpointPolicy(options?.checkpoints);
-    if (this.#checkpoints !== null && !keepLog)
+    const o = parseOptions(memoryStoreOptions, options);
+    this.auditCapacity = o.auditCapacity;
+    this.keepLog = o.keepLog;
+    this.#checkpoints = o.checkpoints;
+    if (o.checkpoints !== null && !o.keepLog)
       invalid('checkpoints', 'absent when keepLog is false', options?.checkpoints);
   }
 

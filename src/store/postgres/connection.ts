@@ -1,6 +1,7 @@
-import { AuditTrail, DEFAULT_AUDIT_CAPACITY } from '../../audit/AuditTrail.js';
+import { z } from 'zod';
 import { GuardrailValidationError } from '../../errors.js';
-import { checkpointPolicy, type CheckpointOptions, type CheckpointPolicy } from '../checkpoints.js';
+import { handle, parseOptions } from '../../validation.js';
+import { STORE_OPTIONS, type CheckpointOptions, type CheckpointPolicy } from '../checkpoints.js';
 import { driver } from '../drivers.js';
 import { createHash } from 'node:crypto';
 import type { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
@@ -44,24 +45,41 @@ export interface PostgresSettings {
   readonly ownsPool: boolean;
 }
 
+// Schema and table prefix go into SQL identifiers, so they are held to a plain lower-case form that
+// needs no escaping and leaves room for the longest table name within PostgreSQL's 63 bytes.
+const IDENTIFIER = /^[a-z_][a-z0-9_]{0,30}$/;
+// NUL cannot be stored in a text column, and a lone surrogate is turned into U+FFFD on the way to the
+// server, which would make two distinct ids name one row.
+const LONE_SURROGATE = /\p{Cs}/u;
+const IDENTIFIER_RULE = `a lower-case SQL identifier matching ${IDENTIFIER}`;
+const identifier = z.string({ error: IDENTIFIER_RULE }).regex(IDENTIFIER, { error: IDENTIFIER_RULE });
+
+const postgresStoreOptions = z.object({
+  // Duck-typed, so that a pool of another copy of pg is accepted.
+  pool: handle<Pool>(
+    'a pg.Pool',
+    (v) => typeof (v as { connect?: unknown } | null)?.connect === 'function',
+  ).optional(),
+  url: z.string({ error: 'a connection string' }).min(1, { error: 'a connection string' }).optional(),
+  schema: identifier
+    .refine((name) => !name.startsWith('pg_'), { error: 'a name not starting with pg_' })
+    .default('public'),
+  tablePrefix: identifier.default('leash_'),
+  ...STORE_OPTIONS,
+});
+
 /** Checks a PostgresStore's options, and makes its pool from `url` or takes the one given. */
 export function postgresSettings(options: PostgresStoreOptions): PostgresSettings {
-  if (typeof options !== 'object' || options === null) invalid('options', 'an object', options);
-  const auditCapacity = new AuditTrail({
-    maxEntries: options.auditCapacity ?? DEFAULT_AUDIT_CAPACITY,
-  }).maxEntries;
-  const schema = identifier(options.schema ?? 'public', 'schema');
-  if (schema.startsWith('pg_')) invalid('schema', 'a name not starting with pg_', schema);
-  const tablePrefix = identifier(options.tablePrefix ?? 'leash_', 'tablePrefix');
-  const checkpoints = checkpointPolicy(options.checkpoints);
-  if ((options.pool === undefined) === (options.url === undefined)) {
+  const { auditCapacity, schema, tablePrefix, checkpoints, ...o } = parseOptions(
+    postgresStoreOptions,
+    options,
+  );
+  if ((o.pool === undefined) === (o.url === undefined)) {
     throw new GuardrailValidationError('pool', 'give exactly one of pool and url');
   }
-  if (options.url !== undefined) {
-    if (typeof options.url !== 'string' || options.url === '')
-      invalid('url', 'a connection string', options.url);
+  if (o.url !== undefined) {
     const pool = new (driver('pg').Pool)({
-      connectionString: options.url,
+      connectionString: o.url,
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     });
     // An idle connection that breaks emits 'error' on the pool, which would end the process when
@@ -73,20 +91,9 @@ export function postgresSettings(options: PostgresStoreOptions): PostgresSetting
     pool.on('connect', (client) => client.on('error', () => {}));
     return { auditCapacity, schema, tablePrefix, checkpoints, pool, ownsPool: true };
   }
-  const pool = options.pool;
-  // Duck-typed, so that a pool of another copy of pg is accepted.
-  if (typeof (pool as { connect?: unknown } | undefined)?.connect !== 'function') {
-    invalid('pool', 'a pg.Pool', pool);
-  }
-  return { auditCapacity, schema, tablePrefix, checkpoints, pool: pool as Pool, ownsPool: false };
+  return { auditCapacity, schema, tablePrefix, checkpoints, pool: o.pool as Pool, ownsPool: false };
 }
 
-// Schema and table prefix go into SQL identifiers, so they are held to a plain lower-case form that
-// needs no escaping and leaves room for the longest table name within PostgreSQL's 63 bytes.
-const IDENTIFIER = /^[a-z_][a-z0-9_]{0,30}$/;
-// NUL cannot be stored in a text column, and a lone surrogate is turned into U+FFFD on the way to the
-// server, which would make two distinct ids name one row.
-const LONE_SURROGATE = /\p{Cs}/u;
 // Owned pools give up waiting for a connection after this long instead of hanging a check.
 export const CONNECT_TIMEOUT_MS = 10_000;
 
@@ -186,13 +193,6 @@ export function endsSession(error: unknown): boolean {
 
 export function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
-}
-
-export function identifier(value: unknown, field: string): string {
-  if (typeof value !== 'string' || !IDENTIFIER.test(value)) {
-    invalid(field, `a lower-case SQL identifier matching ${IDENTIFIER}`, value);
-  }
-  return value;
 }
 
 export function quote(name: string): string {

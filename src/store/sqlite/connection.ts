@@ -1,11 +1,11 @@
 import type Database from 'better-sqlite3';
-import { DEFAULT_AUDIT_CAPACITY } from '../../audit/AuditTrail.js';
-import { GuardrailValidationError, describeValue } from '../../errors.js';
-import { intField, objectWithKeys } from '../../guardrails/validate.js';
-import { checkpointPolicy, type CheckpointOptions, type CheckpointPolicy } from '../checkpoints.js';
+import { z } from 'zod';
+import { describeValue, GuardrailValidationError } from '../../errors.js';
+import { STORE_OPTIONS, type CheckpointOptions, type CheckpointPolicy } from '../checkpoints.js';
 import { driver } from '../drivers.js';
 import { GuardrailError } from '../../errors.js';
 import { openProblem } from './fileProblems.js';
+import { handle, integer, parseOptions } from '../../validation.js';
 
 // The SQLite connection: the store's options, the database opened or given, and what its errors become.
 
@@ -31,11 +31,40 @@ export interface SqliteStoreOptions {
   checkpoints?: CheckpointOptions;
 }
 
-const OPTION_KEYS = ['path', 'database', 'auditCapacity', 'tablePrefix', 'busyTimeoutMs', 'checkpoints'];
 const TABLE_PREFIX = /^[a-z][a-z0-9_]{0,30}$/;
 const DEFAULT_TABLE_PREFIX = 'leash_';
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 const MAX_BUSY_TIMEOUT_MS = 2_147_483_647; // SQLite takes a C int
+const PATH_RULE = 'a file name or ":memory:"';
+const PREFIX_RULE = `a name matching ${TABLE_PREFIX}`;
+
+/** True for an open better-sqlite3 connection (duck-typed: another copy of the driver will do). */
+function isDatabase(value: unknown): boolean {
+  const db = value as Partial<Database.Database> | null;
+  return (
+    typeof db === 'object' &&
+    db !== null &&
+    typeof db.prepare === 'function' &&
+    typeof db.transaction === 'function' &&
+    typeof db.pragma === 'function' &&
+    db.open === true
+  );
+}
+
+const sqliteStoreOptions = z.object({
+  path: z.string({ error: PATH_RULE }).min(1, { error: PATH_RULE }).optional(),
+  database: handle<Database.Database>('an open better-sqlite3 Database', isDatabase).optional(),
+  // The prefix is the only text put into SQL: everything else is a bound parameter.
+  tablePrefix: z
+    .string({ error: PREFIX_RULE })
+    .regex(TABLE_PREFIX, { error: PREFIX_RULE })
+    .default(DEFAULT_TABLE_PREFIX),
+  busyTimeoutMs: integer(0, {
+    value: MAX_BUSY_TIMEOUT_MS,
+    rule: `at most ${MAX_BUSY_TIMEOUT_MS}`,
+  }).default(DEFAULT_BUSY_TIMEOUT_MS),
+  ...STORE_OPTIONS,
+});
 
 /** The store's settings, as its options give them (checked, naming the field), and its connection. */
 export interface SqliteSettings {
@@ -50,53 +79,19 @@ export interface SqliteSettings {
 
 /** Checks a SqliteStore's options and opens (or takes) its connection. */
 export function sqliteSettings(options: SqliteStoreOptions): SqliteSettings {
-  const o = objectWithKeys(options, 'options', OPTION_KEYS);
-  const auditCapacity = intField(
-    o['auditCapacity'] ?? DEFAULT_AUDIT_CAPACITY,
-    'auditCapacity',
-    1,
-    false,
-  ) as number;
-  const busyTimeoutMs = intField(
-    o['busyTimeoutMs'] ?? DEFAULT_BUSY_TIMEOUT_MS,
-    'busyTimeoutMs',
-    0,
-    false,
-  ) as number;
-  if (busyTimeoutMs > MAX_BUSY_TIMEOUT_MS) {
-    throw new GuardrailValidationError(
-      'busyTimeoutMs',
-      `busyTimeoutMs must be at most ${MAX_BUSY_TIMEOUT_MS}, got ${busyTimeoutMs}`,
-    );
-  }
-  const prefix = o['tablePrefix'] ?? DEFAULT_TABLE_PREFIX;
-  // The prefix is the only text put into SQL: everything else is a bound parameter.
-  if (typeof prefix !== 'string' || !TABLE_PREFIX.test(prefix)) {
-    throw new GuardrailValidationError(
-      'tablePrefix',
-      `tablePrefix must match ${TABLE_PREFIX}, got ${describeValue(prefix)}`,
-    );
-  }
-  const checkpoints = checkpointPolicy(o['checkpoints']);
+  const o = parseOptions(sqliteStoreOptions, options);
+  const { auditCapacity, busyTimeoutMs, tablePrefix, checkpoints } = o;
   // Loaded by the first store rather than on import; a given database needs it too, for its errors.
   const Sqlite = driver('better-sqlite3');
-  if (o['database'] !== undefined) {
-    if (o['path'] !== undefined) {
+  if (o.database !== undefined) {
+    if (o.path !== undefined) {
       throw new GuardrailValidationError('path', 'path and database cannot both be given');
     }
-    const db = givenDatabase(o['database']);
-    db.pragma(`busy_timeout = ${busyTimeoutMs}`);
-    return { auditCapacity, busyTimeoutMs, tablePrefix: prefix, checkpoints, db, ownsDatabase: false };
+    o.database.pragma(`busy_timeout = ${busyTimeoutMs}`);
+    return { auditCapacity, busyTimeoutMs, tablePrefix, checkpoints, db: o.database, ownsDatabase: false };
   }
-  const path = o['path'] ?? ':memory:';
-  if (typeof path !== 'string' || path.length === 0) {
-    throw new GuardrailValidationError(
-      'path',
-      `path must be a file name or ":memory:", got ${describeValue(path)}`,
-    );
-  }
-  const db = openDatabase(Sqlite, path, busyTimeoutMs);
-  return { auditCapacity, busyTimeoutMs, tablePrefix: prefix, checkpoints, db, ownsDatabase: true };
+  const db = openDatabase(Sqlite, o.path ?? ':memory:', busyTimeoutMs);
+  return { auditCapacity, busyTimeoutMs, tablePrefix, checkpoints, db, ownsDatabase: true };
 }
 
 /** Opens the database file at `path` (or `:memory:`) with the settings the store needs. */
@@ -128,26 +123,6 @@ export function openDatabase(
       { cause: error },
     );
   }
-}
-
-export function givenDatabase(value: unknown): Database.Database {
-  const db = value as Partial<Database.Database> | null;
-  if (
-    typeof db !== 'object' ||
-    db === null ||
-    typeof db.prepare !== 'function' ||
-    typeof db.transaction !== 'function' ||
-    typeof db.pragma !== 'function'
-  ) {
-    throw new GuardrailValidationError(
-      'database',
-      `database must be a better-sqlite3 Database, got ${describeValue(value)}`,
-    );
-  }
-  if (db.open !== true) {
-    throw new GuardrailValidationError('database', 'database must be open, got a closed connection');
-  }
-  return db as Database.Database;
 }
 
 /** The error to report for `error`: SQLite's own errors become GuardrailErrors; others pass as they are. */
