@@ -35,6 +35,8 @@ export {
   type ConfirmationAsk,
   type ToolCallBegin,
   type ToolCallBegun,
+  type ToolCallOpen,
+  type ToolCallOpened,
 } from './service/AutonomyGuardrailService.js';
 export {
   DEFAULT_METADATA_LIMITS,

@@ -1,5 +1,5 @@
 import { runtimeKeyOf } from '../guardrails/runtime.js';
-import { openCall, operationsToConfirm } from '../agent/calls.js';
+import { openCall, operationsToConfirm, type CallChecks } from '../agent/calls.js';
 import { wallClockDeadline, type Timers } from '../agent/deadline.js';
 import { unwrap, type Outcome } from '../agent/toolResult.js';
 import { GuardrailError, GuardrailViolationError, invalid } from '../errors.js';
@@ -48,8 +48,9 @@ export class Invoker {
   }
 
   /**
-   * Per-tool calls and the budget reservation for one call; null when unguarded. `live` throws when the
-   * call may go no further: it is asked before the reservation.
+   * The checks of one call that is no step of its own (`checks`, the tool's calls per plan) and its
+   * budget reservation, in one update; null when unguarded. `live` throws when the call may go no
+   * further: it is asked before the update.
    */
   async openCall(
     planId: string,
@@ -57,11 +58,15 @@ export class Invoker {
     estimate: number,
     reservationId: string,
     live: () => void = () => undefined,
+    checks?: CallChecks,
   ): Promise<BudgetReservation | null> {
     const service = this.#service;
-    if (!service) return null;
+    if (!service) {
+      live();
+      return null;
+    }
     const max = this.#rules.get(tool.name)?.maxCallsPerPlan ?? null;
-    const opened = await openCall(service, planId, tool.name, max, estimate, reservationId, live);
+    const opened = await openCall(service, planId, tool.name, max, estimate, reservationId, live, checks);
     if ('denied' in opened) throw new GuardrailViolationError(opened.denied);
     return opened.reservation;
   }
@@ -165,7 +170,6 @@ export class Invoker {
     name: string,
     input: JsonValue | undefined,
   ): Promise<unknown> {
-    const service = this.#service;
     const tool = this.#tools.get(name);
     if (!tool) invalid('tool', `a registered tool (${[...this.#tools.keys()].join(', ')})`, name);
     // A call whose invocation was cut short (the wall clock ran out, the run was interrupted) goes no
@@ -173,20 +177,15 @@ export class Invoker {
     const live = (): void => {
       if (inv.signal.aborted) throw inv.signal.reason;
     };
-    live();
     const rule = this.#rules.get(tool.name);
-    if (service) {
-      deny(await service.checkActorToolCalls(inv.planId, n));
-      const always = rule?.requiresConfirmation ? normalizeOperation(tool.name) : null;
-      for (const op of operationsOf({ id: inv.decisionId, tool: tool.name }, tool, rule)) {
-        live();
-        deny(await service.checkConfirmation(inv.planId, op, { alwaysRequire: op === always }));
-      }
-    }
     const estimate = this.estimate(tool, input);
-    live();
     const reservationId = runtimeKeyOf(inv.decisionId, `#${inv.attempt}/${n}`);
-    const call = await this.openCall(inv.planId, tool, estimate, reservationId, live);
+    const checks: CallChecks = {
+      currentCalls: n,
+      operations: operationsOf({ id: inv.decisionId, tool: tool.name }, tool, rule),
+      alwaysRequire: rule?.requiresConfirmation ? [normalizeOperation(tool.name)] : [],
+    };
+    const call = await this.openCall(inv.planId, tool, estimate, reservationId, live, checks);
     let outcome: Outcome;
     try {
       live(); // a reservation made as the call was cut short is given back

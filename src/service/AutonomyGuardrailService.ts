@@ -16,7 +16,14 @@ import * as confirmations from './confirmations.js';
 import type { ConfirmationAsk, ConfirmationRequest, GrantAsk, GrantUse } from './confirmations.js';
 import { ServiceCore, type AutonomyGuardrailServiceOptions } from './core.js';
 import * as plans from './plans.js';
-import { beginToolCall, type ToolCallBegin, type ToolCallBegun } from './toolCall.js';
+import {
+  beginToolCall,
+  openToolCall,
+  type ToolCallBegin,
+  type ToolCallBegun,
+  type ToolCallOpen,
+  type ToolCallOpened,
+} from './toolCall.js';
 
 export {
   DEFAULT_RESERVATION_TTL_MS,
@@ -24,7 +31,7 @@ export {
   type AutonomyGuardrailServiceOptions,
 } from './core.js';
 export type { ConfirmationAsk, ConfirmationRequest, GrantUse } from './confirmations.js';
-export type { ToolCallBegin, ToolCallBegun } from './toolCall.js';
+export type { ToolCallBegin, ToolCallBegun, ToolCallOpen, ToolCallOpened } from './toolCall.js';
 
 /**
  * Guardrails per plan over a {@link GuardrailStore}: every check is recorded in the plan's audit trail
@@ -109,6 +116,17 @@ export class AutonomyGuardrailService {
    */
   beginToolCall(planId: string, call: ToolCallBegin): Promise<ToolCallBegun | null> {
     return beginToolCall(this.#core, planId, call);
+  }
+
+  /**
+   * The checks of a call that is no step of its own and cannot wait for a person (a tool a tool calls,
+   * another try of a call), decided and recorded in one update, each audited as its own method would:
+   * the invocation's tool calls (when `currentCalls` is given) → each of `operations` needing no person
+   * (`checkConfirmation`; no approval is opened) → the tool's calls per plan (counted) → reservation of
+   * the estimate. Stops at the first that refuses. Resolves null for a plan that is not configured.
+   */
+  openToolCall(planId: string, call: ToolCallOpen): Promise<ToolCallOpened | null> {
+    return openToolCall(this.#core, planId, call);
   }
 
   /** Denied (`confirmation_required`) when a person must confirm `operation`. Recorded either way. */

@@ -5,14 +5,20 @@ import { invalid } from '../errors.js';
 import { validRuntimeKey } from '../guardrails/AutonomyGuardrails.js';
 import { GuardrailEventType as E } from '../guardrails/events.js';
 import { makeCheck, type GuardCheck } from '../guardrails/GuardCheck.js';
-import { confirmationReason, normalizeOperation } from '../guardrails/operation.js';
+import { normalizeOperation } from '../guardrails/operation.js';
 import { intField, objectWithKeys } from '../guardrails/validate.js';
 import { validatePlanId } from '../ids.js';
 import { formatIso } from '../iso.js';
 import type { JsonValue } from '../json.js';
 import { textOption } from './BudgetReservation.js';
 import { checkItself, rejecting, type ServiceCore } from './core.js';
-import { decideActorCalls, decideStep, decideToolCalls, decideWallClock } from './decisions.js';
+import {
+  decideActorCalls,
+  decideOperation,
+  decideStep,
+  decideToolCalls,
+  decideWallClock,
+} from './decisions.js';
 import { inputHash } from './hash.js';
 
 // The checks of one limit each, by plan id: each is one update of the plan, recorded either way.
@@ -66,12 +72,7 @@ export function checkConfirmation(
     const op = normalizeOperation(operation, 'operation', core.limits.maxOperationNameLength);
     // A per-tool rule can demand a person whatever the plan's list says.
     const always = options?.alwaysRequire === true;
-    return (g) => {
-      const check = always
-        ? makeCheck(E.CONFIRMATION_REQUIRED, confirmationReason([op], true), null)
-        : g.checkConfirmation(op);
-      return core.audited(check, { operation: op, limit: null });
-    };
+    return (g) => decideOperation(core, g, op, always);
   });
 }
 

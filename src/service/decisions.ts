@@ -2,6 +2,7 @@ import type { AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
 import { GuardrailEventType as E } from '../guardrails/events.js';
 import { makeCheck, type GuardCheck, type Reason } from '../guardrails/GuardCheck.js';
 import type { JsonValue } from '../json.js';
+import { confirmationReason } from '../guardrails/operation.js';
 import type { PlanChange, PlanMutation } from '../store/GuardrailStore.js';
 import type { ServiceCore } from './core.js';
 
@@ -57,6 +58,23 @@ export function decideActorCalls(
 ): PlanChange<GuardCheck> {
   const check = g.checkActorToolCalls(currentCalls);
   return core.audited(check, { current_calls: currentCalls, limit: check.limit ?? null }, undefined, now);
+}
+
+/**
+ * Whether operation `op` (normalized) may go ahead without a person: denied (`confirmation_required`)
+ * when the plan's list names it, or `always` (a per-tool rule) says every call needs one.
+ */
+export function decideOperation(
+  core: ServiceCore,
+  g: AutonomyGuardrails,
+  op: string,
+  always: boolean,
+  now?: number,
+): PlanChange<GuardCheck> {
+  const check = always
+    ? makeCheck(E.CONFIRMATION_REQUIRED, confirmationReason([op], true), null)
+    : g.checkConfirmation(op);
+  return core.audited(check, { operation: op, limit: null }, undefined, now);
 }
 
 /** Characters of reservation ids an audit entry lists as expired; the rest are only counted. */

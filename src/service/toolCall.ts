@@ -12,9 +12,16 @@ import { decideReservation } from './budget.js';
 import type { BudgetReservation } from './BudgetReservation.js';
 import { validConfirmation, decideConfirmation, type ConfirmationAsk } from './confirmations.js';
 import type { ServiceCore } from './core.js';
-import { decideActorCalls, decideStep, decideToolCalls, decideWallClock } from './decisions.js';
+import {
+  decideActorCalls,
+  decideOperation,
+  decideStep,
+  decideToolCalls,
+  decideWallClock,
+} from './decisions.js';
 import { inputHash } from './hash.js';
 import { merged } from '../objects.js';
+import { normalizeOperation } from '../guardrails/operation.js';
 
 /** A tool call about to run, for {@link AutonomyGuardrailService.beginToolCall}. */
 export interface ToolCallBegin {
@@ -49,7 +56,34 @@ export interface ToolCallBegun {
   readonly reservation?: BudgetReservation;
 }
 
+/**
+ * A call that is not a step of its own and cannot wait for a person (a tool a tool calls, another try
+ * of a call), for {@link AutonomyGuardrailService.openToolCall}.
+ */
+export interface ToolCallOpen {
+  /** Tool calls of the invocation before this one; without it, that check is not made. */
+  readonly currentCalls?: number;
+  /** Operations that must need no person, each checked in order; a call that needs one is refused. */
+  readonly operations?: readonly string[];
+  /** Those of `operations` that need a person whatever the plan's list says (a per-tool rule). */
+  readonly alwaysRequire?: readonly string[];
+  /** The tool's calls per plan, counted when allowed; without it, not counted. */
+  readonly tool?: { readonly name: string; readonly maxCallsPerPlan: number } | undefined;
+  /** The amount to set aside for the call, and the reservation's id. */
+  readonly estimate: number;
+  readonly reservationId: string;
+}
+
+/** What {@link AutonomyGuardrailService.openToolCall} decided. */
+export interface ToolCallOpened {
+  /** The check that refused the call, or the reservation's. */
+  readonly check: GuardCheck;
+  /** The call's budget set aside, when every check let it through: settle it with commit or release. */
+  readonly reservation?: BudgetReservation;
+}
+
 const begunOf = (check: GuardCheck): ToolCallBegun => ({ check, wallClock: check });
+const openedOf = (check: GuardCheck): ToolCallOpened => ({ check });
 
 /**
  * The parts of a tool call's change, taken in order, as one change: their entries in order, their
@@ -80,8 +114,8 @@ class ToolCallChange {
     return out.result;
   }
 
-  end(result: ToolCallBegun): PlanChange<ToolCallBegun> {
-    const change: { -readonly [K in keyof PlanChange<ToolCallBegun>]: PlanChange<ToolCallBegun>[K] } = {
+  end<R extends object>(result: R): PlanChange<R> {
+    const change: { -readonly [K in keyof PlanChange<R>]: PlanChange<R>[K] } = {
       result: Object.freeze(result),
       entries: this.#entries,
     };
@@ -150,6 +184,67 @@ export function beginToolCall(
       const reservation = change.take(decideReservation(core, g, planId, id, micros, now, expiresAt));
       const { check } = reservation;
       return change.end(reservation.allowed ? { check, wallClock, reservation } : { check, wallClock });
+    });
+  });
+}
+
+/** Normalized operation names, in the order given: `field[i]` names a bad one. */
+function operationList(core: ServiceCore, value: unknown, field: string): string[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) invalid(field, 'a list of operation names', value);
+  return value.map((op, i) => normalizeOperation(op, `${field}[${i}]`, core.limits.maxOperationNameLength));
+}
+
+/** See {@link AutonomyGuardrailService.openToolCall}. */
+export function openToolCall(
+  core: ServiceCore,
+  planId: string,
+  call: ToolCallOpen,
+): Promise<ToolCallOpened | null> {
+  return core.checking(E.BUDGET_BLOCKED, openedOf, () => {
+    validatePlanId(planId);
+    const o = objectWithKeys(call, 'call', [
+      'currentCalls',
+      'operations',
+      'alwaysRequire',
+      'tool',
+      'estimate',
+      'reservationId',
+    ]);
+    const current =
+      o['currentCalls'] === undefined
+        ? null
+        : (intField(o['currentCalls'], 'current_calls', 0, false) as number);
+    const ops = operationList(core, o['operations'], 'operations');
+    const always = operationList(core, o['alwaysRequire'], 'alwaysRequire');
+    const t =
+      o['tool'] === undefined ? undefined : objectWithKeys(o['tool'], 'tool', ['name', 'maxCallsPerPlan']);
+    const tool = t && {
+      name: validRuntimeKey(t['name'], 'tool'),
+      max: intField(t['maxCallsPerPlan'], 'max_calls_per_plan', 1, false) as number,
+    };
+    const micros = toMicros(o['estimate'], 'amount', 'up');
+    const id = validRuntimeKey(o['reservationId'], 'reservationId');
+    const now = core.now();
+    const expiresAt = core.reservationExpiry(now);
+    return core.store.update(planId, (g): PlanChange<ToolCallOpened | null> => {
+      if (!g) return { result: null };
+      const change = new ToolCallChange(null);
+      if (current !== null) {
+        const actor = change.take(decideActorCalls(core, g, current, now));
+        if (!actor.allowed) return change.end({ check: actor });
+      }
+      for (const op of ops) {
+        const asked = change.take(decideOperation(core, g, op, always.includes(op), now));
+        if (!asked.allowed) return change.end({ check: asked });
+      }
+      if (tool) {
+        const calls = change.take(decideToolCalls(core, g, tool.name, tool.max, now));
+        if (!calls.allowed) return change.end({ check: calls });
+      }
+      const reservation = change.take(decideReservation(core, g, planId, id, micros, now, expiresAt));
+      const { check } = reservation;
+      return change.end(reservation.allowed ? { check, reservation } : { check });
     });
   });
 }

@@ -3,6 +3,7 @@ import {
   type AutonomyGuardrailService,
   GuardrailValidationError,
   GuardrailViolationError,
+  MemoryStore,
   NonRetryableError,
   PlanExecutor,
   toolResult,
@@ -72,6 +73,24 @@ describe('a tool calling another tool', () => {
       'budget_committed',
       'budget_committed',
     ]);
+  });
+
+  it('makes the call’s checks one store update, and its settlement a second', async () => {
+    const store = new MemoryStore();
+    const update = store.update.bind(store);
+    let updates = 0;
+    store.update = (...args) => {
+      updates++;
+      return update(...args);
+    };
+    let before = 0;
+    const outer = caller('outer', async (ctx) => {
+      before = updates;
+      await ctx.callTool('echo', 1);
+      return updates - before;
+    });
+    const { result } = await runOne([outer, echo], 'outer', { store });
+    expect(result.completed[0]?.output).toBe(2);
   });
 
   it('does not count a step for the call', async () => {
@@ -355,21 +374,15 @@ describe('calls made in parallel', () => {
 
 describe('a call cut short by the wall clock while the service had not answered yet', () => {
   /**
-   * Makes the service answer the calls of `method` that `when` picks only once `open` is called (what
-   * they change is done at once); `asked` resolves when the first of them is held.
+   * Makes the service answer a nested call's checks (`openToolCall`: what they change is done at once)
+   * only once `open` is called; `asked` resolves when they are held.
    */
-  function hold(
-    service: AutonomyGuardrailService,
-    method: 'checkActorToolCalls' | 'reserveBudget',
-    when: (args: unknown[]) => boolean = () => true,
-  ) {
+  function hold(service: AutonomyGuardrailService) {
     const gate = deferred();
     const asked = deferred();
-    const target = service as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
-    const real = (target[method] as (...args: unknown[]) => Promise<unknown>).bind(service);
-    target[method] = async (...args) => {
+    const real = service.openToolCall.bind(service);
+    service.openToolCall = async (...args) => {
       const answer = await real(...args);
-      if (!when(args)) return answer;
       asked.resolve();
       await gate.promise;
       return answer;
@@ -378,19 +391,16 @@ describe('a call cut short by the wall clock while the service had not answered 
   }
 
   /**
-   * A run whose tool calls `echo` (cost 1) and waits for it, the service's `method` held for that call:
-   * the wall clock runs out meanwhile, which ends the run. `answer` lets the service answer and waits
-   * until the call settled.
+   * A run whose tool calls `echo` (cost 1) and waits for it, the service's answer to that call's checks
+   * held: the wall clock runs out meanwhile, which ends the run. `answer` lets the service answer and
+   * waits until the call settled.
    */
-  async function cutShortWhileHeld(
-    method: 'checkActorToolCalls' | 'reserveBudget',
-    when?: (args: unknown[]) => boolean,
-  ) {
+  async function cutShortWhileHeld() {
     const called = tool('echo', { cost: 1 });
     let call: Promise<unknown> = Promise.resolve();
     const outer = caller('outer', (ctx) => (call = ctx.callTool('echo', 1)));
     const h = await harness([outer, called], { guardrails: { maxWallClockSeconds: 60, toolBudget: 10 } });
-    const held = hold(h.service, method, when);
+    const held = hold(h.service);
     const running = h.executor.execute(planOf([{ id: 'd1', tool: 'outer' }]));
     await held.asked;
     h.clock.advance(60_000);
@@ -404,22 +414,20 @@ describe('a call cut short by the wall clock while the service had not answered 
   }
 
   it('does not run the called tool', async () => {
-    const h = await cutShortWhileHeld('checkActorToolCalls');
+    const h = await cutShortWhileHeld();
     await h.answer();
     expect([h.result.violation?.check.eventType, h.called.calls]).toEqual(['wall_clock_blocked', []]);
   });
 
-  it('adds no audit entry after the run ended', async () => {
-    const h = await cutShortWhileHeld('checkActorToolCalls');
+  it('records nothing after the run ended but the give-back of the reservation it made', async () => {
+    const h = await cutShortWhileHeld();
     const ended = await eventsOf(h.service);
     await h.answer();
-    expect(await eventsOf(h.service)).toEqual(ended);
+    expect(await eventsOf(h.service)).toEqual([...ended, 'budget_released']);
   });
 
   it('gives back the reservation it was making', async () => {
-    const nested = (args: unknown[]) =>
-      String((args[2] as { reservationId?: string }).reservationId).includes('/');
-    const h = await cutShortWhileHeld('reserveBudget', nested);
+    const h = await cutShortWhileHeld();
     await h.answer();
     const g = await guardrailsOf(h.service);
     expect([g.budgetReserved, g.budgetSpent]).toEqual([0, 0]);
