@@ -33,6 +33,12 @@ export const MAX_UPDATES_PER_WRITE = 256;
 export class PlanCache {
   readonly #plans = new Map<string, CachedPlan>();
   readonly #capacity: number;
+  /**
+   * The most recently used plan, last in the map's order. Moving it to the end again would cost a
+   * delete and a set (and, with one plan used over and over, the map's rehashing of deleted slots) on
+   * every update of it, which is most updates.
+   */
+  #newest: string | undefined;
 
   constructor(capacity = PLAN_CACHE_CAPACITY) {
     this.#capacity = capacity;
@@ -40,27 +46,36 @@ export class PlanCache {
 
   get(planId: string): CachedPlan | undefined {
     const found = this.#plans.get(planId);
-    if (found !== undefined) {
+    if (found !== undefined && planId !== this.#newest) {
       this.#plans.delete(planId);
       this.#plans.set(planId, found);
+      this.#newest = planId;
     }
     return found;
   }
 
   set(planId: string, plan: CachedPlan): void {
+    if (planId === this.#newest) {
+      this.#plans.set(planId, plan);
+      return;
+    }
     this.#plans.delete(planId);
     this.#plans.set(planId, plan);
+    this.#newest = planId;
     if (this.#plans.size > this.#capacity) {
       const oldest = this.#plans.keys().next().value as string;
+      if (oldest === this.#newest) this.#newest = undefined;
       this.#plans.delete(oldest);
     }
   }
 
   delete(planId: string): void {
+    if (planId === this.#newest) this.#newest = undefined;
     this.#plans.delete(planId);
   }
 
   clear(): void {
+    this.#newest = undefined;
     this.#plans.clear();
   }
 }
