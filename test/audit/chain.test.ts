@@ -195,6 +195,17 @@ describe('chainEntry', () => {
     expect(fieldOf(() => chainEntry(PLAN, { seq: 1, hash: 'ABC' }, entry(2)))).toBe('previous.hash');
   });
 
+  it('refuses a previous hash in upper case right after making its lower-case form', () => {
+    const first = chainEntry(PLAN, null, entry(1));
+    const upper = { seq: 1, hash: first.hash.toUpperCase() };
+    expect(fieldOf(() => chainEntry(PLAN, upper, entry(2)))).toBe('previous.hash');
+  });
+
+  it('chains after the entry it made last without asking again what its hash is', () => {
+    const first = chainEntry(PLAN, null, entry(1));
+    expect(chainEntry(PLAN, first, entry(2)).prev).toBe(first.hash);
+  });
+
   it('refuses a previous seq below 1', () => {
     expect(fieldOf(() => chainEntry(PLAN, { seq: 0, hash: GENESIS }, entry(2)))).toBe('previous.seq');
   });
