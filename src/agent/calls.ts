@@ -26,8 +26,15 @@ export function operationsToConfirm(
 /** A call the guards let through, with its budget set aside, or the check that refused it. */
 export type OpenedCall = { readonly reservation: BudgetReservation } | { readonly denied: GuardCheck };
 
-/** The checks a call makes before its reservation, besides the tool's calls per plan. */
-export interface CallChecks {
+/** One call to open: its tool, the checks it makes besides the tool's calls, and what it sets aside. */
+export interface CallToOpen {
+  readonly toolName: string;
+  /** The tool's calls per plan; null: not counted. */
+  readonly maxCallsPerPlan: number | null;
+  readonly estimate: number;
+  readonly reservationId: string;
+  /** Throws when the call may go no further. */
+  readonly live?: () => void;
   /** Tool calls of the invocation before this one (a tool a tool calls). */
   readonly currentCalls?: number;
   /** Operations that must need no person, and those a rule makes need one whatever the plan says. */
@@ -37,57 +44,54 @@ export interface CallChecks {
 
 /**
  * The checks of a call that is no step of its own and cannot wait for a person, and the budget
- * reservation of `estimate`: `checks`, then the per-tool calls check (counted when allowed; none without
- * `maxCallsPerPlan`), then the reservation, in one update of a configured plan. `live` throws when the
- * call may go no further: it is asked before the update, and, for a plan with no guardrails, whose
- * checks are asked one by one, before the reservation.
+ * reservation of its estimate: the invocation's calls and the operations when given, then the tool's
+ * calls per plan (counted when allowed), then the reservation, in one update of a configured plan.
+ * `live` is asked before the update, and, for a plan with no guardrails, whose checks are asked one by
+ * one, before the reservation.
  */
 export async function openCall(
   service: AutonomyGuardrailService,
   planId: string,
-  toolName: string,
-  maxCallsPerPlan: number | null,
-  estimate: number,
-  reservationId: string,
-  live: () => void = () => undefined,
-  checks: CallChecks = {},
+  call: CallToOpen,
 ): Promise<OpenedCall> {
-  live();
-  const tool = maxCallsPerPlan === null ? undefined : { name: toolName, maxCallsPerPlan };
-  const opened = await service.openToolCall(planId, { ...checks, tool, estimate, reservationId });
-  if (opened !== null) {
-    const { check, reservation } = opened;
-    return reservation === undefined ? { denied: check } : { reservation };
-  }
-  return openOneByOne(service, planId, toolName, maxCallsPerPlan, estimate, reservationId, live, checks);
+  call.live?.();
+  const { toolName, maxCallsPerPlan, estimate, reservationId } = call;
+  const opened = await service.openToolCall(planId, {
+    currentCalls: call.currentCalls,
+    operations: call.operations,
+    alwaysRequire: call.alwaysRequire,
+    tool: maxCallsPerPlan === null ? undefined : { name: toolName, maxCallsPerPlan },
+    estimate,
+    reservationId,
+  });
+  if (opened === null) return openOneByOne(service, planId, call);
+  const { check, reservation } = opened;
+  return reservation === undefined ? { denied: check } : { reservation };
 }
 
 /** {@link openCall} on a plan with no guardrails: each check as `unconfiguredPlans` answers it. */
 async function openOneByOne(
   service: AutonomyGuardrailService,
   planId: string,
-  toolName: string,
-  maxCallsPerPlan: number | null,
-  estimate: number,
-  reservationId: string,
-  live: () => void,
-  checks: CallChecks,
+  call: CallToOpen,
 ): Promise<OpenedCall> {
-  if (checks.currentCalls !== undefined) {
-    const check = await service.checkActorToolCalls(planId, checks.currentCalls);
+  if (call.currentCalls !== undefined) {
+    const check = await service.checkActorToolCalls(planId, call.currentCalls);
     if (!check.allowed) return { denied: check };
   }
-  for (const op of checks.operations ?? []) {
-    const alwaysRequire = checks.alwaysRequire?.includes(op) ?? false;
+  for (const op of call.operations ?? []) {
+    const alwaysRequire = call.alwaysRequire?.includes(op) ?? false;
     const check = await service.checkConfirmation(planId, op, { alwaysRequire });
     if (!check.allowed) return { denied: check };
   }
-  if (maxCallsPerPlan !== null) {
-    const check = await service.checkToolCalls(planId, toolName, maxCallsPerPlan);
+  if (call.maxCallsPerPlan !== null) {
+    const check = await service.checkToolCalls(planId, call.toolName, call.maxCallsPerPlan);
     if (!check.allowed) return { denied: check };
   }
-  live();
-  const reservation = await service.reserveBudget(planId, estimate, { reservationId });
+  call.live?.();
+  const reservation = await service.reserveBudget(planId, call.estimate, {
+    reservationId: call.reservationId,
+  });
   return reservation.check.allowed ? { reservation } : { denied: reservation.check };
 }
 

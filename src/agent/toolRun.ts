@@ -57,7 +57,12 @@ export async function runToolCall<T>(
       // `tool:` keeps it apart from model calls' ids.
       const reservationId = runtimeKeyOf(`tool:${call.toolCallId}`, `#${attempt}`);
       const max = rule?.maxCallsPerPlan ?? null;
-      const opened = await openCall(service, planId, call.toolName, max, estimate, reservationId);
+      const opened = await openCall(service, planId, {
+        toolName: call.toolName,
+        maxCallsPerPlan: max,
+        estimate,
+        reservationId,
+      });
       if ('denied' in opened) return denied(opened.denied);
       reservation = opened.reservation;
     }

@@ -1,5 +1,5 @@
 import { runtimeKeyOf } from '../guardrails/runtime.js';
-import { openCall, operationsToConfirm, type CallChecks } from '../agent/calls.js';
+import { openCall, operationsToConfirm, type CallToOpen } from '../agent/calls.js';
 import { wallClockDeadline, type Timers } from '../agent/deadline.js';
 import { unwrap, type Outcome } from '../agent/toolResult.js';
 import { GuardrailError, GuardrailViolationError, invalid } from '../errors.js';
@@ -49,24 +49,24 @@ export class Invoker {
 
   /**
    * The checks of one call that is no step of its own (`checks`, the tool's calls per plan) and its
-   * budget reservation, in one update; null when unguarded. `live` throws when the call may go no
-   * further: it is asked before the update.
+   * budget reservation, in one update; null when unguarded. `checks.live` throws when the call may go
+   * no further: it is asked before the update.
    */
   async openCall(
     planId: string,
     tool: Tool,
     estimate: number,
     reservationId: string,
-    live: () => void = () => undefined,
-    checks?: CallChecks,
+    checks: Pick<CallToOpen, 'live' | 'currentCalls' | 'operations' | 'alwaysRequire'> = {},
   ): Promise<BudgetReservation | null> {
     const service = this.#service;
     if (!service) {
-      live();
+      checks.live?.();
       return null;
     }
-    const max = this.#rules.get(tool.name)?.maxCallsPerPlan ?? null;
-    const opened = await openCall(service, planId, tool.name, max, estimate, reservationId, live, checks);
+    const maxCallsPerPlan = this.#rules.get(tool.name)?.maxCallsPerPlan ?? null;
+    const call = { ...checks, toolName: tool.name, maxCallsPerPlan, estimate, reservationId };
+    const opened = await openCall(service, planId, call);
     if ('denied' in opened) throw new GuardrailViolationError(opened.denied);
     return opened.reservation;
   }
@@ -180,12 +180,12 @@ export class Invoker {
     const rule = this.#rules.get(tool.name);
     const estimate = this.estimate(tool, input);
     const reservationId = runtimeKeyOf(inv.decisionId, `#${inv.attempt}/${n}`);
-    const checks: CallChecks = {
+    const call = await this.openCall(inv.planId, tool, estimate, reservationId, {
+      live,
       currentCalls: n,
       operations: operationsOf({ id: inv.decisionId, tool: tool.name }, tool, rule),
       alwaysRequire: rule?.requiresConfirmation ? [normalizeOperation(tool.name)] : [],
-    };
-    const call = await this.openCall(inv.planId, tool, estimate, reservationId, live, checks);
+    });
     let outcome: Outcome;
     try {
       live(); // a reservation made as the call was cut short is given back

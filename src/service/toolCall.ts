@@ -62,11 +62,11 @@ export interface ToolCallBegun {
  */
 export interface ToolCallOpen {
   /** Tool calls of the invocation before this one; without it, that check is not made. */
-  readonly currentCalls?: number;
+  readonly currentCalls?: number | undefined;
   /** Operations that must need no person, each checked in order; a call that needs one is refused. */
-  readonly operations?: readonly string[];
+  readonly operations?: readonly string[] | undefined;
   /** Those of `operations` that need a person whatever the plan's list says (a per-tool rule). */
-  readonly alwaysRequire?: readonly string[];
+  readonly alwaysRequire?: readonly string[] | undefined;
   /** The tool's calls per plan, counted when allowed; without it, not counted. */
   readonly tool?: { readonly name: string; readonly maxCallsPerPlan: number } | undefined;
   /** The amount to set aside for the call, and the reservation's id. */
@@ -125,6 +125,23 @@ class ToolCallChange {
   }
 }
 
+/** The parts every tool call's checks take, checked: its tool and calls of the invocation, its estimate. */
+function callParts(o: Record<string, unknown>) {
+  const t =
+    o['tool'] === undefined ? undefined : objectWithKeys(o['tool'], 'tool', ['name', 'maxCallsPerPlan']);
+  const tool = t && {
+    name: validRuntimeKey(t['name'], 'tool'),
+    max: intField(t['maxCallsPerPlan'], 'max_calls_per_plan', 1, false) as number,
+  };
+  const current =
+    o['currentCalls'] === undefined
+      ? null
+      : (intField(o['currentCalls'], 'current_calls', 0, false) as number);
+  const micros = toMicros(o['estimate'], 'amount', 'up');
+  const id = validRuntimeKey(o['reservationId'], 'reservationId');
+  return { tool, current, micros, id };
+}
+
 /** See {@link AutonomyGuardrailService.beginToolCall}. */
 export function beginToolCall(
   core: ServiceCore,
@@ -148,18 +165,7 @@ export function beginToolCall(
     const named: JsonObject | null = record
       ? { tool: c.toolName ?? c.ops.join(','), input_hash: inputHash(c.input) }
       : null;
-    const t =
-      o['tool'] === undefined ? undefined : objectWithKeys(o['tool'], 'tool', ['name', 'maxCallsPerPlan']);
-    const tool = t && {
-      name: validRuntimeKey(t['name'], 'tool'),
-      max: intField(t['maxCallsPerPlan'], 'max_calls_per_plan', 1, false) as number,
-    };
-    const current =
-      o['currentCalls'] === undefined
-        ? null
-        : (intField(o['currentCalls'], 'current_calls', 0, false) as number);
-    const micros = toMicros(o['estimate'], 'amount', 'up');
-    const id = validRuntimeKey(o['reservationId'], 'reservationId');
+    const { tool, current, micros, id } = callParts(o);
     const expiresAt = core.reservationExpiry(now);
     return core.store.update(planId, (g): PlanChange<ToolCallBegun | null> => {
       if (!g) return { result: null };
@@ -211,20 +217,9 @@ export function openToolCall(
       'estimate',
       'reservationId',
     ]);
-    const current =
-      o['currentCalls'] === undefined
-        ? null
-        : (intField(o['currentCalls'], 'current_calls', 0, false) as number);
+    const { tool, current, micros, id } = callParts(o);
     const ops = operationList(core, o['operations'], 'operations');
     const always = operationList(core, o['alwaysRequire'], 'alwaysRequire');
-    const t =
-      o['tool'] === undefined ? undefined : objectWithKeys(o['tool'], 'tool', ['name', 'maxCallsPerPlan']);
-    const tool = t && {
-      name: validRuntimeKey(t['name'], 'tool'),
-      max: intField(t['maxCallsPerPlan'], 'max_calls_per_plan', 1, false) as number,
-    };
-    const micros = toMicros(o['estimate'], 'amount', 'up');
-    const id = validRuntimeKey(o['reservationId'], 'reservationId');
     const now = core.now();
     const expiresAt = core.reservationExpiry(now);
     return core.store.update(planId, (g): PlanChange<ToolCallOpened | null> => {
