@@ -266,7 +266,7 @@ export function functionOption<F>(): z.ZodType<F> {
   return handle<F>('a function', (value) => typeof value === 'function');
 }
 
-/** An integer in [min, max] (the rule names both limits when there is a max), -0 read as 0. */
+/** An integer >= `min`, and at most `max.value` when given (refused in the words of `max.rule`); -0 is 0. */
 export function integer(min: number, max?: { readonly value: number; readonly rule: string }) {
   const rule = `an integer >= ${min}`;
   const int = z.int({ error: rule }).min(min, { error: rule });

@@ -13,8 +13,8 @@ export const MODEL_ID_RULE = 'the price key of the model, a non-empty string';
 
 /**
  * The schema of an adapter's model options: `guard`, `modelId` and `maxOutputTokens` (an integer >=
- * `minOutput`, default 4096), and the adapter's `own`. Null is no value, as it is for every option with
- * a default: the default applies.
+ * `minOutput`, default 4096), and the adapter's `own`. Null, which the frameworks' own model settings
+ * allow for these, is no value: the default applies.
  */
 export function modelOptionsSchema<Own extends z.ZodRawShape>(minOutput: 0 | 1, own: Own) {
   const rule = `an integer >= ${minOutput}`;
