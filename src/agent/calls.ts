@@ -23,8 +23,12 @@ export function operationsToConfirm(
   return ops;
 }
 
-/** A call the guards let through, with its budget set aside, or the check that refused it. */
-export type OpenedCall = { readonly reservation: BudgetReservation } | { readonly denied: GuardCheck };
+/**
+ * A call the guards let through, with its budget set aside (and the wall-clock check, when it was
+ * asked for), or the check that refused it.
+ */
+export type OpenedCall =
+  { readonly reservation: BudgetReservation; readonly wall?: GuardCheck } | { readonly denied: GuardCheck };
 
 /** One call to open: its tool, the checks it makes besides the tool's calls, and what it sets aside. */
 export interface CallToOpen {
@@ -35,6 +39,8 @@ export interface CallToOpen {
   readonly reservationId: string;
   /** Throws when the call may go no further. */
   readonly live?: () => void;
+  /** Checks the wall clock first (another try of a call). */
+  readonly wallClock?: boolean;
   /** Tool calls of the invocation before this one (a tool a tool calls). */
   readonly currentCalls?: number;
   /** Operations that must need no person, and those a rule makes need one whatever the plan says. */
@@ -44,10 +50,10 @@ export interface CallToOpen {
 
 /**
  * The checks of a call that is no step of its own and cannot wait for a person, and the budget
- * reservation of its estimate: the invocation's calls and the operations when given, then the tool's
- * calls per plan (counted when allowed), then the reservation, in one update of a configured plan.
- * `live` is asked before the update, and, for a plan with no guardrails, whose checks are asked one by
- * one, before the reservation.
+ * reservation of its estimate: the wall clock, the invocation's calls and the operations when asked,
+ * then the tool's calls per plan (counted when allowed), then the reservation, in one update of a
+ * configured plan. `live` is asked before the update, and, for a plan with no guardrails, whose checks
+ * are asked one by one, before the reservation.
  */
 export async function openCall(
   service: AutonomyGuardrailService,
@@ -57,6 +63,7 @@ export async function openCall(
   call.live?.();
   const { toolName, maxCallsPerPlan, estimate, reservationId } = call;
   const opened = await service.openToolCall(planId, {
+    wallClock: call.wallClock,
     currentCalls: call.currentCalls,
     operations: call.operations,
     alwaysRequire: call.alwaysRequire,
@@ -65,8 +72,9 @@ export async function openCall(
     reservationId,
   });
   if (opened === null) return openOneByOne(service, planId, call);
-  const { check, reservation } = opened;
-  return reservation === undefined ? { denied: check } : { reservation };
+  const { check, reservation, wallClock } = opened;
+  if (reservation === undefined) return { denied: check };
+  return wallClock === undefined ? { reservation } : { reservation, wall: wallClock };
 }
 
 /** {@link openCall} on a plan with no guardrails: each check as `unconfiguredPlans` answers it. */
@@ -75,6 +83,8 @@ async function openOneByOne(
   planId: string,
   call: CallToOpen,
 ): Promise<OpenedCall> {
+  const wall = call.wallClock === true ? await service.checkWallClock(planId) : undefined;
+  if (wall !== undefined && !wall.allowed) return { denied: wall };
   if (call.currentCalls !== undefined) {
     const check = await service.checkActorToolCalls(planId, call.currentCalls);
     if (!check.allowed) return { denied: check };
@@ -92,7 +102,8 @@ async function openOneByOne(
   const reservation = await service.reserveBudget(planId, call.estimate, {
     reservationId: call.reservationId,
   });
-  return reservation.check.allowed ? { reservation } : { denied: reservation.check };
+  if (!reservation.check.allowed) return { denied: reservation.check };
+  return wall === undefined ? { reservation } : { reservation, wall };
 }
 
 /** How long a confirmation request stays valid unless the options say otherwise: a day. */

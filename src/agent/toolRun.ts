@@ -47,24 +47,21 @@ export async function runToolCall<T>(
   let failures: Map<string, number> | undefined; // made at the first failure: most calls have none
   let wall = firstWall;
   for (let attempt = 1; ; attempt++) {
-    if (attempt > 1) {
-      wall = await service.checkWallClock(planId);
-      if (!wall.allowed) return denied(wall);
-    }
     let reservation: BudgetReservation;
     if (attempt === 1 && first !== undefined) reservation = first;
     else {
-      // `tool:` keeps it apart from model calls' ids.
-      const reservationId = runtimeKeyOf(`tool:${call.toolCallId}`, `#${attempt}`);
-      const max = rule?.maxCallsPerPlan ?? null;
+      // Another try checks the wall clock again, with the rest of its checks.
       const opened = await openCall(service, planId, {
         toolName: call.toolName,
-        maxCallsPerPlan: max,
+        maxCallsPerPlan: rule?.maxCallsPerPlan ?? null,
         estimate,
-        reservationId,
+        // `tool:` keeps it apart from model calls' ids.
+        reservationId: runtimeKeyOf(`tool:${call.toolCallId}`, `#${attempt}`),
+        wallClock: attempt > 1,
       });
       if ('denied' in opened) return denied(opened.denied);
       reservation = opened.reservation;
+      wall = opened.wall ?? wall;
     }
     let outcome: Outcome;
     const controller = new LazyAbort();

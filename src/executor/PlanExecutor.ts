@@ -278,15 +278,15 @@ export class PlanExecutor {
     let failures: Map<string, number> | undefined; // made at the first failure: most decisions have none
     let wall = first.wall;
     for (let attempt = 1; ; attempt++) {
-      if (service && attempt > 1) {
-        wall = await service.checkWallClock(plan.id);
-        deny(wall);
-      }
       const estimate = this.#invoker.estimateOf(tool, decision);
-      const call =
-        attempt === 1 && first.reservation !== undefined
-          ? first.reservation
-          : await this.#invoker.openCall(plan.id, tool, estimate, runtimeKeyOf(decision.id, `#${attempt}`));
+      let call = first.reservation;
+      if (attempt > 1 || call === undefined) {
+        // Another try checks the wall clock again, with the rest of its checks.
+        const id = runtimeKeyOf(decision.id, `#${attempt}`);
+        const opened = await this.#invoker.openCall(plan.id, tool, estimate, id, { wallClock: attempt > 1 });
+        call = opened?.reservation;
+        wall = opened?.wall ?? wall;
+      }
       let outcome: Outcome;
       // The payload is built only for a listener: this runs for every try of every decision.
       if (this.#listeners.get('started')?.size) {

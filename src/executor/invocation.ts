@@ -57,8 +57,8 @@ export class Invoker {
     tool: Tool,
     estimate: number,
     reservationId: string,
-    checks: Pick<CallToOpen, 'live' | 'currentCalls' | 'operations' | 'alwaysRequire'> = {},
-  ): Promise<BudgetReservation | null> {
+    checks: Pick<CallToOpen, 'live' | 'wallClock' | 'currentCalls' | 'operations' | 'alwaysRequire'> = {},
+  ): Promise<{ readonly reservation: BudgetReservation; readonly wall?: GuardCheck } | null> {
     const service = this.#service;
     if (!service) {
       checks.live?.();
@@ -68,7 +68,7 @@ export class Invoker {
     const call = { ...checks, toolName: tool.name, maxCallsPerPlan, estimate, reservationId };
     const opened = await openCall(service, planId, call);
     if ('denied' in opened) throw new GuardrailViolationError(opened.denied);
-    return opened.reservation;
+    return opened;
   }
 
   /**
@@ -180,12 +180,13 @@ export class Invoker {
     const rule = this.#rules.get(tool.name);
     const estimate = this.estimate(tool, input);
     const reservationId = runtimeKeyOf(inv.decisionId, `#${inv.attempt}/${n}`);
-    const call = await this.openCall(inv.planId, tool, estimate, reservationId, {
+    const opened = await this.openCall(inv.planId, tool, estimate, reservationId, {
       live,
       currentCalls: n,
       operations: operationsOf({ id: inv.decisionId, tool: tool.name }, tool, rule),
       alwaysRequire: rule?.requiresConfirmation ? [normalizeOperation(tool.name)] : [],
     });
+    const call = opened?.reservation;
     let outcome: Outcome;
     try {
       live(); // a reservation made as the call was cut short is given back

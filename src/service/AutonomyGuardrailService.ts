@@ -121,7 +121,8 @@ export class AutonomyGuardrailService {
   /**
    * The checks of a call that is no step of its own and cannot wait for a person (a tool a tool calls,
    * another try of a call), decided and recorded in one update, each audited as its own method would:
-   * the invocation's tool calls (when `currentCalls` is given) → each of `operations` needing no person
+   * the wall clock (when `wallClock` is true) → the invocation's tool calls (when `currentCalls` is
+   * given) → each of `operations` needing no person
    * (`checkConfirmation`; no approval is opened) → the tool's calls per plan (counted) → reservation of
    * the estimate. Stops at the first that refuses. Resolves null for a plan that is not configured.
    */

@@ -61,6 +61,8 @@ export interface ToolCallBegun {
  * of a call), for {@link AutonomyGuardrailService.openToolCall}.
  */
 export interface ToolCallOpen {
+  /** Checks the wall clock first (another try of a call); default false. */
+  readonly wallClock?: boolean | undefined;
   /** Tool calls of the invocation before this one; without it, that check is not made. */
   readonly currentCalls?: number | undefined;
   /** Operations that must need no person, each checked in order; a call that needs one is refused. */
@@ -78,6 +80,8 @@ export interface ToolCallOpen {
 export interface ToolCallOpened {
   /** The check that refused the call, or the reservation's. */
   readonly check: GuardCheck;
+  /** The wall-clock check, when it was asked for. */
+  readonly wallClock?: GuardCheck;
   /** The call's budget set aside, when every check let it through: settle it with commit or release. */
   readonly reservation?: BudgetReservation;
 }
@@ -210,6 +214,7 @@ export function openToolCall(
   return core.checking(E.BUDGET_BLOCKED, openedOf, () => {
     validatePlanId(planId);
     const o = objectWithKeys(call, 'call', [
+      'wallClock',
       'currentCalls',
       'operations',
       'alwaysRequire',
@@ -217,6 +222,8 @@ export function openToolCall(
       'estimate',
       'reservationId',
     ]);
+    const withWall = o['wallClock'] ?? false;
+    if (typeof withWall !== 'boolean') invalid('wallClock', 'a boolean', withWall);
     const { tool, current, micros, id } = callParts(o);
     const ops = operationList(core, o['operations'], 'operations');
     const always = operationList(core, o['alwaysRequire'], 'alwaysRequire');
@@ -225,21 +232,28 @@ export function openToolCall(
     return core.store.update(planId, (g): PlanChange<ToolCallOpened | null> => {
       if (!g) return { result: null };
       const change = new ToolCallChange(null);
+      const wallClock = withWall ? change.take(decideWallClock(core, g, now)) : undefined;
+      const end = (check: GuardCheck, reservation?: BudgetReservation) =>
+        change.end<ToolCallOpened>({
+          check,
+          ...(wallClock === undefined ? {} : { wallClock }),
+          ...(reservation === undefined ? {} : { reservation }),
+        });
+      if (wallClock !== undefined && !wallClock.allowed) return end(wallClock);
       if (current !== null) {
         const actor = change.take(decideActorCalls(core, g, current, now));
-        if (!actor.allowed) return change.end({ check: actor });
+        if (!actor.allowed) return end(actor);
       }
       for (const op of ops) {
         const asked = change.take(decideOperation(core, g, op, always.includes(op), now));
-        if (!asked.allowed) return change.end({ check: asked });
+        if (!asked.allowed) return end(asked);
       }
       if (tool) {
         const calls = change.take(decideToolCalls(core, g, tool.name, tool.max, now));
-        if (!calls.allowed) return change.end({ check: calls });
+        if (!calls.allowed) return end(calls);
       }
       const reservation = change.take(decideReservation(core, g, planId, id, micros, now, expiresAt));
-      const { check } = reservation;
-      return change.end(reservation.allowed ? { check, reservation } : { check });
+      return end(reservation.check, reservation.allowed ? reservation : undefined);
     });
   });
 }

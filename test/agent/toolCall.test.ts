@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { AutonomyGuardrailService, NonRetryableError, RunGuard, toolResult } from '../../src/index.js';
-import { rejectedField } from '../support/service.js';
+import { rejectedField, updatesOf } from '../support/service.js';
 import { counted, eventTypes, guarded, LOCAL_STORES, PLAN, settledUntil } from './support.js';
 
 describe.each(LOCAL_STORES)('RunGuard.toolCall on %s', (_name, makeStore) => {
@@ -165,6 +165,24 @@ describe.each(LOCAL_STORES)('RunGuard.toolCall on %s', (_name, makeStore) => {
       expect(types.filter((t) => t === 'retry_allowed')).toHaveLength(2);
       expect(types.filter((t) => t === 'budget_released')).toHaveLength(3);
       expect(types.at(-1)).toBe('retry_blocked');
+    });
+
+    it('checks the wall clock and reserves for another try in one store update', async () => {
+      const store = await makeStore();
+      const written = updatesOf(store);
+      const { guard } = await guarded(async () => store, { toolBudget: 5, maxWallClockSeconds: 60 });
+      let tries = 0;
+      const out = await guard.toolCall({
+        toolCallId: 'c1',
+        toolName: 'search',
+        estimate: 1,
+        run: () => {
+          if (tries++ === 0) throw new TypeError('flaky');
+          return 'ok';
+        },
+      });
+      expect(out.allowed).toBe(true);
+      expect(written).toContainEqual(['wall_clock_allowed', 'budget_reserved']);
     });
 
     it('counts retries per failure: another error starts its own count', async () => {

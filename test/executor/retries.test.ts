@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { NonRetryableError, PlanExecutor, type Tool } from '../../src/index.js';
+import { MemoryStore, NonRetryableError, PlanExecutor, type Tool } from '../../src/index.js';
+import { updatesOf } from '../support/service.js';
 import {
   detailsOf,
   eventsOf,
@@ -38,6 +39,13 @@ describe('retrying a failed decision', () => {
     const { result } = await run(flaky([typeError, typeError]), 3);
     expect(result.status).toBe('completed');
     expect(result.completed).toEqual([{ decisionId: 'd1', output: 'ok', cost: 0, attempts: 3 }]);
+  });
+
+  it('checks the wall clock and reserves for another try in one store update', async () => {
+    const store = new MemoryStore();
+    const written = updatesOf(store);
+    await run(flaky([typeError], { cost: 1 }), 3, { store, guardrails: { maxWallClockSeconds: 60 } });
+    expect(written).toContainEqual(['wall_clock_allowed', 'budget_reserved']);
   });
 
   it('hands each try its attempt number', async () => {

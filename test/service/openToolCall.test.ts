@@ -74,6 +74,32 @@ describe.each(LOCAL_STORES)('openToolCall on %s', (_name, makeStore) => {
     expect(await events(service)).toEqual(['actor_tool_calls_blocked']);
   });
 
+  it('checks the wall clock first when asked, and refuses the call once it ran out', async () => {
+    const clock = new ManualClock(T0);
+    const service = new AutonomyGuardrailService({ store: await makeStore(), clock });
+    await service.configureGuardrails('plan', { toolBudget: 1, maxWallClockSeconds: 60 });
+    await service.markStarted('plan');
+    clock.advance(60_000);
+
+    const opened = await service.openToolCall('plan', { ...CALL, wallClock: true });
+
+    expect([opened?.check.eventType, opened?.wallClock?.eventType, opened?.reservation]).toEqual([
+      'wall_clock_blocked',
+      'wall_clock_blocked',
+      undefined,
+    ]);
+    expect(await events(service)).toEqual(['wall_clock_blocked']);
+  });
+
+  it('gives the allowed wall-clock check with the reservation when asked', async () => {
+    const service = await on(makeStore, { toolBudget: 1, maxWallClockSeconds: 60 });
+
+    const opened = await service.openToolCall('plan', { ...CALL, wallClock: true });
+
+    expect([opened?.wallClock?.eventType, opened?.reservation?.amount]).toEqual(['wall_clock_allowed', 0.1]);
+    expect((await events(service))[0]).toBe('wall_clock_allowed');
+  });
+
   it('resolves null for a plan with no guardrails, recording nothing', async () => {
     const service = await on(makeStore, null);
 

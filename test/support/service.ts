@@ -8,6 +8,7 @@ import {
   type AutonomyGuardrailServiceOptions,
   type GuardrailsInit,
   type GuardrailStore,
+  type PlanChangeFn,
 } from '../../src/index.js';
 
 export const T0 = Date.parse('2026-11-30T10:00:00.000Z');
@@ -61,3 +62,21 @@ export const LOCAL_STORES: [string, () => Promise<GuardrailStore>][] = [
     },
   ],
 ];
+
+/** From now on, the event types of the audit entries each update of `store` writes: a list per update. */
+export function updatesOf(store: GuardrailStore): string[][] {
+  const written: string[][] = [];
+  const update = store.update.bind(store);
+  store.update = <T>(planId: string, change: PlanChangeFn<T>, options?: { readonly approvalId?: string }) =>
+    update(
+      planId,
+      (g, approval) => {
+        const out = change(g, approval);
+        const entries = [...(out.audit ? [out.audit] : []), ...(out.entries ?? [])];
+        written.push(entries.map((e) => e.eventType));
+        return out;
+      },
+      options,
+    );
+  return written;
+}
