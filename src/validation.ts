@@ -200,6 +200,19 @@ function kindOf(value: object): string {
 /** The options of one of the library's classes: fields are named as they are (`clock`, `retry.maxMs`). */
 const OPTIONS: Subject = { root: 'options', prefix: '', at: [] };
 
+/**
+ * Refuses an own enumerable key of `value` that is not in `known`, naming it `<prefix><key>`: a misspelt
+ * option or limit would otherwise be silently missing. for-in, not Object.keys: no array per call.
+ */
+export function refuseUnknownKeys(value: object, known: readonly string[], prefix: string): void {
+  for (const key in value) {
+    if (!known.includes(key) && Object.hasOwn(value, key)) {
+      const path = `${prefix}${key}`;
+      throw new GuardrailValidationError(path, `${path} is not a known field (known: ${known.join(', ')})`);
+    }
+  }
+}
+
 /** What parseOptions knows of a schema, worked out once per schema. */
 interface OptionsLayout {
   readonly known: readonly string[];
@@ -295,12 +308,9 @@ export function parseOptions<S extends z.ZodObject>(schema: S, options: unknown)
   const { known, data } = layoutOf(schema);
   const given: Record<string, unknown> = {};
   try {
+    if (options !== undefined) refuseUnknownKeys(options, known, 'options.');
     for (const key in options) {
       if (!Object.hasOwn(options, key)) continue;
-      if (!known.includes(key)) {
-        const path = `options.${key}`;
-        throw new GuardrailValidationError(path, `${path} is not a known field (known: ${known.join(', ')})`);
-      }
       const value = options[key];
       if (typeof value === 'object' && value !== null && data.has(key)) {
         checkPlainData(value, [key], 1, new Set(), OPTIONS, {});

@@ -1,5 +1,6 @@
 import { describeValue, GuardrailValidationError, invalid } from '../errors.js';
 import { isPlainObject } from '../json.js';
+import { refuseUnknownKeys } from '../validation.js';
 
 /** An integer in [min, MAX_SAFE_INTEGER], or null when `nullable`. */
 export function intField(value: unknown, field: string, min: number, nullable: boolean): number | null {
@@ -24,14 +25,7 @@ export function objectWithKeys(
   if (!isPlainObject(value)) {
     throw new GuardrailValidationError(field, `${field} must be an object, got ${describeValue(value)}`);
   }
-  // for-in, not Object.keys: no array per call, and options are checked on every guarded call. A plain
-  // object inherits no enumerable key, and a key it inherits is not its own: only own keys are checked.
-  for (const key in value) {
-    if (!allowed.includes(key) && Object.hasOwn(value, key)) {
-      const path = `${keyPrefix ?? `${field}.`}${key}`;
-      throw new GuardrailValidationError(path, `${path} is not a known field (known: ${allowed.join(', ')})`);
-    }
-  }
+  refuseUnknownKeys(value, allowed, keyPrefix ?? `${field}.`);
   return value;
 }
 

@@ -2,7 +2,7 @@
 // checked against a zod schema out, and every refusal a GuardrailValidationError naming the path.
 import { parseDocument, type Document, type YAMLError } from 'yaml';
 import { describeValue, errorText, GuardrailValidationError } from '../errors.js';
-import { refuse, type Subject } from '../validation.js';
+import { refuse, refuseUnknownKeys, type Subject } from '../validation.js';
 
 /**
  * Aliases expanded while reading YAML, weighted by what they expand to. Enough for a few shared tool rules,
@@ -34,14 +34,7 @@ export function readOptions(options: unknown, known: readonly string[]): Record<
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new GuardrailValidationError('options', `options must be an object, got ${describeValue(options)}`);
   }
-  for (const key of Object.keys(options)) {
-    if (!known.includes(key)) {
-      throw new GuardrailValidationError(
-        `options.${key}`,
-        `options.${key} is not a known field (known: ${known.join(', ')})`,
-      );
-    }
-  }
+  refuseUnknownKeys(options, known, 'options.');
   return options as Record<string, unknown>;
 }
 
