@@ -136,8 +136,8 @@ export class RunGuard {
     const opened = await openModelCall(
       this.service,
       this.planId,
-      this.#s.prices,
-      this.#s.unpriced,
+      this.#s.models,
+      this.#s.unpricedModels,
       start,
       wall,
       this.#openModelCalls,
@@ -179,7 +179,7 @@ export class RunGuard {
 
   /** The rule this guard holds a tool to, or undefined when it has none. */
   ruleFor(toolName: string): AgentToolRule | undefined {
-    return this.#s.rules.get(toolName);
+    return this.#s.tools.get(toolName);
   }
 
   /**
@@ -283,7 +283,7 @@ export class RunGuard {
     const asked = stillAsked(ask, await service.findApproval(planId, ask.decisionId));
     if (asked === null) {
       // No approval asked for yet: every check before the call runs is one update of the plan.
-      const max = this.#s.rules.get(call.toolName)?.maxCallsPerPlan ?? null;
+      const max = this.#s.tools.get(call.toolName)?.maxCallsPerPlan ?? null;
       const begun = await service.beginToolCall(planId, {
         confirm: ask,
         tool: max === null ? undefined : { name: call.toolName, maxCallsPerPlan: max },
@@ -327,7 +327,7 @@ export class RunGuard {
 
   /** What a call's confirmation asks for: its operations, and the input its grant is bound to. */
   #ask(call: ValidRequest<unknown>): Ask {
-    const rule = this.#s.rules.get(call.toolName);
+    const rule = this.#s.tools.get(call.toolName);
     const always = rule?.requiresConfirmation === true || call.requiresConfirmation;
     const operation = operationsToConfirm(call.toolName, rule?.operation, always);
     return {
@@ -347,7 +347,7 @@ export class RunGuard {
 
   /** What a call sets aside: its estimate, or its tool's `costPerCall` when that is higher. */
   #estimateOf(call: ValidRequest<unknown>): number {
-    return Math.max(call.estimate ?? 0, this.#s.rules.get(call.toolName)?.costPerCall ?? 0);
+    return Math.max(call.estimate ?? 0, this.#s.tools.get(call.toolName)?.costPerCall ?? 0);
   }
 
   /** Runs the call with {@link runToolCall}; `first` is the first try's reservation when made already. */
@@ -359,7 +359,7 @@ export class RunGuard {
     const run: ToolRun = {
       service: this.service,
       planId: this.planId,
-      rule: this.#s.rules.get(call.toolName),
+      rule: this.#s.tools.get(call.toolName),
       estimate: this.#estimateOf(call),
       retry: this.#s.retry,
       sleep: this.#s.sleep,

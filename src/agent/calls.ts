@@ -27,8 +27,13 @@ export function operationsToConfirm(
  * A call the guards let through, with its budget set aside (and the wall-clock check, when it was
  * asked for), or the check that refused it.
  */
-export type OpenedCall =
-  { readonly reservation: BudgetReservation; readonly wall?: GuardCheck } | { readonly denied: GuardCheck };
+export type OpenedCall = CallLetThrough | { readonly denied: GuardCheck };
+
+/** A call the guards let through: its reservation, and the wall-clock check when it was asked for. */
+export interface CallLetThrough {
+  readonly reservation: BudgetReservation;
+  readonly wall?: GuardCheck;
+}
 
 /** One call to open: its tool, the checks it makes besides the tool's calls, and what it sets aside. */
 export interface CallToOpen {

@@ -8,7 +8,7 @@ import { checkedBy, functionOption, handle, integer, parseOptions } from '../val
 import { type UnpricedModels } from './modelCalls.js';
 import { priceTable, type ModelPrice, type ModelPrices } from './prices.js';
 import { realTimers, type Timers } from './deadline.js';
-import { DEFAULT_RETRY, retryOption, type RetryOptions, type RetryPolicy, type Sleep } from './retries.js';
+import { DEFAULT_RETRY, retryOption, type RetryOptions, type Sleep } from './retries.js';
 import { toolRulesOf, type AgentToolRule } from './requests.js';
 
 // What a run guard is made with, checked.
@@ -82,33 +82,10 @@ const runGuardOptions = z.object({
   ...RUN_OPTIONS,
 });
 
-/** A run guard's options, checked (throws GuardrailValidationError naming the field). */
-export interface RunGuardSettings {
-  readonly service: AutonomyGuardrailService;
-  readonly planId: string;
-  readonly rules: ReadonlyMap<string, AgentToolRule>;
-  readonly approvalTtlMs: number;
-  readonly retry: RetryPolicy;
-  readonly sleep: Sleep;
-  readonly timers: Timers;
-  readonly prices: ModelPrices;
-  readonly unpriced: UnpricedModels;
-  readonly recordCalls: boolean;
-}
+/** A run guard's options, checked, with their defaults: what {@link runGuardSettings} returns. */
+export type RunGuardSettings = z.output<typeof runGuardOptions>;
 
-/** Checks a run guard's options. */
+/** Checks a run guard's options (throws GuardrailValidationError naming the field). */
 export function runGuardSettings(options: RunGuardOptions): RunGuardSettings {
-  const o = parseOptions(runGuardOptions, options);
-  return {
-    service: o.service,
-    planId: o.planId,
-    rules: o.tools,
-    approvalTtlMs: o.approvalTtlMs,
-    retry: o.retry,
-    sleep: o.sleep,
-    timers: o.timers,
-    prices: o.models,
-    unpriced: o.unpricedModels,
-    recordCalls: o.recordCalls,
-  };
+  return parseOptions(runGuardOptions, options);
 }

@@ -214,7 +214,7 @@ export class PlanExecutor {
     const service = this.#s.service;
     if (!service) return { wall: null };
     const tool = this.#s.tools.get(decision.tool) as Tool;
-    const rule = this.#s.rules.get(tool.name);
+    const rule = this.#s.toolRules.get(tool.name);
     // One literal, not a spread: spreading then adding a key leaves V8's fast path on every decision.
     const ask = {
       decisionId: decision.id,

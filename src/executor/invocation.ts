@@ -1,5 +1,5 @@
 import { runtimeKeyOf } from '../guardrails/runtime.js';
-import { openCall, operationsToConfirm, type CallToOpen } from '../agent/calls.js';
+import { openCall, operationsToConfirm, type CallLetThrough, type CallToOpen } from '../agent/calls.js';
 import { wallClockDeadline, type Timers } from '../agent/deadline.js';
 import { unwrap, type Outcome } from '../agent/toolResult.js';
 import { GuardrailError, GuardrailViolationError, invalid } from '../errors.js';
@@ -8,7 +8,6 @@ import { normalizeOperation } from '../guardrails/operation.js';
 import type { JsonValue } from '../json.js';
 import { toMicros } from '../money.js';
 import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
-import type { BudgetReservation } from '../service/BudgetReservation.js';
 import { type Decision } from './Plan.js';
 import { type Tool, type ToolContext, type ToolRule } from './tools.js';
 import { QUIET, untilInterrupted } from './interruption.js';
@@ -40,10 +39,10 @@ export class Invoker {
   readonly #rules: ReadonlyMap<string, ToolRule>;
   readonly #timers: Timers;
 
-  constructor(settings: Pick<ExecutorSettings, 'service' | 'tools' | 'rules' | 'timers'>) {
+  constructor(settings: Pick<ExecutorSettings, 'service' | 'tools' | 'toolRules' | 'timers'>) {
     this.#service = settings.service;
     this.#tools = settings.tools;
-    this.#rules = settings.rules;
+    this.#rules = settings.toolRules;
     this.#timers = settings.timers;
   }
 
@@ -58,7 +57,7 @@ export class Invoker {
     estimate: number,
     reservationId: string,
     checks: Pick<CallToOpen, 'live' | 'wallClock' | 'currentCalls' | 'operations' | 'alwaysRequire'> = {},
-  ): Promise<{ readonly reservation: BudgetReservation; readonly wall?: GuardCheck } | null> {
+  ): Promise<CallLetThrough | null> {
     const service = this.#service;
     if (!service) {
       checks.live?.();

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Timers } from '../agent/deadline.js';
-import type { RetryPolicy, Sleep } from '../agent/retries.js';
+import type { Sleep } from '../agent/retries.js';
 import { RUN_OPTIONS } from '../agent/runGuardOptions.js';
 import type { Clock } from '../clock.js';
 import { GuardrailViolationError, invalid } from '../errors.js';
@@ -123,29 +123,12 @@ const executorOptions = z.object({
   ...RUN_OPTIONS,
 });
 
-/** A plan executor's options, checked (throws GuardrailValidationError naming the field). */
-export interface ExecutorSettings {
-  readonly service: AutonomyGuardrailService | null;
-  readonly tools: ReadonlyMap<string, Tool>;
-  readonly rules: ReadonlyMap<string, ToolRule>;
-  readonly approvalTtlMs: number;
-  readonly sleep: Sleep;
-  readonly retry: RetryPolicy;
-  readonly timers: Timers;
-}
+/** A plan executor's options, checked, with their defaults: what {@link executorSettings} returns. */
+export type ExecutorSettings = z.output<typeof executorOptions>;
 
 /** Checks a plan executor's options: its tools (named once each, with valid operations and costs) and the rest. */
 export function executorSettings(options: PlanExecutorOptions): ExecutorSettings {
-  const o = parseOptions(executorOptions, options);
-  return {
-    service: o.service,
-    tools: o.tools,
-    rules: o.toolRules,
-    approvalTtlMs: o.approvalTtlMs,
-    sleep: o.sleep,
-    retry: o.retry,
-    timers: o.timers,
-  };
+  return parseOptions(executorOptions, options);
 }
 
 /** A run's result, frozen with its list of completed decisions. */
