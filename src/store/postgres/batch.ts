@@ -5,6 +5,7 @@ import { type CheckpointPolicy } from '../checkpoints.js';
 import { chainEntries, decideWrite, type ChainedRecord, type Write } from '../decide.js';
 import { type CachedPlan, type ChainHead } from '../planCache.js';
 import { query } from './connection.js';
+import { type Statements } from './statements.js';
 
 // The changes of a plan's updates, decided one after the other and written in one statement.
 
@@ -83,24 +84,38 @@ export class ChangeBatch {
   }
 
   /**
-   * Writes the batch with `sql` (the store's writeChanges) if the row still has the base's version.
-   * Resolves with the plan as written, or null when the row has another version or is gone.
+   * Writes the batch if the row still has the base's version: one entry and no checkpoint with the
+   * store's writeOneEntry, anything else with its writeChanges. Resolves with the plan as written, or
+   * null when the row has another version or is gone.
    */
-  async write(client: Pool | PoolClient, doing: string, sql: string): Promise<CachedPlan | null> {
-    const base = this.#base as CachedPlan; // a batch that writes has a base
-    const head = this.#entries[0].length > 0 ? this.#head : null;
-    const found = await query<{ version: string }>(client, doing, sql, [
-      this.#planId,
-      ...this.#entries,
-      this.#changed ? JSON.stringify((this.#guardrails as AutonomyGuardrails).toJSON()) : null,
-      base.version,
-      head?.seq ?? null,
-      head?.hash ?? null,
-      ...this.#checkpointed,
-    ]);
+  async write(client: Pool | PoolClient, doing: string, sql: Statements): Promise<CachedPlan | null> {
+    const found = await query<{ version: string }>(client, doing, ...this.#statement(sql));
     const version = found.rows[0]?.version;
     return version === undefined
       ? null
       : { guardrails: this.#guardrails as AutonomyGuardrails, head: this.#head, version };
+  }
+
+  /** The statement that writes the batch, and its values. */
+  #statement(sql: Statements): [text: string, values: unknown[]] {
+    const version = (this.#base as CachedPlan).version; // a batch that writes has a base
+    const guardrails = this.#changed
+      ? JSON.stringify((this.#guardrails as AutonomyGuardrails).toJSON())
+      : null;
+    const [eventTypes, timestamps, details, seqs, prevs, hashes] = this.#entries;
+    if (eventTypes.length === 1 && this.#checkpointed[0].length === 0) {
+      const values = [this.#planId, eventTypes[0], timestamps[0], details[0], seqs[0], hashes[0]];
+      return [sql.writeOneEntry, [...values, guardrails, version, prevs[0]]];
+    }
+    const head = eventTypes.length > 0 ? this.#head : null;
+    const values = [
+      this.#planId,
+      ...this.#entries,
+      guardrails,
+      version,
+      head?.seq ?? null,
+      head?.hash ?? null,
+    ];
+    return [sql.writeChanges, [...values, ...this.#checkpointed]];
   }
 }

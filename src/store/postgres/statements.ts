@@ -8,6 +8,7 @@ export interface Statements {
   readonly lockPlan: string;
   readonly lockApproval: string;
   readonly writeChanges: string;
+  readonly writeOneEntry: string;
   readonly upsertApproval: string;
   readonly insertApproval: string;
   readonly getApproval: string;
@@ -57,6 +58,16 @@ export function statements(t: Tables): Statements {
       checkpoint AS (INSERT INTO ${t.checkpoints} (plan_id, size, head, ts, signature)
         SELECT $1, c.size, c.head, c.ts, c.signature
         FROM written, unnest($12::bigint[], $13::text[], $14::text[], $15::text[]) AS c(size, head, ts, signature))
+      SELECT version FROM written`,
+    // writeChanges for the write a check makes most: one entry and no checkpoint. Its values go as
+    // parameters of their own: unnesting arrays made the statement take about as long again as the
+    // plain UPDATE of a row (see docs/benchmarks.md).
+    writeOneEntry: `WITH written AS (
+        UPDATE ${t.plans} SET guardrails = COALESCE($7::text, guardrails), head_seq = $5::bigint, head_hash = $6::text
+        WHERE plan_id = $1 AND version = $8::bigint
+        RETURNING version::text AS version),
+      entry AS (INSERT INTO ${t.entries} (plan_id, seq, event_type, ts, details, prev, hash)
+        SELECT $1, $5::bigint, $2::text, $3::bigint, $4::text, $9::text, $6::text FROM written)
       SELECT version FROM written`,
     // Replaces an approval of this plan only: a row of another plan is left alone and nothing returned.
     upsertApproval: `${insertApproval}

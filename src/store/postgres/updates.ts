@@ -178,7 +178,7 @@ export class PlanUpdates {
     let written: CachedPlan | null;
     let broken: Error | undefined;
     try {
-      written = await batch.write(held.client, doing, this.#store.sql.writeChanges);
+      written = await batch.write(held.client, doing, this.#store.sql);
     } catch (error) {
       if (answered(error)) {
         if (endsSession(error)) broken = asError(causeOf(error));
@@ -241,7 +241,7 @@ export class PlanUpdates {
         const batch = new ChangeBatch(planId, locked, this.#store.checkpoints);
         // Refuses a change of a plan that is not configured, or with another plan's approval.
         const { approval, newApproval } = batch.add(out) as Write<ChainedRecord[]>;
-        const written = batch.writes ? await batch.write(client, doing, sql.writeChanges) : locked;
+        const written = batch.writes ? await batch.write(client, doing, sql) : locked;
         if (written === null) {
           // The row is locked: only a write that bypassed the lock could have given it a new version.
           throw new GuardrailError(
