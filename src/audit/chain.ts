@@ -119,16 +119,29 @@ function canonicalDetails(details: unknown): string {
     const key = keys[i] as string;
     if (!isWellFormed(key)) return canonicalJson(details, 'entry.details');
     const v = details[key];
+    // String(n) writes a finite number as JSON does, at half the cost of JSON.stringify.
     const value =
-      (typeof v === 'string' && isWellFormed(v)) ||
-      typeof v === 'boolean' ||
-      v === null ||
-      (typeof v === 'number' && Number.isFinite(v))
-        ? JSON.stringify(v)
-        : canonicalJson(v, `entry.details.${key}`);
-    text += i === 0 ? `${JSON.stringify(key)}:${value}` : `,${JSON.stringify(key)}:${value}`;
+      typeof v === 'number' && Number.isFinite(v)
+        ? String(v)
+        : (typeof v === 'string' && isWellFormed(v)) || typeof v === 'boolean' || v === null
+          ? JSON.stringify(v)
+          : canonicalJson(v, `entry.details.${key}`);
+    text += i === 0 ? `${quotedKey(key)}:${value}` : `,${quotedKey(key)}:${value}`;
   }
   return `${text}}`;
+}
+
+/** Details keys quoted as JSON: the same few names come back in entry after entry. */
+const quotedKeys = new Map<string, string>();
+
+function quotedKey(key: string): string {
+  let quoted = quotedKeys.get(key);
+  if (quoted === undefined) {
+    quoted = JSON.stringify(key);
+    // Bounded: details written by callers may use any names.
+    if (quotedKeys.size < 1_000) quotedKeys.set(key, quoted);
+  }
+  return quoted;
 }
 
 /**
