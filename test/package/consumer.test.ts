@@ -31,9 +31,14 @@ function readmeExample(readme: string): string {
   return match[1];
 }
 
-/** An AI SDK loop on the mock model asking for three tool calls, against a budget for two. */
-const AI_SDK_CONSUMER = `import { generateText, stepCountIs, tool } from 'ai';
-import { MockLanguageModelV3 } from 'ai/test';
+/**
+ * An AI SDK loop on the mock model asking for three tool calls, against a budget for two; `mock` is the
+ * mock of the models the version's providers make (ai 6: LanguageModelV3, ai 7: LanguageModelV4).
+ */
+const aiSdkConsumer = (
+  mock: 'MockLanguageModelV3' | 'MockLanguageModelV4',
+) => `import { generateText, stepCountIs, tool } from 'ai';
+import { ${mock} } from 'ai/test';
 import { z } from 'zod';
 import { AutonomyGuardrailService, RunGuard } from 'leash';
 import { guardModel, guardStop, guardTools } from 'leash/ai-sdk';
@@ -45,7 +50,7 @@ let runs = 0;
 const search = tool({ inputSchema: z.object({ q: z.string() }), execute: async () => ++runs });
 const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
 const calls = [1, 2, 3].map((n) => ({ type: 'tool-call' as const, toolCallId: 'c' + n, toolName: 'search', input: '{"q":"x"}' }));
-const model = new MockLanguageModelV3({
+const model = new ${mock}({
   doGenerate: { content: calls, finishReason: { unified: 'tool-calls', raw: undefined }, usage, warnings: [] },
 });
 await generateText({
@@ -134,6 +139,7 @@ console.log(names.length > 100 ? 'registered ' + names[0] : 'too few: ' + names.
 `;
 
 let dir: string;
+let tarball: string;
 
 function run(command: string, args: readonly string[], cwd: string) {
   return spawnSync(command, args, { cwd, encoding: 'utf8', timeout: 110_000 });
@@ -141,29 +147,67 @@ function run(command: string, args: readonly string[], cwd: string) {
 
 /**
  * Installs `frameworks` (which the package must not have brought), then compiles `source` as
- * `<name>.ts` with the consumer's strict settings and runs it: resolves with what it printed.
+ * `<name>.ts` with the consumer's strict settings and runs it in `project`: resolves with what it printed.
+ * A framework given as [name, installed] is the checkout's `installed` under the name `name`.
  */
-function compileAndRun(name: string, source: string, frameworks: readonly string[]): string {
-  for (const f of frameworks) expect(readdirSync(join(dir, 'node_modules'))).not.toContain(f.split('/')[0]);
-  installDependencies(dir, frameworks);
-  writeFileSync(join(dir, `${name}.ts`), source);
+function compileAndRun(
+  name: string,
+  source: string,
+  frameworks: readonly (string | readonly [string, string])[],
+  project = dir,
+): string {
+  const names = frameworks.map((f) => (typeof f === 'string' ? f : f[0]));
+  for (const f of names) expect(readdirSync(join(project, 'node_modules'))).not.toContain(f.split('/')[0]);
+  installDependencies(project, frameworks);
+  writeFileSync(join(project, `${name}.ts`), source);
   writeFileSync(
-    join(dir, `tsconfig.${name}.json`),
+    join(project, `tsconfig.${name}.json`),
     JSON.stringify({ extends: './tsconfig.json', files: [`${name}.ts`] }),
   );
-  const tsc = run(process.execPath, [TSC, '-p', `tsconfig.${name}.json`], dir);
+  const tsc = run(process.execPath, [TSC, '-p', `tsconfig.${name}.json`], project);
   expect(tsc.stdout + tsc.stderr).toBe('');
-  const node = run(process.execPath, [`out/${name}.js`], dir);
+  const node = run(process.execPath, [`out/${name}.js`], project);
   expect(node.stderr).toBe('');
   return node.stdout.trim();
 }
 
-/** Links each declared dependency from this checkout's install, and nothing else. */
-function installDependencies(into: string, names: readonly string[]): void {
-  for (const name of names) {
+/** Links each dependency from this checkout's install (see compileAndRun), and nothing else. */
+function installDependencies(into: string, names: readonly (string | readonly [string, string])[]): void {
+  for (const entry of names) {
+    const [name, installed] = typeof entry === 'string' ? [entry, entry] : entry;
     mkdirSync(dirname(join(into, 'node_modules', name)), { recursive: true });
-    symlinkSync(join(ROOT, 'node_modules', name), join(into, 'node_modules', name), 'dir');
+    symlinkSync(join(ROOT, 'node_modules', installed), join(into, 'node_modules', name), 'dir');
   }
+}
+
+/**
+ * A new consumer project in `into`: the package unpacked from the tarball into its node_modules, with its
+ * declared dependencies and @types/node, and a strict tsconfig.json (no skipLibCheck) compiling to out/.
+ */
+function consumerProject(into: string, files: readonly string[]): void {
+  const leash = join(into, 'node_modules/leash');
+  mkdirSync(leash, { recursive: true });
+  execFileSync('tar', ['-xzf', tarball, '-C', leash, '--strip-components=1']);
+  const manifest = JSON.parse(readFileSync(join(leash, 'package.json'), 'utf8')) as {
+    dependencies: Record<string, string>;
+  };
+  installDependencies(into, [...Object.keys(manifest.dependencies), '@types/node']);
+  writeFileSync(join(into, 'package.json'), JSON.stringify({ private: true, type: 'module' }));
+  writeFileSync(
+    join(into, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        strict: true,
+        skipLibCheck: false,
+        module: 'nodenext',
+        moduleResolution: 'nodenext',
+        target: 'es2022',
+        types: ['node'],
+        outDir: 'out',
+      },
+      files,
+    }),
+  );
 }
 
 describe.runIf(RUN)(
@@ -175,31 +219,10 @@ describe.runIf(RUN)(
         cwd: ROOT,
         stdio: 'pipe',
       });
-      const tarball = readdirSync(dir).find((f) => f.endsWith('.tgz'));
-      if (tarball === undefined) throw new Error('npm pack wrote no tarball');
-      const leash = join(dir, 'node_modules/leash');
-      mkdirSync(leash, { recursive: true });
-      execFileSync('tar', ['-xzf', join(dir, tarball), '-C', leash, '--strip-components=1']);
-      const manifest = JSON.parse(readFileSync(join(leash, 'package.json'), 'utf8')) as {
-        dependencies: Record<string, string>;
-      };
-      installDependencies(dir, [...Object.keys(manifest.dependencies), '@types/node']);
-      writeFileSync(join(dir, 'package.json'), JSON.stringify({ private: true, type: 'module' }));
-      writeFileSync(
-        join(dir, 'tsconfig.json'),
-        JSON.stringify({
-          compilerOptions: {
-            strict: true,
-            skipLibCheck: false,
-            module: 'nodenext',
-            moduleResolution: 'nodenext',
-            target: 'es2022',
-            types: ['node'],
-            outDir: 'out',
-          },
-          files: ['example.ts'],
-        }),
-      );
+      const packed = readdirSync(dir).find((f) => f.endsWith('.tgz'));
+      if (packed === undefined) throw new Error('npm pack wrote no tarball');
+      tarball = join(dir, packed);
+      consumerProject(dir, ['example.ts']);
       writeFileSync(join(dir, 'example.ts'), readmeExample(readFileSync(join(ROOT, 'README.md'), 'utf8')));
     }, 60_000);
 
@@ -221,7 +244,16 @@ describe.runIf(RUN)(
     }, 120_000);
 
     it('compiles and runs a leash/ai-sdk consumer once it installs ai, which leash does not install', () => {
-      expect(compileAndRun('agent', AI_SDK_CONSUMER, ['ai'])).toBe('ran 2 of 3 calls, spent 0.2');
+      expect(compileAndRun('agent', aiSdkConsumer('MockLanguageModelV3'), ['ai'])).toBe(
+        'ran 2 of 3 calls, spent 0.2',
+      );
+    }, 120_000);
+
+    it('compiles and runs the leash/ai-sdk consumer on ai 7, whose providers make LanguageModelV4 models', () => {
+      const project = join(dir, 'ai7');
+      consumerProject(project, []);
+      const ai7 = compileAndRun('agent', aiSdkConsumer('MockLanguageModelV4'), [['ai', 'ai7']], project);
+      expect(ai7).toBe('ran 2 of 3 calls, spent 0.2');
     }, 120_000);
 
     it('compiles and runs a leash/langchain consumer once it installs langchain, which leash does not install', () => {

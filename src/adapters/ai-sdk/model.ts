@@ -8,7 +8,7 @@ import { eitherAborts } from '../../signals.js';
 import { type GuardOption } from '../../agent/guardOption.js';
 
 type WrapOptions = Parameters<typeof wrapLanguageModel>[0];
-/** A language model as the AI SDK's providers make it (`LanguageModelV3`). */
+/** A language model as the installed AI SDK wraps one: `LanguageModelV3` in ai 6, V2 to V4 in ai 7. */
 export type GuardedLanguageModel = WrapOptions['model'];
 type CallOptions = Parameters<GuardedLanguageModel['doGenerate']>[0];
 type ModelUsage = Awaited<ReturnType<GuardedLanguageModel['doGenerate']>>['usage'];
