@@ -28,8 +28,8 @@ import { aiSdkGroups, aiSdkTargets } from './ai-sdk.js';
 import { mcpGroup, mcpTargets } from './mcp.js';
 import { runCases, runGroup, type BenchCase, type CaseResult, type GroupResult } from './harness.js';
 import {
+  differenceTarget,
   latencyTarget,
-  overheadTarget,
   resultMarkdown,
   resultTable,
   targetMarkdown,
@@ -110,15 +110,6 @@ const serviceCases: BenchCase[] = [
     },
   },
   {
-    name: NAMES.serviceBudgetFullLog,
-    async: true,
-    prepare: async () => {
-      const { service } = await benchService(new ManualClock(START_MS), undefined, true);
-      if (!(await service.checkToolBudget(PLAN_ID, 0.01)).allowed) fail('checkToolBudget denied');
-      return { op: () => service.checkToolBudget(PLAN_ID, 0.01) };
-    },
-  },
-  {
     name: NAMES.serviceBudgetSystemClock,
     async: true,
     prepare: async () => {
@@ -128,6 +119,20 @@ const serviceCases: BenchCase[] = [
     },
   },
 ];
+
+/**
+ * Keeps every entry, so its memory and garbage collection grow with the run: timed on its own, not
+ * beside the rows it would slow down.
+ */
+const fullLogCase: BenchCase = {
+  name: NAMES.serviceBudgetFullLog,
+  async: true,
+  prepare: async () => {
+    const { service } = await benchService(new ManualClock(START_MS), undefined, true);
+    if (!(await service.checkToolBudget(PLAN_ID, 0.01)).allowed) fail('checkToolBudget denied');
+    return { op: () => service.checkToolBudget(PLAN_ID, 0.01) };
+  },
+};
 
 let metadataJsonLength = 0;
 
@@ -166,7 +171,10 @@ function trailCase(capacity: number, cold: boolean): BenchCase {
   };
 }
 
-/** A plan of no-op decisions, and the same tool called in a plain loop, to price the executor. */
+/**
+ * The same tool called in a plain loop, then a plan of its no-op decisions: a group whose difference is
+ * what the executor adds.
+ */
 function executorCases(): BenchCase[] {
   const noop: Tool = { name: 'noop', description: 'does nothing', run: (input) => input };
   const decisions = Array.from({ length: PLAN_DECISIONS }, (_, i) => ({
@@ -175,6 +183,17 @@ function executorCases(): BenchCase[] {
     input: i,
   }));
   return [
+    {
+      name: NAMES.plainLoop,
+      async: true,
+      prepare: () => ({
+        op: async () => {
+          const outputs: unknown[] = [];
+          for (const d of decisions) outputs.push(await noop.run(d.input, undefined as never));
+          return outputs;
+        },
+      }),
+    },
     {
       name: NAMES.executor,
       async: true,
@@ -195,17 +214,6 @@ function executorCases(): BenchCase[] {
         return { op: run };
       },
     },
-    {
-      name: NAMES.plainLoop,
-      async: true,
-      prepare: () => ({
-        op: async () => {
-          const outputs: unknown[] = [];
-          for (const d of decisions) outputs.push(await noop.run(d.input, undefined as never));
-          return outputs;
-        },
-      }),
-    },
   ];
 }
 
@@ -218,6 +226,24 @@ function find(results: readonly CaseResult[], name: string): CaseResult {
   return results.find((r) => r.name === name) ?? fail(`no result for ${name}`);
 }
 
+/** The service's checks against the rate limiter, from the rows of the limiter group. */
+function limiterTargets(results: readonly CaseResult[]): Target[] {
+  const limiter = find(results, NAMES.rateLimiter);
+  return [NAMES.serviceBudget, NAMES.serviceBudgetSystemClock, NAMES.serviceStep].map((name) =>
+    throughputTarget(`${name} ÷ ${NAMES.rateLimiter} (ops/s)`, find(results, name), limiter, 1.0),
+  );
+}
+
+/** What the executor adds per decision over the plain loop, from the executor group's difference. */
+function executorTarget(run: GroupResult): Target {
+  const over = run.over[0] ?? fail('no difference for the executor');
+  return differenceTarget(
+    'time PlanExecutor adds per decision over the plain loop',
+    { diffNs: over.diffNs / PLAN_DECISIONS, marginNs: over.marginNs / PLAN_DECISIONS },
+    3_000,
+  );
+}
+
 async function main(): Promise<void> {
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   console.log(
@@ -226,14 +252,11 @@ async function main(): Promise<void> {
       `code under test: ${path.relative(process.cwd(), fileURLToPath(import.meta.resolve('../src/index.js')))}\n`,
   );
 
-  const cases = [
-    ...syncCases,
-    rateLimiterCase,
-    ...serviceCases,
-    ...executorCases(),
-    metadataCase,
-    ...trailCases,
-  ];
+  const cases = [...syncCases, fullLogCase, metadataCase, ...trailCases];
+  // The rows compared with each other are timed round by round (runGroup): timed one after the other,
+  // the machine's drift moved them by more than the differences they are read for.
+  const limiterGroup = [rateLimiterCase, ...serviceCases];
+  const executorGroup = executorCases();
   const groups = [...aiSdkGroups(), mcpGroup()];
   const MCP = groups.length - 1;
   const groupTargets = (grouped: readonly GroupResult[]): Target[] => [
@@ -249,14 +272,19 @@ async function main(): Promise<void> {
       cases.filter((c) => c.name.includes(only)),
       options,
     );
+    const holds = (g: readonly BenchCase[]) => g.some((c) => c.name.includes(only));
+    const limiterRun = holds(limiterGroup) ? await runGroup(limiterGroup, options) : undefined;
+    const executorRun = holds(executorGroup) ? await runGroup(executorGroup, options) : undefined;
     const grouped: GroupResult[] = [];
-    for (const g of groups)
-      if (g.some((c) => c.name.includes(only))) grouped.push(await runGroup(g, options));
-    console.log(`\n${resultTable([...results, ...grouped.flatMap((g) => g.results)])}`);
+    for (const g of groups) if (holds(g)) grouped.push(await runGroup(g, options));
+    const core = [limiterRun, executorRun].flatMap((run) => run?.results ?? []);
+    console.log(`\n${resultTable([...results, ...core, ...grouped.flatMap((g) => g.results)])}`);
     // A kind's targets, when every case of its groups ran.
     const names = new Set(grouped.flatMap((g) => g.results.map((r) => r.name)));
     const ran = groups.map((g) => g.every((c) => names.has(c.name)));
     const targets = [
+      ...(limiterRun === undefined ? [] : limiterTargets(limiterRun.results)),
+      ...(executorRun === undefined ? [] : [executorTarget(executorRun)]),
       ...(ran.slice(0, MCP).every(Boolean) ? aiSdkTargets(grouped) : []),
       ...(ran[MCP] ? mcpTargets(grouped.at(-1) as GroupResult) : []),
     ];
@@ -271,45 +299,31 @@ async function main(): Promise<void> {
       console.log(`  ${r.name}: ${Math.round(r.opsPerSec).toLocaleString('en-US')} ops/s (batch ${r.batch})`),
   };
   const timed = await runCases(cases, options);
+  const limiterRun = await runGroup(limiterGroup, options);
+  const executorRun = await runGroup(executorGroup, options);
   const grouped: GroupResult[] = [];
   for (const g of groups) grouped.push(await runGroup(g, options));
-  const results = [...timed, ...grouped.flatMap((g) => g.results)];
+  const sync = syncCases.length;
+  const results = [
+    ...timed.slice(0, sync),
+    ...limiterRun.results,
+    ...executorRun.results,
+    ...timed.slice(sync),
+    ...grouped.flatMap((g) => g.results),
+  ];
 
   const limiter = find(results, NAMES.rateLimiter);
   const syncResults = results.filter((r) => r.name.startsWith('AutonomyGuardrails.'));
   const slowestSync = syncResults.reduce((a, b) => (b.opsPerSec < a.opsPerSec ? b : a));
   const targets = [
-    throughputTarget(
-      `${NAMES.serviceBudget} ÷ ${NAMES.rateLimiter} (ops/s)`,
-      find(results, NAMES.serviceBudget),
-      limiter,
-      1.0,
-    ),
-    throughputTarget(
-      `${NAMES.serviceBudgetSystemClock} ÷ ${NAMES.rateLimiter} (ops/s)`,
-      find(results, NAMES.serviceBudgetSystemClock),
-      limiter,
-      1.0,
-    ),
-    throughputTarget(
-      `${NAMES.serviceStep} ÷ ${NAMES.rateLimiter} (ops/s)`,
-      find(results, NAMES.serviceStep),
-      limiter,
-      1.0,
-    ),
+    ...limiterTargets(limiterRun.results),
     throughputTarget(
       `slowest sync check (${slowestSync.name.replace('AutonomyGuardrails.', '')}) ÷ ${NAMES.rateLimiter} (ops/s)`,
       slowestSync,
       limiter,
       2.0,
     ),
-    overheadTarget(
-      'time PlanExecutor adds per decision over the plain loop',
-      find(results, NAMES.executor),
-      find(results, NAMES.plainLoop),
-      PLAN_DECISIONS,
-      5_000,
-    ),
+    executorTarget(executorRun),
     latencyTarget(
       `${NAMES.trailAdd(1_000_000)} ÷ ${NAMES.trailAdd(10)} (ns/op)`,
       find(results, NAMES.trailAdd(1_000_000)),
@@ -326,7 +340,7 @@ async function main(): Promise<void> {
 
   const notes = [
     'ops/s = 1e9 / mean ns/op; ± is the 95% margin of error of the mean; each sample is the mean of a batch of back-to-back calls (async calls awaited one by one).',
-    `Service and executor rows use the service's default store, keeping the window only (keepLog: false; audit capacity 1,000, full, so every check also evicts) and a ManualClock, except the systemClock row; the keepLog row keeps every entry, so its memory and garbage collection grow with the run. RateLimiterMemory has Number.MAX_SAFE_INTEGER points over 3,600 s and reads Date.now() on every call.`,
+    `Service and executor rows use the service's default store, keeping the window only (keepLog: false; audit capacity 1,000, full, so every check also evicts) and a ManualClock, except the systemClock row; the keepLog row keeps every entry, so its memory and garbage collection grow with the run. RateLimiterMemory has Number.MAX_SAFE_INTEGER points over 3,600 s and reads Date.now() on every call. The limiter and service rows are timed in alternating batches, as are the plain loop and the executor (whose target is the mean of the round-by-round differences, per decision).`,
     `Metadata round trip: toMetadata → JSON.stringify → JSON.parse → loadFromMetadata of ${(metadataJsonLength / 1024).toLocaleString('en-US', { maximumFractionDigits: 0 })} KiB of JSON.`,
     `AuditTrail.add: each trail is pre-filled to capacity with distinct entries, so every add evicts one; the appended entries cycle through ${HOT_ENTRIES.toLocaleString('en-US')} ready-made ones that stay in cache, as a freshly built entry would. The "cold evictions" row appends the fill entries again instead, so each add evicts an entry last touched ${(1_000_000).toLocaleString('en-US')} adds earlier and pays a cache miss: it prices memory, not the ring, and has no target.`,
     "AI SDK rows: real generateText calls of one step (stopWhen: stepCountIs(1)) on the AI SDK mock model, which asks for one tool call with a new id each time; guarded rows give the step guardTools with a new RunGuard (one per run, as an app makes) on a plan with roomy limits (a step, the wall clock, the per-invocation count, a reservation and its commit per call, each audited). The 1 ms rows hold the thread for 1 ms in the model call (a timer would round the step to whole milliseconds). The bare and guarded rows of each kind are timed in alternating batches, the order rotated every round, and their targets are the mean of the round-by-round differences: timed apart, the machine's drift between two runs of a few hundred µs is larger than the difference.",

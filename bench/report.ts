@@ -86,30 +86,6 @@ export function latencyTarget(label: string, a: CaseResult, b: CaseResult, atMos
 }
 
 /**
- * Time `a` adds over `b` per item, when each operation handles `items` items: (a − b) / items in ns,
- * with the margins of both combined (in ns, then relative to the difference). No `atMostNs` means
- * information only.
- */
-export function overheadTarget(
-  label: string,
-  a: CaseResult,
-  b: CaseResult,
-  items: number,
-  atMostNs?: number,
-): Target {
-  const value = (a.meanNs - b.meanNs) / items;
-  const marginNs = Math.hypot((a.meanNs * a.rmePercent) / 100, (b.meanNs * b.rmePercent) / 100) / items;
-  return {
-    label,
-    value,
-    rmePercent: value === 0 ? 0 : (100 * marginNs) / Math.abs(value),
-    goal: atMostNs === undefined ? 'none' : `≤ ${atMostNs.toLocaleString('en-US')} ns`,
-    pass: atMostNs === undefined ? undefined : value <= atMostNs,
-    unit: 'ns',
-  };
-}
-
-/**
  * A difference measured round by round (see runGroup): `diffNs` per item in ns, its margin relative to
  * it. No `atMostNs` means information only.
  */
