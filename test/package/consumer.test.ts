@@ -139,7 +139,12 @@ console.log(names.length > 100 ? 'registered ' + names[0] : 'too few: ' + names.
 `;
 
 let dir: string;
+/** The consumer project of ai 7, beside `dir` so that nothing of the first one can be found from it. */
+let dir7: string | undefined;
 let tarball: string;
+
+/** A dependency to link: a name in this checkout's node_modules, or [name, installed] to link under another name. */
+type Dependency = string | readonly [name: string, installed: string];
 
 function run(command: string, args: readonly string[], cwd: string) {
   return spawnSync(command, args, { cwd, encoding: 'utf8', timeout: 110_000 });
@@ -148,12 +153,11 @@ function run(command: string, args: readonly string[], cwd: string) {
 /**
  * Installs `frameworks` (which the package must not have brought), then compiles `source` as
  * `<name>.ts` with the consumer's strict settings and runs it in `project`: resolves with what it printed.
- * A framework given as [name, installed] is the checkout's `installed` under the name `name`.
  */
 function compileAndRun(
   name: string,
   source: string,
-  frameworks: readonly (string | readonly [string, string])[],
+  frameworks: readonly Dependency[],
   project = dir,
 ): string {
   const names = frameworks.map((f) => (typeof f === 'string' ? f : f[0]));
@@ -171,9 +175,9 @@ function compileAndRun(
   return node.stdout.trim();
 }
 
-/** Links each dependency from this checkout's install (see compileAndRun), and nothing else. */
-function installDependencies(into: string, names: readonly (string | readonly [string, string])[]): void {
-  for (const entry of names) {
+/** Links each dependency from this checkout's install, and nothing else. */
+function installDependencies(into: string, dependencies: readonly Dependency[]): void {
+  for (const entry of dependencies) {
     const [name, installed] = typeof entry === 'string' ? [entry, entry] : entry;
     mkdirSync(dirname(join(into, 'node_modules', name)), { recursive: true });
     symlinkSync(join(ROOT, 'node_modules', installed), join(into, 'node_modules', name), 'dir');
@@ -227,7 +231,7 @@ describe.runIf(RUN)(
     }, 60_000);
 
     afterAll(() => {
-      if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+      for (const d of [dir, dir7]) if (d !== undefined) rmSync(d, { recursive: true, force: true });
     });
 
     it('compiles against the published types with tsc --strict and no skipLibCheck', () => {
@@ -250,9 +254,9 @@ describe.runIf(RUN)(
     }, 120_000);
 
     it('compiles and runs the leash/ai-sdk consumer on ai 7, whose providers make LanguageModelV4 models', () => {
-      const project = join(dir, 'ai7');
-      consumerProject(project, []);
-      const ai7 = compileAndRun('agent', aiSdkConsumer('MockLanguageModelV4'), [['ai', 'ai7']], project);
+      dir7 = mkdtempSync(join(tmpdir(), 'leash-consumer-ai7-'));
+      consumerProject(dir7, []);
+      const ai7 = compileAndRun('agent', aiSdkConsumer('MockLanguageModelV4'), [['ai', 'ai7']], dir7);
       expect(ai7).toBe('ran 2 of 3 calls, spent 0.2');
     }, 120_000);
 

@@ -1,5 +1,5 @@
 /**
- * leash for the Vercel AI SDK (`ai` 6): guarded tools, a metered model, a stop condition, and the map
+ * leash for the Vercel AI SDK (`ai` 6 and 7): guarded tools, a metered model, a stop condition, and the map
  * from the SDK's tool approvals to leash's. `ai` is an optional peer dependency.
  */
 export { guardTools, isLeashDenial, type GuardToolsOptions, type LeashDenial } from './tools.js';
