@@ -138,8 +138,8 @@ function quotedKey(key: string): string {
   let quoted = quotedKeys.get(key);
   if (quoted === undefined) {
     quoted = JSON.stringify(key);
-    // Bounded: details written by callers may use any names.
-    if (quotedKeys.size < 1_000) quotedKeys.set(key, quoted);
+    // Bounded, and short names only: details written by callers, or read back by a verifier, may use any.
+    if (key.length <= 64 && quotedKeys.size < 1_000) quotedKeys.set(key, quoted);
   }
   return quoted;
 }

@@ -104,8 +104,8 @@ export class ChangeBatch {
       : null;
     const [eventTypes, timestamps, details, seqs, prevs, hashes] = this.#entries;
     if (eventTypes.length === 1 && this.#checkpointed[0].length === 0) {
-      const values = [this.#planId, eventTypes[0], timestamps[0], details[0], seqs[0], hashes[0]];
-      return [sql.writeOneEntry, [...values, guardrails, version, prevs[0]]];
+      const one = [this.#planId, eventTypes[0], timestamps[0], details[0], seqs[0], hashes[0]]; // $1-$6
+      return [sql.writeOneEntry, [...one, guardrails, version, prevs[0]]]; // $7-$9
     }
     const head = eventTypes.length > 0 ? this.#head : null;
     const values = [
