@@ -263,8 +263,8 @@ async function main(): Promise<void> {
     ...aiSdkTargets(grouped),
     ...mcpTargets(grouped[MCP] as GroupResult),
   ];
-  // `npm run bench -- <text>` times only the cases whose name holds the text, and the targets of the
-  // group kinds it ran whole.
+  // `npm run bench -- <text>` times only the cases whose name holds the text, each group of which one
+  // does as a whole, and the targets of what it ran whole.
   const only = process.argv[2];
   if (only !== undefined) {
     const options = { timeMs: TIME_MS, warmupMs: WARMUP_MS, sampleMs: SAMPLE_MS };
@@ -298,17 +298,21 @@ async function main(): Promise<void> {
     onResult: (r: CaseResult) =>
       console.log(`  ${r.name}: ${Math.round(r.opsPerSec).toLocaleString('en-US')} ops/s (batch ${r.batch})`),
   };
-  const timed = await runCases(cases, options);
+  // In the order of the table.
+  const syncRun = await runCases(syncCases, options);
   const limiterRun = await runGroup(limiterGroup, options);
   const executorRun = await runGroup(executorGroup, options);
+  const restRun = await runCases(
+    cases.filter((c) => !syncCases.includes(c)),
+    options,
+  );
   const grouped: GroupResult[] = [];
   for (const g of groups) grouped.push(await runGroup(g, options));
-  const sync = syncCases.length;
   const results = [
-    ...timed.slice(0, sync),
+    ...syncRun,
     ...limiterRun.results,
     ...executorRun.results,
-    ...timed.slice(sync),
+    ...restRun,
     ...grouped.flatMap((g) => g.results),
   ];
 
