@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { describeValue, errorText, GuardrailValidationError, isGuardrailValidationError } from './errors.js';
 import { isPlainObject } from './json.js';
+import { MAX_AMOUNT } from './money.js';
 
 /** What is being read, for error messages. */
 export interface Subject {
@@ -286,9 +287,35 @@ export function integer(min: number, max?: { readonly value: number; readonly ru
   return (max === undefined ? int : int.max(max.value, { error: max.rule })).transform((n) => n + 0);
 }
 
+/** An amount of money: a finite number >= 0, at most MAX_AMOUNT. */
+export function amount() {
+  const rule = 'a finite number >= 0';
+  return z
+    .number({ error: rule })
+    .min(0, { error: rule })
+    .max(MAX_AMOUNT, { error: `at most ${MAX_AMOUNT}` });
+}
+
 /** A schema whose output is `check(value)`: a rule defined elsewhere once (an id, a price table). */
 export function checkedBy<T>(check: (value: unknown) => T): z.ZodType<T> {
   return z.unknown().transform((value) => check(value));
+}
+
+/**
+ * Checks one entry of a table an option holds (a tool's rule, a model's prices) against `schema`, as
+ * {@link validateWith} checks a value: paths are named from `at`, e.g. `models.gpt-4o.input`.
+ */
+export function validateEntry<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  at: readonly PropertyKey[],
+): z.output<S> {
+  return validateWith(schema, value, { root: optionField(at), prefix: '', at });
+}
+
+/** The name of a field inside an option: `tools.search.operation`, `models["gpt-4.1"]`. */
+export function optionField(path: readonly PropertyKey[]): string {
+  return fieldOf(path, OPTIONS);
 }
 
 /**

@@ -2,6 +2,7 @@ import { invalid } from '../errors.js';
 import { intField, objectWithKeys } from '../guardrails/validate.js';
 import { isPlainObject } from '../json.js';
 import { fromMicros, MAX_AMOUNT, MICROS_PER_UNIT, toMicros } from '../money.js';
+import { amount, integer, optionField, strict, validateEntry } from '../validation.js';
 
 /** A model's prices per million tokens, in budget units, as a policy's `models:` block writes them. */
 export interface ModelPrice {
@@ -49,6 +50,22 @@ export interface TokenEstimate {
 const MILLION = 1_000_000n;
 const MAX_MICROS = BigInt(MAX_AMOUNT) * BigInt(MICROS_PER_UNIT);
 
+/** A model's prices as a policy's `models:` block writes them (see {@link ModelPrice}). */
+export const modelPriceSchema = strict({
+  input: amount().describe('Money one million input tokens cost, exact to one millionth.'),
+  output: amount().describe('Money one million output tokens cost, exact to one millionth.'),
+  cached_input: amount()
+    .optional()
+    .describe('Money one million input tokens read from the provider’s cache cost. Default the input price.'),
+}).describe('Prices of one model, per million tokens.');
+
+/** A model's prices as a table already holds them (see {@link ModelRates}). */
+const modelRatesSchema = strict({
+  inputMicros: integer(0),
+  outputMicros: integer(0),
+  cachedInputMicros: integer(0),
+});
+
 /**
  * A price table from a `models:` block (an object or a Map by model id), each price validated and held
  * in micro-units, rounded up as costs are. A table already held so (`modelPrices(policy)`) is taken as
@@ -66,32 +83,21 @@ export function priceTable(
         : invalid(field, 'an object of model prices', models);
   const table = new Map<string, ModelRates>();
   for (const [id, price] of entries) {
-    const at = `${field}.${id}`;
+    const at = [field, id];
     if (isPlainObject(price) && 'inputMicros' in price) {
-      const r = objectWithKeys(price, at, ['inputMicros', 'outputMicros', 'cachedInputMicros']);
-      table.set(
-        id,
-        Object.freeze({
-          inputMicros: tokens(r['inputMicros'], `${at}.inputMicros`),
-          outputMicros: tokens(r['outputMicros'], `${at}.outputMicros`),
-          cachedInputMicros: tokens(r['cachedInputMicros'], `${at}.cachedInputMicros`),
-        }),
-      );
+      table.set(id, Object.freeze(validateEntry(modelRatesSchema, price, at)));
       continue;
     }
-    const p = objectWithKeys(price ?? null, at, ['input', 'output', 'cached_input']);
-    if (p['input'] === undefined) invalid(`${at}.input`, 'a finite number >= 0', undefined);
-    if (p['output'] === undefined) invalid(`${at}.output`, 'a finite number >= 0', undefined);
-    const inputMicros = toMicros(p['input'], `${at}.input`, 'up');
+    const p = validateEntry(modelPriceSchema, price, at);
+    const micros = (value: number, key: string) => toMicros(value, optionField([field, id, key]), 'up');
+    const inputMicros = micros(p.input, 'input');
     table.set(
       id,
       Object.freeze({
         inputMicros,
-        outputMicros: toMicros(p['output'], `${at}.output`, 'up'),
+        outputMicros: micros(p.output, 'output'),
         cachedInputMicros:
-          p['cached_input'] === undefined
-            ? inputMicros
-            : toMicros(p['cached_input'], `${at}.cached_input`, 'up'),
+          p.cached_input === undefined ? inputMicros : micros(p.cached_input, 'cached_input'),
       }),
     );
   }

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { ConfirmationAsk } from '../service/confirmations.js';
 import { invalid } from '../errors.js';
 import { validRuntimeKey } from '../guardrails/AutonomyGuardrails.js';
@@ -5,6 +6,7 @@ import { normalizeOperation } from '../guardrails/operation.js';
 import { objectWithKeys } from '../guardrails/validate.js';
 import { copyJsonValue, isPlainObject, type JsonValue } from '../json.js';
 import { toMicros } from '../money.js';
+import { amount, optionField, strict, validateEntry } from '../validation.js';
 import type { ToolResult, ToolRule } from './toolResult.js';
 import { inputHash } from '../service/hash.js';
 import type { Approval } from '../store/GuardrailStore.js';
@@ -104,6 +106,16 @@ export function validRequest<T>(
   });
 }
 
+const CALLS_RULE = 'an integer >= 1 or null';
+
+/** One tool's rule as an option holds it (see {@link AgentToolRule}); its operation is a name to confirm. */
+const agentToolRuleSchema = strict({
+  operation: z.string({ error: 'a string' }).optional(),
+  requiresConfirmation: z.boolean({ error: 'a boolean' }).optional(),
+  costPerCall: amount().nullable().optional(),
+  maxCallsPerPlan: z.int({ error: CALLS_RULE }).min(1, { error: CALLS_RULE }).nullable().optional(),
+});
+
 /** The per-tool rules, from a Map (as `toolRules(policy)` gives) or a plain object, validated. */
 export function toolRulesOf(value: unknown): ReadonlyMap<string, AgentToolRule> {
   if (value === undefined) return new Map();
@@ -114,25 +126,14 @@ export function toolRulesOf(value: unknown): ReadonlyMap<string, AgentToolRule> 
         ? Object.entries(value)
         : invalid('tools', 'a Map or an object of tool rules', value);
   const rules = new Map<string, AgentToolRule>();
-  for (const [name, raw] of entries) {
-    const at = `tools.${String(name)}`;
-    const r = objectWithKeys(raw, at, [
-      'operation',
-      'requiresConfirmation',
-      'costPerCall',
-      'maxCallsPerPlan',
-    ]);
-    if (r['operation'] !== undefined) normalizeOperation(r['operation'], `${at}.operation`);
-    const max = r['maxCallsPerPlan'];
-    if (max !== undefined && max !== null && (!Number.isSafeInteger(max) || (max as number) < 1)) {
-      invalid(`${at}.maxCallsPerPlan`, 'an integer >= 1 or null', max);
-    }
-    if (r['costPerCall'] !== undefined && r['costPerCall'] !== null)
-      toMicros(r['costPerCall'], `${at}.costPerCall`, 'up');
-    const confirm = r['requiresConfirmation'];
-    if (confirm !== undefined && typeof confirm !== 'boolean')
-      invalid(`${at}.requiresConfirmation`, 'a boolean', confirm);
-    rules.set(String(name), Object.freeze({ ...(raw as AgentToolRule) }));
+  for (const [key, raw] of entries) {
+    const name = String(key);
+    // An undefined rule is no rule of its own, as an undefined option is no option.
+    const rule = validateEntry(agentToolRuleSchema, raw === undefined ? {} : raw, ['tools', name]);
+    // An operation is compared as the policy's names are: the one rule for them.
+    if (rule.operation !== undefined)
+      normalizeOperation(rule.operation, optionField(['tools', name, 'operation']));
+    rules.set(name, Object.freeze(rule as AgentToolRule));
   }
   return rules;
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { strict } from '../validation.js';
+import { modelPriceSchema } from '../agent/prices.js';
+import { amount, strict } from '../validation.js';
 import { isWellFormed } from '../json.js';
-import { MAX_AMOUNT } from '../money.js';
 
 /** The policy file format version this release reads. */
 export const POLICY_VERSION = 1;
@@ -78,15 +78,6 @@ export interface Policy {
 function integer(min: number) {
   const rule = `an integer >= ${min}`;
   return z.int({ error: rule }).min(min, { error: rule });
-}
-
-/** An amount of money: a finite number >= 0, at most MAX_AMOUNT. */
-export function amount() {
-  const rule = 'a finite number >= 0';
-  return z
-    .number({ error: rule })
-    .min(0, { error: rule })
-    .max(MAX_AMOUNT, { error: `at most ${MAX_AMOUNT}` });
 }
 
 /** A number of seconds > 0, at most `max` when given. */
@@ -174,14 +165,6 @@ export const toolRuleSchema = strict({
 export const toolsSchema = z
   .record(toolName, toolRuleSchema, { error: 'an object' })
   .describe(`Per-tool rules, keyed by tool name (${TOOL_NAME_RULE}; "__proto__" is reserved).`);
-
-export const modelPriceSchema = strict({
-  input: amount().describe('Money one million input tokens cost, exact to one millionth.'),
-  output: amount().describe('Money one million output tokens cost, exact to one millionth.'),
-  cached_input: amount()
-    .optional()
-    .describe('Money one million input tokens read from the provider’s cache cost. Default the input price.'),
-}).describe('Prices of one model, per million tokens.');
 
 export const modelsSchema = z
   .record(visibleName(), modelPriceSchema, { error: 'an object' })

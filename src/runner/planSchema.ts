@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { MAX_TIMER_MS } from '../clock.js';
 import type { JsonValue } from '../json.js';
-import { amount, guardrailsSchema, positiveSeconds, type PolicyGuardrails } from '../policy/schema.js';
-import { strict } from '../validation.js';
+import { guardrailsSchema, positiveSeconds, type PolicyGuardrails } from '../policy/schema.js';
+import { amount, strict } from '../validation.js';
 
 /** The plan file format version this release reads. */
 export const PLAN_FILE_VERSION = 1;

@@ -62,4 +62,25 @@ describe('model prices', () => {
   it('refuses a price with no output price, naming the field', () => {
     expect(fieldOf(() => priceTable({ m: { input: 1 } as never }))).toBe('models.m.output');
   });
+
+  it('says a missing price is missing rather than describing undefined', () => {
+    expect(() => priceTable({ m: { input: 1 } as never })).toThrow('models.m.output is missing');
+  });
+
+  it('names a price under a model id with a dot by the id in brackets', () => {
+    expect(fieldOf(() => priceTable({ 'gpt-4.1': { input: 'x' as never, output: 1 } }))).toBe(
+      'models["gpt-4.1"].input',
+    );
+  });
+
+  it('refuses a misspelt price key, listing the known ones', () => {
+    expect(() => priceTable({ m: { input: 1, output: 1, cachedInput: 1 } as never })).toThrow(
+      'models.m.cachedInput is not a known field (known: input, output, cached_input)',
+    );
+  });
+
+  it('refuses a held price table whose rate is not a whole number of micro-units', () => {
+    const held = new Map([['m', { inputMicros: 1.5, outputMicros: 1, cachedInputMicros: 1 }]]);
+    expect(fieldOf(() => priceTable(held))).toBe('models.m.inputMicros');
+  });
 });

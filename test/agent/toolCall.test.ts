@@ -346,4 +346,36 @@ describe('RunGuard input', () => {
         }),
     ).toThrow(expect.objectContaining({ field: 'tools.s.maxCallsPerPlan' }));
   });
+
+  it.each([
+    [{ s: { costPerCall: -1 } }, 'tools.s.costPerCall must be a finite number >= 0, got -1'],
+    [{ s: { requiresConfirmation: 'yes' } }, 'tools.s.requiresConfirmation must be a boolean, got "yes"'],
+    [{ s: { maxCalls: 3 } }, 'tools.s.maxCalls is not a known field'],
+    [{ s: { maxCallsPerPlan: 0 } }, 'tools.s.maxCallsPerPlan must be an integer >= 1 or null, got 0'],
+    [{ s: null }, 'tools.s must be an object, got null'],
+    [{ s: { operation: '  ' } }, 'tools.s.operation must not be empty'],
+    [new Map([['a.b', { costPerCall: 'x' }]]), 'tools["a.b"].costPerCall must be a finite number >= 0'],
+  ])('refuses a bad tool rule with a message naming the field (%j)', (tools, message) => {
+    const options = { service: new AutonomyGuardrailService(), planId: PLAN, tools };
+    expect(() => new RunGuard(options as never)).toThrow(message);
+  });
+
+  it('takes an undefined tool rule for a rule with nothing in it', () => {
+    const guard = new RunGuard({
+      service: new AutonomyGuardrailService(),
+      planId: PLAN,
+      tools: { s: undefined } as never,
+    });
+    expect(guard.ruleFor('s')).toEqual({});
+  });
+
+  it('keeps a tool rule as given, null limits meaning none', async () => {
+    const service = new AutonomyGuardrailService();
+    const guard = new RunGuard({
+      service,
+      planId: PLAN,
+      tools: { s: { operation: 'Deploy', maxCallsPerPlan: null, costPerCall: null } },
+    });
+    expect(guard.ruleFor('s')).toEqual({ operation: 'Deploy', maxCallsPerPlan: null, costPerCall: null });
+  });
 });

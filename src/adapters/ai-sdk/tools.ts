@@ -5,7 +5,7 @@ import { invalid } from '../../errors.js';
 import { withMissingKeys } from '../../objects.js';
 import { eitherAborts } from '../../signals.js';
 import { GUARD_OPTION, type GuardOption } from '../../agent/guardOption.js';
-import { functionOption, parseOptions } from '../../validation.js';
+import { functionOption, optionField, parseOptions } from '../../validation.js';
 
 export interface GuardToolsOptions extends GuardOption {
   /** Cost to reserve for one call, by tool and input; it can raise a tool's `costPerCall`, never lower it. */
@@ -73,7 +73,11 @@ export function guardTools<T extends ToolSet>(tools: T, options: GuardToolsOptio
     }
     // Run by the client or the provider: leash never sees the call, so a rule for it cannot hold.
     if (guard.ruleFor(name) !== undefined) {
-      invalid(`tools.${name}`, 'a tool with an execute, since the guard has a rule for it', tool);
+      invalid(
+        optionField(['tools', name]),
+        'a tool with an execute, since the guard has a rule for it',
+        tool,
+      );
     }
     guarded[name] = tool;
   }
