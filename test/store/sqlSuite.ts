@@ -88,24 +88,63 @@ export function runSqlStoreSuite(name: string, h: SqlStoreHarness): void {
       expect([await h.count(store, 'audit_entries'), await h.count(store, 'approvals')]).toEqual([0, 0]);
     });
 
-    it('sees what another store committed since its own last update', async () => {
-      const store = await h.open();
-      const other = await h.sharing(store);
-      await store.put('p', AutonomyGuardrails.create({ toolBudget: 2 }));
-      await store.update('p', spendOne);
-      await other.update('p', spendOne);
-      expect(await store.update('p', spendOne)).toBe(false);
+    describe.each([
+      [
+        'another store committed',
+        async (store: SqlStore) => void (await (await h.sharing(store)).update('p', spendOne)),
+      ],
+      [
+        'a change was written to its tables without going through a store',
+        (store: SqlStore) =>
+          h.exec(
+            store,
+            `UPDATE {plans} SET guardrails = replace(guardrails, '"budget_spent":1', '"budget_spent":2')`,
+          ),
+      ],
+    ])('once %s since its own last update', (_what, spendBehind) => {
+      /** A plan this store spent 1 of, then 1 more spent behind its back. */
+      const spentBehind = async (): Promise<SqlStore> => {
+        const store = await h.open();
+        await store.put('p', AutonomyGuardrails.create({ toolBudget: 2 }));
+        await store.update('p', spendOne);
+        await spendBehind(store);
+        return store;
+      };
+
+      it('decides the next update from what the database holds', async () => {
+        expect(await (await spentBehind()).update('p', spendOne)).toBe(false);
+      });
+
+      it('reads the plan as the database holds it', async () => {
+        expect((await (await spentBehind()).getGuardrails?.('p'))?.budgetSpent).toBe(2);
+      });
     });
 
-    it('sees a change written to its tables without going through a store', async () => {
+    it('reads a plan put again since its own last update', async () => {
       const store = await h.open();
       await store.put('p', AutonomyGuardrails.create({ toolBudget: 2 }));
       await store.update('p', spendOne);
-      await h.exec(
-        store,
-        `UPDATE {plans} SET guardrails = replace(guardrails, '"budget_spent":1', '"budget_spent":2')`,
-      );
-      expect(await store.update('p', spendOne)).toBe(false);
+      await store.put('p', AutonomyGuardrails.create({ toolBudget: 5 }));
+      expect((await store.getGuardrails?.('p'))?.toolBudget).toBe(5);
+    });
+
+    it('reads no plan once it was deleted since its own last update', async () => {
+      const store = await h.open();
+      await store.put('p', AutonomyGuardrails.create({ toolBudget: 2 }));
+      await store.update('p', spendOne);
+      await store.delete('p');
+      expect(await store.getGuardrails?.('p')).toBeNull();
+    });
+
+    it('hands each read of a plan its own copy, which the store never sees changed', async () => {
+      const store = await h.open();
+      await store.put('p', AutonomyGuardrails.create({ toolBudget: 2 }));
+      await store.update('p', spendOne);
+      (await store.getGuardrails?.('p'))?.recordCost(1);
+      expect([(await store.getGuardrails?.('p'))?.budgetSpent, await store.update('p', spendOne)]).toEqual([
+        1,
+        true,
+      ]);
     });
 
     it('decides the next update from the committed plan after a write that failed', async () => {

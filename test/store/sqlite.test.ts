@@ -482,6 +482,34 @@ describe('SqliteStore', () => {
       await stepped;
       expect(record?.guardrails.stepCount).toBe(1);
     });
+
+    it('answers a read from a change function with the plan as committed, not as the transaction has it', async () => {
+      const path = newFile();
+      const store = await open({ path });
+      await store.put('p', guardrails());
+      await store.put('q', guardrails());
+      connect(path).exec(
+        "CREATE TRIGGER refuse_q BEFORE INSERT ON leash_audit_entries WHEN NEW.plan_id = 'q' BEGIN SELECT RAISE(ABORT, 'refused'); END",
+      );
+      // Last, so that the store's cache of p is what it committed after everything else.
+      await store.update('p', () => ({ result: null, audit: entry(0) }));
+      let tries = 0;
+      let read: Promise<AutonomyGuardrails | null> | undefined;
+      // One transaction: p's steps, then q's entry, which cannot be written. Tried again alone, p's
+      // change refuses, so its steps are never committed.
+      const updates = [
+        store.update('p', () => {
+          if (tries++ > 0) throw new Error('once only');
+          return { result: null, mutation: { steps: 5 } };
+        }),
+        store.update('q', () => {
+          read ??= store.getGuardrails('p');
+          return { result: null, audit: entry(1) };
+        }),
+      ];
+      await Promise.allSettled(updates);
+      expect([(await read)?.stepCount, (await store.getGuardrails('p'))?.stepCount]).toEqual([0, 0]);
+    });
   });
 
   describe('failures', () => {

@@ -36,6 +36,11 @@ export interface Seen {
   readonly changes: number;
 }
 
+/** True when the connection has seen nothing new since `last`: no other writer, no change of its own. */
+function sameAs(last: Seen | null, now: Seen): boolean {
+  return last !== null && last.version === now.version && last.changes === now.changes;
+}
+
 /** An update waiting for the store's next transaction. */
 export interface Pending {
   readonly planId: string;
@@ -204,11 +209,7 @@ export function transactionsOf(db: Database.Database, s: Statements, store: Tran
     // With the write lock held, the data version counts every commit of another connection, and the
     // change count every row this connection changed: both as they were after the last update means
     // the cached plans are what the database holds.
-    const before = seen();
-    const last = store.lastSeen();
-    if (last === null || last.version !== before.version || last.changes !== before.changes) {
-      store.cache.clear();
-    }
+    if (!sameAs(store.lastSeen(), seen())) store.cache.clear();
     const outcomes: Outcome[] = [];
     // The plans as this transaction leaves them, and those whose row it writes at its end (once, for
     // any number of updates of the plan).
@@ -306,6 +307,11 @@ export function transactionsOf(db: Database.Database, s: Statements, store: Tran
     put: (planId, guardrails, entries) => put.immediate(planId, guardrails, entries),
     get: (planId) => get.deferred(planId),
     getGuardrails: (planId) => {
+      // What this store last committed, while nothing else wrote since: a copy, without reading the row.
+      // Not inside a transaction (a read from a change function): the cache may hold what it has not
+      // committed yet, and may still roll back.
+      const cached = db.inTransaction ? undefined : store.cache.get(planId);
+      if (cached !== undefined && sameAs(store.lastSeen(), seen())) return cached.guardrails.clone();
       const json = s.selectPlan.get(planId);
       return json === undefined ? null : guardrailsFromRow(planId, json, 'SqliteStore');
     },
