@@ -26,6 +26,8 @@ export const AI_NAMES = {
   sqlite: 'generateText step, 1 tool call (guardTools, SqliteStore file)',
   bareSlow: 'generateText step, 1 tool call, 1 ms model (bare)',
   memorySlow: 'generateText step, 1 tool call, 1 ms model (guardTools, MemoryStore)',
+  runGuardCall: 'RunGuard.toolCall, new guard per call (MemoryStore)',
+  toolCalledDirectly: 'guarded tool called as the SDK calls it, no step (guardTools, MemoryStore)',
 } as const;
 
 const echo = tool({ inputSchema: z.object({ n: z.number() }), execute: async ({ n }) => n });
@@ -95,6 +97,68 @@ const sqlite = async (): Promise<GuardrailStore> => {
   return store;
 };
 const bare = async () => () => ({ echo });
+
+/** What the SDK calls of a guarded tool, as it calls them. */
+interface CalledTool {
+  needsApproval(input: unknown, opts: { toolCallId: string; messages: [] }): Promise<boolean>;
+  execute(input: unknown, opts: { toolCallId: string; messages: [] }): Promise<unknown>;
+  toModelOutput(out: { toolCallId: string; input: unknown; output: unknown }): Promise<unknown>;
+}
+
+/**
+ * The guard's own work, without the SDK's step around it: a new RunGuard's `toolCall`, and what the SDK
+ * calls of a guarded tool (`needsApproval`, `execute`, `toModelOutput`), back to back on MemoryStore.
+ * Set beside the step rows, the difference is what the step's code and garbage cost the guard.
+ */
+export function guardedCallCases(): BenchCase[] {
+  const planned = async () => {
+    const service = new AutonomyGuardrailService({ clock: new ManualClock(START_MS), store: await memory() });
+    await service.configureGuardrails(PLAN_ID, ROOMY_LIMITS);
+    return service;
+  };
+  let n = 0;
+  return [
+    {
+      name: AI_NAMES.runGuardCall,
+      async: true,
+      prepare: async () => {
+        const service = await planned();
+        const op = async () => {
+          const guard = new RunGuard({ service, planId: PLAN_ID });
+          const out = await guard.toolCall({
+            toolCallId: `call-${++n}`,
+            toolName: 'echo',
+            input: { n },
+            run: () => n,
+          });
+          if (!out.allowed) fail(`${AI_NAMES.runGuardCall}: ${out.reason}`);
+          return out;
+        };
+        await op();
+        return { op };
+      },
+    },
+    {
+      name: AI_NAMES.toolCalledDirectly,
+      async: true,
+      prepare: async () => {
+        const service = await planned();
+        const op = async () => {
+          const tool = guardTools({ echo }, { guard: new RunGuard({ service, planId: PLAN_ID }) })
+            .echo as unknown as CalledTool;
+          const opts = { toolCallId: `call-${++n}`, messages: [] as [] };
+          const input = { n };
+          if (await tool.needsApproval(input, opts)) fail('needsApproval said yes');
+          const output = await tool.execute(input, opts);
+          if (output !== n) fail(`${AI_NAMES.toolCalledDirectly}: no result`);
+          return tool.toModelOutput({ toolCallId: opts.toolCallId, input, output });
+        };
+        await op();
+        return { op };
+      },
+    },
+  ];
+}
 
 /**
  * Each group timed round by round (runGroup): its first case bare, the others guarded, so a guarded

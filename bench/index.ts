@@ -24,7 +24,7 @@ import {
   serviceWithFullTrail,
   START_MS,
 } from './fixtures.js';
-import { aiSdkGroups, aiSdkTargets } from './ai-sdk.js';
+import { aiSdkGroups, aiSdkTargets, guardedCallCases } from './ai-sdk.js';
 import { mcpGroup, mcpTargets } from './mcp.js';
 import { runCases, runGroup, type BenchCase, type CaseResult, type GroupResult } from './harness.js';
 import {
@@ -252,7 +252,7 @@ async function main(): Promise<void> {
       `code under test: ${path.relative(process.cwd(), fileURLToPath(import.meta.resolve('../src/index.js')))}\n`,
   );
 
-  const restCases = [fullLogCase, metadataCase, ...trailCases];
+  const restCases = [fullLogCase, metadataCase, ...trailCases, ...guardedCallCases()];
   const cases = [...syncCases, ...restCases];
   // The rows compared with each other are timed round by round (runGroup): timed one after the other,
   // the machine's drift moved them by more than the differences they are read for.
@@ -346,6 +346,7 @@ async function main(): Promise<void> {
     `Metadata round trip: toMetadata → JSON.stringify → JSON.parse → loadFromMetadata of ${(metadataJsonLength / 1024).toLocaleString('en-US', { maximumFractionDigits: 0 })} KiB of JSON.`,
     `AuditTrail.add: each trail is pre-filled to capacity with distinct entries, so every add evicts one; the appended entries cycle through ${HOT_ENTRIES.toLocaleString('en-US')} ready-made ones that stay in cache, as a freshly built entry would. The "cold evictions" row appends the fill entries again instead, so each add evicts an entry last touched ${(1_000_000).toLocaleString('en-US')} adds earlier and pays a cache miss: it prices memory, not the ring, and has no target.`,
     "AI SDK rows: real generateText calls of one step (stopWhen: stepCountIs(1)) on the AI SDK mock model, which asks for one tool call with a new id each time; guarded rows give the step guardTools with a new RunGuard (one per run, as an app makes) on a plan with roomy limits (a step, the wall clock, the per-invocation count, a reservation and its commit per call, each audited). The 1 ms rows hold the thread for 1 ms in the model call (a timer would round the step to whole milliseconds). The bare and guarded rows of each kind are timed in alternating batches, the order rotated every round, and their targets are the mean of the round-by-round differences: timed apart, the machine's drift between two runs of a few hundred µs is larger than the difference.",
+    "The two guard rows without a step (RunGuard.toolCall; a guarded tool called as the SDK calls it: needsApproval, execute and toModelOutput) make a new RunGuard, and the tool set, per call on a MemoryStore plan with roomy limits, and are timed back to back: the guard's own cost, which the step rows' difference exceeds by what running inside a step adds (its code and garbage push the guard's out of the caches).",
   ];
 
   console.log(`\n${resultTable(results)}\n`);
