@@ -84,10 +84,16 @@ function stepCase(name: string, latencyMs: number, toolsFor: () => Promise<() =>
 /** Guarded tools on `store`: one RunGuard per generateText call, as an app makes one per run. */
 function guarded(store: () => Promise<GuardrailStore>): () => Promise<() => ToolSet> {
   return async () => {
-    const service = new AutonomyGuardrailService({ clock: new ManualClock(START_MS), store: await store() });
-    await service.configureGuardrails(PLAN_ID, ROOMY_LIMITS);
+    const service = await plannedOn(await store());
     return () => guardTools({ echo }, { guard: new RunGuard({ service, planId: PLAN_ID }) });
   };
+}
+
+/** A service over `store` with the bench plan configured, its limits roomy. */
+async function plannedOn(store: GuardrailStore): Promise<AutonomyGuardrailService> {
+  const service = new AutonomyGuardrailService({ clock: new ManualClock(START_MS), store });
+  await service.configureGuardrails(PLAN_ID, ROOMY_LIMITS);
+  return service;
 }
 
 const memory = async (): Promise<GuardrailStore> => new MemoryStore({ keepLog: false });
@@ -111,18 +117,13 @@ interface CalledTool {
  * Set beside the step rows, the difference is what the step's code and garbage cost the guard.
  */
 export function guardedCallCases(): BenchCase[] {
-  const planned = async () => {
-    const service = new AutonomyGuardrailService({ clock: new ManualClock(START_MS), store: await memory() });
-    await service.configureGuardrails(PLAN_ID, ROOMY_LIMITS);
-    return service;
-  };
   let n = 0;
   return [
     {
       name: AI_NAMES.runGuardCall,
       async: true,
       prepare: async () => {
-        const service = await planned();
+        const service = await plannedOn(await memory());
         const op = async () => {
           const guard = new RunGuard({ service, planId: PLAN_ID });
           const out = await guard.toolCall({
@@ -142,7 +143,7 @@ export function guardedCallCases(): BenchCase[] {
       name: AI_NAMES.toolCalledDirectly,
       async: true,
       prepare: async () => {
-        const service = await planned();
+        const service = await plannedOn(await memory());
         const op = async () => {
           const tool = guardTools({ echo }, { guard: new RunGuard({ service, planId: PLAN_ID }) })
             .echo as unknown as CalledTool;

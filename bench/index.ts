@@ -244,6 +244,35 @@ function executorTarget(run: GroupResult): Target {
   );
 }
 
+/** The slowest pure check against the rate limiter, from the sync rows and the limiter group. */
+function slowestSyncTarget(syncRun: readonly CaseResult[], limiterRun: GroupResult): Target {
+  const slowest = syncRun.reduce((a, b) => (b.opsPerSec < a.opsPerSec ? b : a));
+  return throughputTarget(
+    `slowest sync check (${slowest.name.replace('AutonomyGuardrails.', '')}) ÷ ${NAMES.rateLimiter} (ops/s)`,
+    slowest,
+    find(limiterRun.results, NAMES.rateLimiter),
+    2.0,
+  );
+}
+
+/** How a full audit trail's add grows with its capacity, hot and with cold evictions. */
+function trailTargets(results: readonly CaseResult[]): Target[] {
+  const small = find(results, NAMES.trailAdd(10));
+  return [
+    latencyTarget(
+      `${NAMES.trailAdd(1_000_000)} ÷ ${NAMES.trailAdd(10)} (ns/op)`,
+      find(results, NAMES.trailAdd(1_000_000)),
+      small,
+      1.5,
+    ),
+    latencyTarget(
+      `${NAMES.trailAddCold(1_000_000)} ÷ ${NAMES.trailAdd(10)} (ns/op)`,
+      find(results, NAMES.trailAddCold(1_000_000)),
+      small,
+    ),
+  ];
+}
+
 async function main(): Promise<void> {
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   console.log(
@@ -253,45 +282,16 @@ async function main(): Promise<void> {
   );
 
   const restCases = [fullLogCase, metadataCase, ...trailCases, ...guardedCallCases()];
-  const cases = [...syncCases, ...restCases];
   // The rows compared with each other are timed round by round (runGroup): timed one after the other,
   // the machine's drift moved them by more than the differences they are read for.
   const limiterGroup = [rateLimiterCase, ...serviceCases];
   const executorGroup = executorCases();
   const groups = [...aiSdkGroups(), mcpGroup()];
-  const MCP = groups.length - 1;
-  const groupTargets = (grouped: readonly GroupResult[]): Target[] => [
-    ...aiSdkTargets(grouped),
-    ...mcpTargets(grouped[MCP] as GroupResult),
-  ];
   // `npm run bench -- <text>` times only the cases whose name holds the text, each group of which one
-  // does as a whole, and the targets of what it ran whole.
+  // does as a whole, and the targets of what it ran.
   const only = process.argv[2];
-  if (only !== undefined) {
-    const options = { timeMs: TIME_MS, warmupMs: WARMUP_MS, sampleMs: SAMPLE_MS };
-    const results = await runCases(
-      cases.filter((c) => c.name.includes(only)),
-      options,
-    );
-    const holds = (g: readonly BenchCase[]) => g.some((c) => c.name.includes(only));
-    const limiterRun = holds(limiterGroup) ? await runGroup(limiterGroup, options) : undefined;
-    const executorRun = holds(executorGroup) ? await runGroup(executorGroup, options) : undefined;
-    const grouped: GroupResult[] = [];
-    for (const g of groups) if (holds(g)) grouped.push(await runGroup(g, options));
-    const core = [limiterRun, executorRun].flatMap((run) => run?.results ?? []);
-    console.log(`\n${resultTable([...results, ...core, ...grouped.flatMap((g) => g.results)])}`);
-    // A kind's targets, when every case of its groups ran.
-    const names = new Set(grouped.flatMap((g) => g.results.map((r) => r.name)));
-    const ran = groups.map((g) => g.every((c) => names.has(c.name)));
-    const targets = [
-      ...(limiterRun === undefined ? [] : limiterTargets(limiterRun.results)),
-      ...(executorRun === undefined ? [] : [executorTarget(executorRun)]),
-      ...(ran.slice(0, MCP).every(Boolean) ? aiSdkTargets(grouped) : []),
-      ...(ran[MCP] ? mcpTargets(grouped.at(-1) as GroupResult) : []),
-    ];
-    if (targets.length > 0) console.log(`\n${targetTable(targets)}`);
-    return;
-  }
+  const wanted = (c: BenchCase): boolean => only === undefined || c.name.includes(only);
+  const holds = (g: readonly BenchCase[]): boolean => g.some(wanted);
   const options = {
     timeMs: TIME_MS,
     warmupMs: WARMUP_MS,
@@ -300,45 +300,38 @@ async function main(): Promise<void> {
       console.log(`  ${r.name}: ${Math.round(r.opsPerSec).toLocaleString('en-US')} ops/s (batch ${r.batch})`),
   };
   // In the order of the table.
-  const syncRun = await runCases(syncCases, options);
-  const limiterRun = await runGroup(limiterGroup, options);
-  const executorRun = await runGroup(executorGroup, options);
-  const restRun = await runCases(restCases, options);
+  const syncRun = await runCases(syncCases.filter(wanted), options);
+  const limiterRun = holds(limiterGroup) ? await runGroup(limiterGroup, options) : undefined;
+  const executorRun = holds(executorGroup) ? await runGroup(executorGroup, options) : undefined;
+  const restRun = await runCases(restCases.filter(wanted), options);
   const grouped: GroupResult[] = [];
-  for (const g of groups) grouped.push(await runGroup(g, options));
+  for (const g of groups) if (holds(g)) grouped.push(await runGroup(g, options));
   const results = [
     ...syncRun,
-    ...limiterRun.results,
-    ...executorRun.results,
+    ...(limiterRun?.results ?? []),
+    ...(executorRun?.results ?? []),
     ...restRun,
     ...grouped.flatMap((g) => g.results),
   ];
 
-  const limiter = find(results, NAMES.rateLimiter);
-  const syncResults = results.filter((r) => r.name.startsWith('AutonomyGuardrails.'));
-  const slowestSync = syncResults.reduce((a, b) => (b.opsPerSec < a.opsPerSec ? b : a));
+  const ran = (...names: string[]): boolean => names.every((n) => results.some((r) => r.name === n));
+  const namesOf = (gs: readonly (readonly BenchCase[])[]): string[] => gs.flat().map((c) => c.name);
   const targets = [
-    ...limiterTargets(limiterRun.results),
-    throughputTarget(
-      `slowest sync check (${slowestSync.name.replace('AutonomyGuardrails.', '')}) ÷ ${NAMES.rateLimiter} (ops/s)`,
-      slowestSync,
-      limiter,
-      2.0,
-    ),
-    executorTarget(executorRun),
-    latencyTarget(
-      `${NAMES.trailAdd(1_000_000)} ÷ ${NAMES.trailAdd(10)} (ns/op)`,
-      find(results, NAMES.trailAdd(1_000_000)),
-      find(results, NAMES.trailAdd(10)),
-      1.5,
-    ),
-    latencyTarget(
-      `${NAMES.trailAddCold(1_000_000)} ÷ ${NAMES.trailAdd(10)} (ns/op)`,
-      find(results, NAMES.trailAddCold(1_000_000)),
-      find(results, NAMES.trailAdd(10)),
-    ),
-    ...groupTargets(grouped),
+    ...(limiterRun === undefined ? [] : limiterTargets(limiterRun.results)),
+    ...(limiterRun === undefined || syncRun.length === 0 ? [] : [slowestSyncTarget(syncRun, limiterRun)]),
+    ...(executorRun === undefined ? [] : [executorTarget(executorRun)]),
+    ...(ran(NAMES.trailAdd(1_000_000), NAMES.trailAddCold(1_000_000), NAMES.trailAdd(10))
+      ? trailTargets(results)
+      : []),
+    // A kind's targets, when every case of its groups ran: the AI SDK's, then the MCP proxy's (last).
+    ...(ran(...namesOf(groups.slice(0, -1))) ? aiSdkTargets(grouped) : []),
+    ...(ran(...namesOf(groups.slice(-1))) ? mcpTargets(grouped.at(-1) as GroupResult) : []),
   ];
+  if (only !== undefined) {
+    console.log(`\n${resultTable(results)}`);
+    if (targets.length > 0) console.log(`\n${targetTable(targets)}`);
+    return;
+  }
 
   const notes = [
     'ops/s = 1e9 / mean ns/op; ± is the 95% margin of error of the mean; each sample is the mean of a batch of back-to-back calls (async calls awaited one by one).',
