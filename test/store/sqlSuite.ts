@@ -88,6 +88,14 @@ export function runSqlStoreSuite(name: string, h: SqlStoreHarness): void {
       expect([await h.count(store, 'audit_entries'), await h.count(store, 'approvals')]).toEqual([0, 0]);
     });
 
+    /** A store whose plan p it spent 1 of (of a budget of 2), and so holds cached. */
+    const spentOnce = async (): Promise<SqlStore> => {
+      const store = await h.open();
+      await store.put('p', AutonomyGuardrails.create({ toolBudget: 2 }));
+      await store.update('p', spendOne);
+      return store;
+    };
+
     describe.each([
       [
         'another store committed',
@@ -104,9 +112,7 @@ export function runSqlStoreSuite(name: string, h: SqlStoreHarness): void {
     ])('once %s since its own last update', (_what, spendBehind) => {
       /** A plan this store spent 1 of, then 1 more spent behind its back. */
       const spentBehind = async (): Promise<SqlStore> => {
-        const store = await h.open();
-        await store.put('p', AutonomyGuardrails.create({ toolBudget: 2 }));
-        await store.update('p', spendOne);
+        const store = await spentOnce();
         await spendBehind(store);
         return store;
       };
@@ -121,25 +127,19 @@ export function runSqlStoreSuite(name: string, h: SqlStoreHarness): void {
     });
 
     it('reads a plan put again since its own last update', async () => {
-      const store = await h.open();
-      await store.put('p', AutonomyGuardrails.create({ toolBudget: 2 }));
-      await store.update('p', spendOne);
+      const store = await spentOnce();
       await store.put('p', AutonomyGuardrails.create({ toolBudget: 5 }));
       expect((await store.getGuardrails?.('p'))?.toolBudget).toBe(5);
     });
 
     it('reads no plan once it was deleted since its own last update', async () => {
-      const store = await h.open();
-      await store.put('p', AutonomyGuardrails.create({ toolBudget: 2 }));
-      await store.update('p', spendOne);
+      const store = await spentOnce();
       await store.delete('p');
       expect(await store.getGuardrails?.('p')).toBeNull();
     });
 
     it('hands each read of a plan its own copy, which the store never sees changed', async () => {
-      const store = await h.open();
-      await store.put('p', AutonomyGuardrails.create({ toolBudget: 2 }));
-      await store.update('p', spendOne);
+      const store = await spentOnce();
       (await store.getGuardrails?.('p'))?.recordCost(1);
       expect([(await store.getGuardrails?.('p'))?.budgetSpent, await store.update('p', spendOne)]).toEqual([
         1,
