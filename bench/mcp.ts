@@ -19,7 +19,7 @@ import {
 } from '../src/index.js';
 import { fail, PLAN_ID, ROOMY_LIMITS } from './fixtures.js';
 import type { BenchCase, GroupResult } from './harness.js';
-import { differenceTarget, type Target } from './report.js';
+import { differenceTarget, medianOf, type Target } from './report.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const FS_SERVER = join(ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
@@ -118,21 +118,20 @@ export function mcpGroup(): BenchCase[] {
 
 export function mcpTargets(group: GroupResult): Target[] {
   const over = (name: string) => group.over.find((o) => o.name === name) ?? fail(`no difference for ${name}`);
-  const median = (name: string) => ({ diffNs: over(name).medianNs, marginNs: over(name).marginNs });
   return [
     differenceTarget(
       'median time leash mcp adds per tools/call (createMcpProxy, MemoryStore)',
-      median(MCP_NAMES.memory),
+      medianOf(over(MCP_NAMES.memory)),
       1_000_000,
     ),
     differenceTarget(
       'median time leash mcp adds per tools/call (createMcpProxy, SqliteStore file)',
-      median(MCP_NAMES.sqlite),
+      medianOf(over(MCP_NAMES.sqlite)),
       2_000_000,
     ),
     differenceTarget(
       'median time leash mcp adds per tools/call (leash mcp process, SqliteStore file)',
-      median(MCP_NAMES.process),
+      medianOf(over(MCP_NAMES.process)),
     ),
   ];
 }

@@ -104,6 +104,17 @@ export function differenceTarget(
   };
 }
 
+/**
+ * A difference read at its median (see runGroup), for {@link differenceTarget}: on a shared machine the mean
+ * of a few hundred rounds of a step is swayed by a handful of pauses. The margin is still the mean's.
+ */
+export function medianOf(diff: { readonly medianNs: number; readonly marginNs: number }): {
+  readonly diffNs: number;
+  readonly marginNs: number;
+} {
+  return { diffNs: diff.medianNs, marginNs: diff.marginNs };
+}
+
 /** (base + diff) / base, the difference measured round by round (see runGroup), its margin relative. */
 export function differenceRatioTarget(
   label: string,
