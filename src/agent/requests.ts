@@ -47,6 +47,12 @@ export interface ToolCallRequest<T> {
    * actual cost.
    */
   readonly run: (ctx: ToolCallContext) => T | ToolResult<T> | Promise<T | ToolResult<T>>;
+  /**
+   * The caller's cancellation of the call (a framework's abort signal): once it is aborted, a failed try
+   * is not tried again and a backoff under way ends, the try's error passed on. Hand it to the tool as
+   * well: the guard does not abort `ctx.signal` for it.
+   */
+  readonly signal?: AbortSignal | undefined;
 }
 
 /** A tool call about to be asked for: its id, its tool and its input. */
@@ -55,7 +61,7 @@ export type ToolCallStart = Pick<
   'toolCallId' | 'toolName' | 'input' | 'requiresConfirmation'
 >;
 
-const REQUEST_KEYS = ['toolCallId', 'toolName', 'input', 'estimate', 'requiresConfirmation', 'run'];
+const REQUEST_KEYS = ['toolCallId', 'toolName', 'input', 'estimate', 'requiresConfirmation', 'run', 'signal'];
 
 /** A request as a guard holds it once checked: every field present (undefined when not given). */
 export interface ValidRequest<T> {
@@ -66,6 +72,7 @@ export interface ValidRequest<T> {
   readonly estimate: number | undefined;
   readonly requiresConfirmation: boolean;
   readonly run: ToolCallRequest<T>['run'];
+  readonly signal: AbortSignal | undefined;
 }
 
 const notRun = (): undefined => undefined;
@@ -95,6 +102,8 @@ export function validRequest<T>(
     invalid('requiresConfirmation', 'a boolean', confirm);
   const run = withRun ? r['run'] : notRun;
   if (typeof run !== 'function') invalid('run', 'a function', run);
+  const signal = r['signal'];
+  if (signal !== undefined && !(signal instanceof AbortSignal)) invalid('signal', 'an AbortSignal', signal);
   // One shape for every request: a literal with optional keys spread in would leave V8's fast path.
   return Object.freeze({
     toolCallId,
@@ -103,6 +112,7 @@ export function validRequest<T>(
     estimate: estimate as number | undefined,
     requiresConfirmation: confirm === true,
     run: run as ToolCallRequest<T>['run'],
+    signal: signal as AbortSignal | undefined,
   });
 }
 

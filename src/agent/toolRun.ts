@@ -77,12 +77,14 @@ export async function runToolCall<T>(
       const toolError = isGuardrailError(error) ? undefined : errorTail(error);
       await reservation.release(toolError === undefined ? {} : { error: toolError });
       if (isGuardrailViolationError(error)) return denied(error.check);
-      if (toolError === undefined || !isRetryable(error)) throw error;
+      // A call its caller gave up on is not tried again: the tool would run for nobody.
+      if (toolError === undefined || !isRetryable(error) || call.signal?.aborted) throw error;
       const fingerprint = `${call.toolCallId}:${errorName(error)}`;
       failures ??= new Map();
       const retries = await nextRetry(service, planId, failures, fingerprint, toolError, run.retry);
       if (retries === null) throw error;
-      await run.sleep(backoffMs(run.retry, retries));
+      await run.sleep(backoffMs(run.retry, retries), call.signal);
+      if (call.signal?.aborted) throw error;
       continue;
     }
     const settled = await reservation.commit(outcome.actual);

@@ -289,6 +289,7 @@ export function createMcpProxy(options: McpProxyOptions): Server {
       const outcome = await guard.toolCall({
         ...call,
         toolCallId,
+        signal: extra.signal,
         run: async (ctx) => {
           if (upstream.transport === undefined) {
             throw new NonRetryableError(GONE);

@@ -216,6 +216,44 @@ describe.each(LOCAL_STORES)('RunGuard.toolCall on %s', (_name, makeStore) => {
       await expect(call).rejects.toThrow('bad input');
       expect(tries).toBe(1);
     });
+
+    it('does not try a call again once its caller aborted it, and gives its reservation back', async () => {
+      const { guard, service, delays } = await guarded(makeStore, { toolBudget: 5 });
+      const caller = new AbortController();
+      let tries = 0;
+      const call = guard.toolCall({
+        toolCallId: 'c1',
+        toolName: 'send',
+        estimate: 1,
+        signal: caller.signal,
+        run: () => {
+          tries++;
+          caller.abort();
+          throw new TypeError('aborted while sending');
+        },
+      });
+      await expect(call).rejects.toThrow('aborted while sending');
+      expect(tries).toBe(1);
+      expect(delays).toEqual([]);
+      expect((await service.getGuardrails(PLAN))?.budgetReservedMicros).toBe(0);
+    });
+
+    it('tries no more when its caller aborts during the backoff', async () => {
+      const caller = new AbortController();
+      const { guard } = await guarded(makeStore, {}, { sleep: async () => caller.abort() });
+      let tries = 0;
+      const call = guard.toolCall({
+        toolCallId: 'c1',
+        toolName: 'send',
+        signal: caller.signal,
+        run: () => {
+          tries++;
+          throw new TypeError('flaky');
+        },
+      });
+      await expect(call).rejects.toThrow('flaky');
+      expect(tries).toBe(1);
+    });
   });
 
   describe('the wall clock while a call runs', () => {
@@ -301,6 +339,18 @@ describe('RunGuard input', () => {
     expect(await rejectedField(guard.toolCall({ toolCallId: '', toolName: 'search', run: () => 1 }))).toBe(
       'toolCallId',
     );
+  });
+
+  it('refuses a signal that is not an AbortSignal, naming the field', async () => {
+    const [, makeStore] = LOCAL_STORES[0] as (typeof LOCAL_STORES)[number];
+    const { guard } = await guarded(makeStore, {});
+    const call = guard.toolCall({
+      toolCallId: 'c1',
+      toolName: 'search',
+      signal: { aborted: true } as AbortSignal,
+      run: () => 1,
+    });
+    expect(await rejectedField(call)).toBe('signal');
   });
 
   it('refuses an input that is not JSON, naming the field', async () => {

@@ -109,6 +109,7 @@ function guardTool(
         input,
         requiresConfirmation: typeof own === 'function' ? await asked(own, input, opts) : own === true,
         ...(given === undefined ? {} : { estimate: given }),
+        signal: opts.abortSignal,
         run: async (ctx) => {
           const signals = new Signals(opts.abortSignal, ctx);
           const options = optionsWith(opts, signals);

@@ -204,6 +204,7 @@ export function leashMiddleware(options: LeashMiddlewareOptions) {
       }
       const outcome = await guard.toolCall({
         ...call,
+        signal: request.runtime?.signal,
         run: async (ctx) => {
           try {
             return await handler({

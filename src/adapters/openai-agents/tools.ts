@@ -80,6 +80,7 @@ function guardTool<T extends Options>(options: T, guarding: GuardOption): Return
         input,
         // Asked again here: the SDK's sticky alwaysApprove skips needsApproval, never this.
         requiresConfirmation: await own(context, input, callId),
+        signal: details?.signal,
         run: async (ctx) => {
           const [signal, done] = eitherAborts(details?.signal, ctx.signal);
           try {

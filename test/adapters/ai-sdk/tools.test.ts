@@ -43,6 +43,32 @@ describe('guardTools', () => {
     expect(wait.seen.signal?.aborted).toBe(true);
   });
 
+  it('does not run a tool again after the app aborted the run while it failed', async () => {
+    const { guard } = await guarded(makeStore, {});
+    const app = new AbortController();
+    let runs = 0;
+    const send = tool({
+      inputSchema: z.object({}),
+      execute: async (_input, { abortSignal }): Promise<string> => {
+        runs++;
+        app.abort();
+        throw abortSignal?.reason;
+      },
+    });
+    const { model } = scripted([response([call('c1', 'send', {})]), response([text('ok')])]);
+
+    await generateText({
+      model,
+      tools: guardTools({ send }, { guard }),
+      stopWhen: stepCountIs(1),
+      abortSignal: app.signal,
+      prompt: 'go',
+    }).catch(() => undefined);
+    await settledUntil(() => true);
+
+    expect(runs).toBe(1);
+  });
+
   it("aborts the tool's signal when the wall clock runs out, and the model reads why", async () => {
     const { guard, clock, timers } = await guarded(makeStore, { maxWallClockSeconds: 10 });
     const wait = waiting();

@@ -1,9 +1,10 @@
 // leash/openai-agents' guarded tools on the OpenAI Agents SDK's own run loop, with a scripted Model.
-import { run, RunState } from '@openai/agents';
+import { Agent, run, RunState } from '@openai/agents';
+import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { applyLeashDecisions } from '../../../src/adapters/openai-agents/index.js';
+import { applyLeashDecisions, guardedTool } from '../../../src/adapters/openai-agents/index.js';
 import type { GuardrailsInit } from '../../../src/index.js';
-import { LOCAL_STORES } from '../../agent/support.js';
+import { guarded, LOCAL_STORES } from '../../agent/support.js';
 import { scripted, setUp, writes, type Call } from './support.js';
 
 /** A model asking for each call in its own turn, then answering `done`. */
@@ -13,6 +14,32 @@ const writeA = { id: 'call-1', name: 'write', args: { path: 'a' } };
 const confirmed: GuardrailsInit = { requiredConfirmations: ['write'] };
 
 describe.each(LOCAL_STORES)('guardedTool on %s', (_name, makeStore) => {
+  it('does not run a tool again after the app aborted the run while it failed', async () => {
+    const { guard } = await guarded(makeStore, {});
+    const app = new AbortController();
+    let runs = 0;
+    const send = guardedTool(
+      {
+        name: 'send',
+        description: 'send a message',
+        parameters: z.object({ path: z.string() }),
+        execute: async () => {
+          runs++;
+          app.abort();
+          throw new TypeError('aborted while sending');
+        },
+      },
+      { guard },
+    );
+    const agent = new Agent({
+      name: 'sender',
+      model: oneEach({ id: 'call-1', name: 'send', args: { path: 'a' } }),
+      tools: [send],
+    });
+    await run(agent, 'go', { signal: app.signal }).catch(() => undefined);
+    expect(runs).toBe(1);
+  });
+
   it('stops for a call that needs a person, and runs it once a leash approval is applied', async () => {
     const { agent, service, guard, ran } = await setUp(makeStore, confirmed, oneEach(writeA));
 
