@@ -63,8 +63,8 @@ export interface Deadline {
 
 /**
  * Watches the plan's wall clock while a call runs: after `limitMs` it asks the service's clock, and only
- * its answer ends the call (a timer may fire a little early; then it is armed again for what is left).
- * When the limit ran out, `expired` is called with the violation; `failed` when the clock could not be
+ * its answer ends the call (a timer may fire a little early; then it is armed again for what is left;
+ * a limit since taken off ends the watch). When the limit ran out, `expired` is called with the violation; `failed` when the clock could not be
  * read. A limit past a timer's range is waited for in parts. Returns `stop`, which ends the watch: a
  * clock check still out then neither re-arms the timer, which nothing would clear, nor calls anything.
  */
@@ -82,8 +82,10 @@ export function watchWallClock(
     if (over) return;
     void service.checkWallClock(planId).then((check) => {
       if (over) return;
-      if (check.allowed) return arm(Math.max(1, remainingMs(check) ?? 1));
-      expired(new GuardrailViolationError(check));
+      if (!check.allowed) return expired(new GuardrailViolationError(check));
+      // A limit taken off while the call runs leaves nothing to watch: polling would only fill the log.
+      const left = remainingMs(check);
+      if (left !== null) arm(Math.max(1, left));
     }, failed);
   };
   const arm = (ms: number): void => {

@@ -257,6 +257,27 @@ describe.each(LOCAL_STORES)('RunGuard.toolCall on %s', (_name, makeStore) => {
   });
 
   describe('the wall clock while a call runs', () => {
+    it('stops watching once the plan no longer has a wall-clock limit', async () => {
+      const { guard, service, timers } = await guarded(makeStore, { maxWallClockSeconds: 60 });
+      let finish: (value: string) => void = () => undefined;
+      const call = guard.toolCall({
+        toolCallId: 'c1',
+        toolName: 'slow',
+        run: () => new Promise<string>((resolve) => (finish = resolve)),
+      });
+      await settledUntil(() => timers.pending.length === 1);
+      await service.configureGuardrails(PLAN, {});
+      const asked = vi.spyOn(service, 'checkWallClock');
+      const armed = timers.armed.length;
+      timers.fire();
+      await settledUntil(() => asked.mock.results.length === 1);
+      expect(await asked.mock.results[0]?.value).toMatchObject({ allowed: true, limit: null });
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      expect(timers.armed).toHaveLength(armed);
+      finish('done');
+      expect(await call).toEqual({ allowed: true, output: 'done', cost: 0 });
+    });
+
     it('leaves no timer behind once the call returned', async () => {
       const { guard, timers } = await guarded(makeStore, { maxWallClockSeconds: 10 });
       await guard.toolCall({ toolCallId: 'c1', toolName: 'search', run: () => 1 });
