@@ -229,6 +229,11 @@ export async function runModelCall<T>(
     else await handle.release({ error: errorTail(error) });
     throw error;
   }
+  if (typeof result !== 'object' || result === null) {
+    // The call ran and may have been billed, but says nothing of it: its estimate is charged.
+    await handle.abandon();
+    invalid('run', 'a function that resolves { output, usage }', result);
+  }
   const settled = await handle.commit(result.usage);
   return Object.freeze({ allowed: true as const, output: result.output, usage: result.usage, ...settled });
 }

@@ -176,6 +176,21 @@ describe.each(LOCAL_STORES)('RunGuard model calls on %s', (_name, makeStore) => 
     expect((await service.getGuardrails(PLAN))?.budgetSpent).toBe(0.00045);
   });
 
+  it.each([undefined, null, 'hello'])(
+    'refuses a run that resolves %j instead of its output and usage, naming run, and charges the estimate',
+    async (resolved) => {
+      const { guard, service } = await guarded(makeStore, { toolBudget: 1 }, { models: MODELS });
+      const call = guard.modelCall({
+        modelId: 'gpt-4o-mini',
+        estimate: ESTIMATE,
+        run: () => resolved as never,
+      });
+      expect(await rejectedField(call)).toBe('run');
+      const g = await service.getGuardrails(PLAN);
+      expect([g?.budgetReserved, g?.budgetSpent]).toEqual([0, 0.00045]);
+    },
+  );
+
   describe('call ids', () => {
     const START = { modelId: 'gpt-4o-mini', estimate: ESTIMATE, callId: 'm1' };
 
