@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { runtimeKeyOf } from '../guardrails/runtime.js';
 import { invalid, isGuardrailViolationError } from '../errors.js';
 import type { GuardCheck } from '../guardrails/GuardCheck.js';
@@ -58,6 +59,11 @@ export class RunGuard {
   readonly #s: RunGuardSettings;
   /** Tool calls started through this guard: the invocation's count. */
   #calls = 0;
+  /**
+   * What this guard's tool reservation ids begin with: `tool:` and a tag of the guard, so that two guards
+   * of one plan running calls with one id (a model's `call_0`) reserve apart rather than share one.
+   */
+  readonly #reservations = `tool:${randomUUID().slice(0, 8)}:`;
   #started: Promise<void> | null = null;
   /** True once the plan's start time is known to be set: calls then do not wait for it. */
   #hasStarted = false;
@@ -289,7 +295,7 @@ export class RunGuard {
         tool: max === null ? undefined : { name: call.toolName, maxCallsPerPlan: max },
         currentCalls: n,
         estimate: this.#estimateOf(call),
-        reservationId: runtimeKeyOf(`tool:${call.toolCallId}`, '#1'),
+        reservationId: runtimeKeyOf(this.#reservations + call.toolCallId, '#1'),
         recordCall: this.#s.recordCalls,
       });
       if (begun !== null) {
@@ -361,6 +367,7 @@ export class RunGuard {
       planId: this.planId,
       rule: this.#s.tools.get(call.toolName),
       estimate: this.#estimateOf(call),
+      reservationBase: this.#reservations + call.toolCallId,
       retry: this.#s.retry,
       sleep: this.#s.sleep,
       timers: this.#s.timers,

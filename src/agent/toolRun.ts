@@ -28,6 +28,8 @@ export interface ToolRun {
   readonly rule: AgentToolRule | undefined;
   /** What each try sets aside. */
   readonly estimate: number;
+  /** What each try's reservation id is made of, with `#<try>` after it. */
+  readonly reservationBase: string;
   readonly retry: RetryPolicy;
   readonly sleep: Sleep;
   readonly timers: Timers;
@@ -55,8 +57,7 @@ export async function runToolCall<T>(
         toolName: call.toolName,
         maxCallsPerPlan: rule?.maxCallsPerPlan ?? null,
         estimate,
-        // `tool:` keeps it apart from model calls' ids.
-        reservationId: runtimeKeyOf(`tool:${call.toolCallId}`, `#${attempt}`),
+        reservationId: runtimeKeyOf(run.reservationBase, `#${attempt}`),
         wallClock: attempt > 1,
       });
       if ('denied' in opened) return denied(opened.denied);

@@ -140,6 +140,28 @@ describe.each(LOCAL_STORES)('RunGuard.toolCall on %s', (_name, makeStore) => {
       expect(ran).toBe(3);
       expect(outs.filter((o) => o.allowed)).toHaveLength(3);
     });
+
+    it('reserves apart for two guards of one plan running calls with the same id at once', async () => {
+      const { guard, service } = await guarded(makeStore, { toolBudget: 1 });
+      const other = new RunGuard({ service, planId: PLAN });
+      let ran = 0;
+      const finish: (() => void)[] = [];
+      const run = () => {
+        ran++;
+        return new Promise<string>((resolve) => finish.push(() => resolve('ok')));
+      };
+      const first = guard.toolCall({ toolCallId: 'call_0', toolName: 'pay', estimate: 1, run });
+      await settledUntil(() => finish.length === 1);
+      let answered = false;
+      const second = other.toolCall({ toolCallId: 'call_0', toolName: 'pay', estimate: 1, run });
+      void second.then(() => (answered = true));
+      await settledUntil(() => answered || finish.length === 2);
+      finish.forEach((f) => f());
+      expect(ran).toBe(1);
+      expect(await first).toEqual({ allowed: true, output: 'ok', cost: 1 });
+      const out = await second;
+      expect(out.allowed === false && out.check.eventType).toBe('budget_blocked');
+    });
   });
 
   describe('retries', () => {
