@@ -36,8 +36,15 @@ export async function configureGuardrails(
     return { result: merged, replace: merged };
   });
   if (replaced) return replaced.clone();
-  await core.store.put(planId, fresh);
-  return fresh.clone();
+  const { store } = core;
+  if (store.create === undefined) {
+    await store.put(planId, fresh);
+    return fresh.clone();
+  }
+  // Created only if still absent: a plan another caller configured meanwhile, and may have spent on
+  // already, is configured again through the change above, keeping what it used.
+  if (await store.create(planId, fresh)) return fresh.clone();
+  return configureGuardrails(core, planId, init);
 }
 
 /** See {@link AutonomyGuardrailService.getGuardrails}. */

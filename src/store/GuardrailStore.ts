@@ -138,6 +138,15 @@ export interface GuardrailStore {
    */
   put(planId: string, guardrails: AutonomyGuardrails, audit?: AuditTrail): Promise<void>;
 
+  /**
+   * Stores a new plan's guardrails, with an empty trail, only if the plan is not configured: true when it
+   * stored them, false (changing nothing) when the plan exists. Atomic against every other write of the
+   * plan, so of two callers configuring one new plan only one creates it, and the other's change can then
+   * keep what was used meanwhile. Optional: without it, the service puts, which another caller's
+   * configuration in between would overwrite.
+   */
+  create?(planId: string, guardrails: AutonomyGuardrails): Promise<boolean>;
+
   /** The plan's state, or null when it is not configured. */
   get(planId: string): Promise<PlanRecord | null>;
 

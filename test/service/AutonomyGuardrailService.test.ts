@@ -244,6 +244,29 @@ describe('configure, get and remove', () => {
     expect([g.budgetSpent, g.stepCount]).toEqual([1, 4]);
   });
 
+  it('keeps what was spent when another caller configured the new plan while it was configuring', async () => {
+    let other: AutonomyGuardrailService | undefined;
+    // Another caller configures the plan and spends right after this one found it not configured.
+    class Racing extends MemoryStore {
+      override async update<T>(...args: Parameters<MemoryStore['update']>): Promise<T> {
+        const out = (await super.update(...args)) as T;
+        const caller = other;
+        other = undefined;
+        if (caller) {
+          await caller.configureGuardrails('plan', { toolBudget: 1 });
+          await caller.checkToolBudget('plan', 1);
+        }
+        return out;
+      }
+    }
+    const store = new Racing();
+    other = new AutonomyGuardrailService({ clock: new ManualClock(T0), store });
+    const { service } = setup({ store });
+    await service.configureGuardrails('plan', { toolBudget: 1 });
+    expect((await guardrailsOf(service)).budgetSpent).toBe(1);
+    expect((await service.checkToolBudget('plan', 1)).allowed).toBe(false);
+  });
+
   it('leaves the previous guardrails and trail untouched when a configure is refused', async () => {
     const { service } = await configured({ maxSteps: 5, toolBudget: 1 });
     await service.checkToolBudget('plan', 0.5);

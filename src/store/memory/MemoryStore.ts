@@ -174,6 +174,13 @@ export class MemoryStore implements GuardrailStore {
     this.#plans.set(planId, { guardrails: guardrails.clone(), audit: window, log, chained, checkpoints });
   }
 
+  async create(planId: string, guardrails: AutonomyGuardrails): Promise<boolean> {
+    this.#open();
+    if (this.#plans.has(planId)) return false;
+    await this.put(planId, guardrails); // runs to its end before anything else can
+    return true;
+  }
+
   async get(planId: string): Promise<PlanRecord | null> {
     this.#open();
     const entry = this.#plans.get(planId);

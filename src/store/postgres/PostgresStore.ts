@@ -226,6 +226,19 @@ export class PostgresStore implements GuardrailStore {
     });
   }
 
+  async create(planId: string, guardrails: AutonomyGuardrails): Promise<boolean> {
+    this.#open();
+    storable(planId, 'plan_id');
+    const json = JSON.stringify(guardrails.toJSON());
+    await this.#whenReady();
+    this.#cache.delete(planId);
+    const added = await query(this.#pool, `store plan ${describeValue(planId)}`, this.#sql.insertPlan, [
+      planId,
+      json,
+    ]);
+    return added.rowCount === 1;
+  }
+
   async get(planId: string): Promise<PlanRecord | null> {
     await this.#readyFor(planId);
     const doing = `read plan ${describeValue(planId)}`;

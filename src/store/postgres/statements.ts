@@ -18,6 +18,7 @@ export interface Statements {
   readonly listByStatus: string;
   readonly listByPlanAndStatus: string;
   readonly upsertPlan: string;
+  readonly insertPlan: string;
   readonly setWindow: string;
   readonly insertEntries: string;
   readonly readLog: string;
@@ -83,6 +84,7 @@ export function statements(t: Tables): Statements {
     listByStatus: `SELECT ${APPROVAL_COLUMNS} FROM ${t.approvals} WHERE status = $1 ${order}`,
     listByPlanAndStatus: `SELECT ${APPROVAL_COLUMNS} FROM ${t.approvals}
       WHERE plan_id = $1 AND status = $2 ${order}`,
+    insertPlan: `INSERT INTO ${t.plans} (plan_id, guardrails) VALUES ($1, $2) ON CONFLICT (plan_id) DO NOTHING`,
     upsertPlan: `INSERT INTO ${t.plans} (plan_id, guardrails) VALUES ($1, $2)
       ON CONFLICT (plan_id) DO UPDATE SET guardrails = EXCLUDED.guardrails`,
     setWindow: `UPDATE ${t.plans} SET window_start = $2, head_seq = $3, head_hash = $4 WHERE plan_id = $1`,

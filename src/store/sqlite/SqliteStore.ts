@@ -230,6 +230,13 @@ export class SqliteStore implements GuardrailStore {
     this.#reading(`store plan "${planId}"`, (tx) => tx.put(planId, json, entries));
   }
 
+  async create(planId: string, guardrails: AutonomyGuardrails): Promise<boolean> {
+    this.#notFromChange('store plan', planId);
+    this.#runPending();
+    const json = JSON.stringify(guardrails.toJSON());
+    return this.#reading(`store plan "${planId}"`, (_tx, s) => s.insertPlan.run(planId, json).changes === 1);
+  }
+
   async get(planId: string): Promise<PlanRecord | null> {
     return this.#reading(`read plan "${planId}"`, (tx) => tx.get(planId));
   }

@@ -39,6 +39,7 @@ type Stmt<P extends unknown[], R = unknown> = Database.Statement<P, R>;
 export interface Statements {
   selectPlan: Stmt<[string], string>;
   upsertPlan: Stmt<[string, string]>;
+  insertPlan: Stmt<[string, string]>;
   updatePlan: Stmt<[string, string]>;
   deletePlan: Stmt<[string]>;
   selectHead: Stmt<[string], Head>;
@@ -79,6 +80,9 @@ export function prepareStatements(db: Database.Database, p: string): Statements 
     upsertPlan: db.prepare(
       `INSERT INTO ${p}plans (plan_id, guardrails) VALUES (?, ?) ` +
         'ON CONFLICT (plan_id) DO UPDATE SET guardrails = excluded.guardrails',
+    ),
+    insertPlan: db.prepare(
+      `INSERT INTO ${p}plans (plan_id, guardrails) VALUES (?, ?) ON CONFLICT (plan_id) DO NOTHING`,
     ),
     updatePlan: db.prepare(`UPDATE ${p}plans SET guardrails = ? WHERE plan_id = ?`),
     deletePlan: db.prepare(`DELETE FROM ${p}plans WHERE plan_id = ?`),

@@ -99,6 +99,39 @@ export function basics(c: ContractContext): void {
       expect(second.audit.size).toBe(0);
     });
 
+    it('creates a plan that is not configured, with an empty trail, and says it did', async () => {
+      if (!store.create) return;
+      const g = guardrails({ maxSteps: 4 });
+      expect(await store.create('p', g)).toBe(true);
+      const { guardrails: created, audit } = await stored('p');
+      expect(created.toJSON()).toEqual(g.toJSON());
+      expect([audit.size, audit.maxEntries]).toEqual([0, store.auditCapacity]);
+    });
+
+    it('leaves a configured plan as it is when asked to create it, and says it did not', async () => {
+      if (!store.create) return;
+      await store.put('p', guardrails({ maxSteps: 4 }));
+      await store.update('p', () => ({
+        result: null,
+        audit: entry('step_allowed', 1),
+        mutation: { steps: 1 },
+      }));
+      expect(await store.create('p', guardrails({ maxSteps: 9 }))).toBe(false);
+      const record = await stored('p');
+      expect([record.guardrails.maxSteps, record.guardrails.stepCount]).toEqual([4, 1]);
+      expect(ids(record.audit)).toEqual([1]);
+    });
+
+    it('creates a plan once when two creates of it come at once', async () => {
+      if (!store.create) return;
+      const made = await Promise.all([
+        store.create('p', guardrails({ maxSteps: 1 })),
+        store.create('p', guardrails({ maxSteps: 2 })),
+      ]);
+      expect(made.filter(Boolean)).toHaveLength(1);
+      expect((await stored('p')).guardrails.maxSteps).toBe(made[0] ? 1 : 2);
+    });
+
     it('reads the guardrails alone as get reads them, after updates', async () => {
       if (!store.getGuardrails) return;
       await store.put('p', guardrails({ requiredConfirmations: ['deploy'] }));
