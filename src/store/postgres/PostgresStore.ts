@@ -21,7 +21,7 @@ import { checkpointFromRow, guardrailsFromRow, type CheckpointRow } from '../sql
 import { chainEntries, type ChainedRecord } from '../decide.js';
 import { checkDocument, documentFromRow, type DocumentRow } from '../planDocuments.js';
 import { PlanCache } from '../planCache.js';
-import { query, storable, transaction } from './connection.js';
+import { query, storable, transaction, write } from './connection.js';
 import {
   chainedOf,
   headOf,
@@ -198,7 +198,7 @@ export class PostgresStore implements GuardrailStore {
     const sql = this.#sql;
     this.#cache.delete(planId);
     if (kept === undefined) {
-      await query(this.#pool, doing, sql.upsertPlan, [planId, json]);
+      await write(this.#pool, doing, sql.upsertPlan, [planId, json]);
       return;
     }
     await transaction(this.#pool, doing, async (client) => {
@@ -232,7 +232,7 @@ export class PostgresStore implements GuardrailStore {
     const json = JSON.stringify(guardrails.toJSON());
     await this.#whenReady();
     this.#cache.delete(planId);
-    const added = await query(this.#pool, `store plan ${describeValue(planId)}`, this.#sql.insertPlan, [
+    const added = await write(this.#pool, `store plan ${describeValue(planId)}`, this.#sql.insertPlan, [
       planId,
       json,
     ]);
@@ -281,7 +281,7 @@ export class PostgresStore implements GuardrailStore {
   async delete(planId: string): Promise<boolean> {
     await this.#readyFor(planId);
     this.#cache.delete(planId);
-    const gone = await query(this.#pool, `delete plan ${describeValue(planId)}`, this.#sql.deletePlan, [
+    const gone = await write(this.#pool, `delete plan ${describeValue(planId)}`, this.#sql.deletePlan, [
       planId,
     ]);
     return (gone.rowCount ?? 0) > 0;
@@ -317,7 +317,7 @@ export class PostgresStore implements GuardrailStore {
     await this.#whenReady();
     const doing = `prune the audit log of plan ${describeValue(planId)}`;
     type Row = { anchored: number; removed: number };
-    const row = (await query<Row>(this.#pool, doing, this.#sql.pruneEntries, [planId, through])).rows[0];
+    const row = (await write<Row>(this.#pool, doing, this.#sql.pruneEntries, [planId, through])).rows[0];
     if (row === undefined || row.anchored === 0) throw unanchoredPrune(planId, through);
     return row.removed;
   }

@@ -123,6 +123,39 @@ export async function query<R extends QueryResultRow = QueryResultRow>(
   }
 }
 
+/**
+ * Runs one writing statement, outside any transaction, on a connection held for it: when the connection
+ * is lost after the statement was sent and before an answer came, it may have been committed, and the
+ * rejection says so (`StoreOutcomeUnknownError`). A connection that could not be had sent nothing
+ * (`STORE_UNAVAILABLE`).
+ */
+export async function write<R extends QueryResultRow = QueryResultRow>(
+  pool: Pool,
+  doing: string,
+  text: string,
+  values: unknown[],
+): Promise<QueryResult<R>> {
+  let held: Held;
+  try {
+    held = await hold(pool);
+  } catch (error) {
+    throw unavailable(doing, error);
+  }
+  let broken: Error | undefined;
+  try {
+    return await query<R>(held.client, doing, text, values);
+  } catch (error) {
+    if (answered(error)) {
+      if (endsSession(error)) broken = asError(causeOf(error));
+      throw error;
+    }
+    broken = asError(causeOf(error));
+    throw outcomeUnknown(doing, causeOf(error));
+  } finally {
+    held.release(broken);
+  }
+}
+
 /** A connection the store took from its pool, until it gives it back. */
 export interface Held {
   readonly client: PoolClient;

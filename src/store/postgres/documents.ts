@@ -2,7 +2,7 @@ import type { Pool } from 'pg';
 import { describeValue } from '../../errors.js';
 import type { PlanDocument, PlanListing } from '../GuardrailStore.js';
 import { documentConflict, documentFromRow, mergeListings, type CheckedDocument } from '../planDocuments.js';
-import { query } from './connection.js';
+import { query, write } from './connection.js';
 import type { Statements } from './statements.js';
 
 // Plan documents in PostgreSQL: saved, conditionally or not, in one statement; listed with the plans.
@@ -14,10 +14,10 @@ export async function saveDocument(pool: Pool, sql: Statements, doc: CheckedDocu
   // One statement each way: the condition and the write cannot be separated by another writer.
   const saved =
     doc.expected === undefined
-      ? await query<{ revision: string }>(pool, doing, sql.saveDocument, values)
+      ? await write<{ revision: string }>(pool, doing, sql.saveDocument, values)
       : doc.expected === null
-        ? await query<{ revision: string }>(pool, doing, sql.createDocument, values)
-        : await query<{ revision: string }>(pool, doing, sql.replaceDocument, [...values, doc.expected]);
+        ? await write<{ revision: string }>(pool, doing, sql.createDocument, values)
+        : await write<{ revision: string }>(pool, doing, sql.replaceDocument, [...values, doc.expected]);
   const revision = saved.rows[0]?.revision;
   if (revision === undefined) {
     const current = await query<{ revision: string }>(pool, doing, sql.documentRevision, [doc.planId]);
