@@ -1,5 +1,5 @@
 import type { AuditTrail } from '../audit/AuditTrail.js';
-import { describeValue, GuardrailValidationError } from '../errors.js';
+import { describeValue, GuardrailError, GuardrailValidationError } from '../errors.js';
 import { AutonomyGuardrails, type GuardrailsInit } from '../guardrails/AutonomyGuardrails.js';
 import { validatePlanId } from '../ids.js';
 import { isPlainObject } from '../json.js';
@@ -13,6 +13,7 @@ export async function configureGuardrails(
   core: ServiceCore,
   planId: string,
   init?: GuardrailsInit,
+  tries = 1,
 ): Promise<AutonomyGuardrails> {
   validatePlanId(planId);
   const fresh = AutonomyGuardrails.parse(init, '', false, core.limits);
@@ -44,8 +45,18 @@ export async function configureGuardrails(
   // Created only if still absent: a plan another caller configured meanwhile, and may have spent on
   // already, is configured again through the change above, keeping what it used.
   if (await store.create(planId, fresh)) return fresh.clone();
-  return configureGuardrails(core, planId, init);
+  if (tries >= MAX_CONFIGURE_TRIES) {
+    throw new GuardrailError(
+      'STORE_CONTRACT',
+      `configuring plan ${describeValue(planId)}: the store's create found it configured and its ` +
+        `update found it not, ${tries} times`,
+    );
+  }
+  return configureGuardrails(core, planId, init, tries + 1);
 }
+
+/** How often a configure that lost the race to create a plan starts over (see configureGuardrails). */
+const MAX_CONFIGURE_TRIES = 3;
 
 /** See {@link AutonomyGuardrailService.getGuardrails}. */
 export function getGuardrails(core: ServiceCore, planId: string): Promise<AutonomyGuardrails | null> {

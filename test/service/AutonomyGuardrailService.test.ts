@@ -267,6 +267,18 @@ describe('configure, get and remove', () => {
     expect((await service.checkToolBudget('plan', 1)).allowed).toBe(false);
   });
 
+  it('refuses to configure through a store whose create and update disagree, after a few tries', async () => {
+    class Disagreeing extends MemoryStore {
+      override async create(): Promise<boolean> {
+        return false;
+      }
+    }
+    const { service } = setup({ store: new Disagreeing() });
+    await expect(service.configureGuardrails('plan', { maxSteps: 1 })).rejects.toMatchObject({
+      code: 'STORE_CONTRACT',
+    });
+  });
+
   it('leaves the previous guardrails and trail untouched when a configure is refused', async () => {
     const { service } = await configured({ maxSteps: 5, toolBudget: 1 });
     await service.checkToolBudget('plan', 0.5);

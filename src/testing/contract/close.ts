@@ -25,6 +25,12 @@ export function close(c: ContractContext): void {
       await expect((await closedStore()).put('p', guardrails())).rejects.toBeInstanceOf(Error);
     });
 
+    it('refuses create after close', async () => {
+      const s = await closedStore();
+      if (!s.create) return;
+      await expect(s.create('q', guardrails())).rejects.toBeInstanceOf(Error);
+    });
+
     it('refuses update after close', async () => {
       const s = await closedStore();
       await expect(s.update('p', () => ({ result: null }))).rejects.toBeInstanceOf(Error);
