@@ -64,9 +64,10 @@ export interface Deadline {
 /**
  * Watches the plan's wall clock while a call runs: after `limitMs` it asks the service's clock, and only
  * its answer ends the call (a timer may fire a little early; then it is armed again for what is left;
- * a limit since taken off ends the watch). When the limit ran out, `expired` is called with the violation; `failed` when the clock could not be
- * read. A limit past a timer's range is waited for in parts. Returns `stop`, which ends the watch: a
- * clock check still out then neither re-arms the timer, which nothing would clear, nor calls anything.
+ * a limit since taken off ends the watch). When the limit ran out, `expired` is called with the
+ * violation; `failed` when the clock could not be read. A limit past a timer's range is waited for in
+ * parts. Returns `stop`, which ends the watch: a clock check still out then neither re-arms the timer,
+ * which nothing would clear, nor calls anything.
  */
 export function watchWallClock(
   service: AutonomyGuardrailService,
@@ -84,8 +85,9 @@ export function watchWallClock(
       if (over) return;
       if (!check.allowed) return expired(new GuardrailViolationError(check));
       // A limit taken off while the call runs leaves nothing to watch: polling would only fill the log.
-      const left = remainingMs(check);
-      if (left !== null) arm(Math.max(1, left));
+      // One on a plan whose clock was set back to not started runs whole from its start.
+      if (check.limit === null || check.limit === undefined) return;
+      arm(Math.max(1, remainingMs(check) ?? Math.ceil(check.limit * 1000)));
     }, failed);
   };
   const arm = (ms: number): void => {

@@ -77,6 +77,18 @@ export interface ValidRequest<T> {
 
 const notRun = (): undefined => undefined;
 
+/** An AbortSignal by its shape: a framework's may come from a polyfill or another realm. */
+function isAbortSignal(value: unknown): value is AbortSignal {
+  const s = value as Partial<AbortSignal> | null;
+  return (
+    typeof s === 'object' &&
+    s !== null &&
+    typeof s.aborted === 'boolean' &&
+    typeof s.addEventListener === 'function' &&
+    typeof s.removeEventListener === 'function'
+  );
+}
+
 /**
  * The request, checked, as a frozen copy: its input copied now, so later changes to it reach nothing.
  * Without `withRun`, a call about to be asked for (no `run` needed).
@@ -103,7 +115,7 @@ export function validRequest<T>(
   const run = withRun ? r['run'] : notRun;
   if (typeof run !== 'function') invalid('run', 'a function', run);
   const signal = r['signal'];
-  if (signal !== undefined && !(signal instanceof AbortSignal)) invalid('signal', 'an AbortSignal', signal);
+  if (signal !== undefined && !isAbortSignal(signal)) invalid('signal', 'an AbortSignal', signal);
   // One shape for every request: a literal with optional keys spread in would leave V8's fast path.
   return Object.freeze({
     toolCallId,

@@ -279,15 +279,31 @@ describe.each(LOCAL_STORES)('RunGuard.toolCall on %s', (_name, makeStore) => {
   });
 
   describe('the wall clock while a call runs', () => {
-    it('stops watching once the plan no longer has a wall-clock limit', async () => {
-      const { guard, service, timers } = await guarded(makeStore, { maxWallClockSeconds: 60 });
+    /** A call under a 60 s limit that runs until `finish`, its wall-clock timer armed. */
+    async function slowCall() {
+      const g = await guarded(makeStore, { maxWallClockSeconds: 60 });
       let finish: (value: string) => void = () => undefined;
-      const call = guard.toolCall({
+      const call = g.guard.toolCall({
         toolCallId: 'c1',
         toolName: 'slow',
         run: () => new Promise<string>((resolve) => (finish = resolve)),
       });
+      await settledUntil(() => g.timers.pending.length === 1);
+      return { ...g, call, finish: (value: string) => finish(value) };
+    }
+
+    it('watches the whole limit again once the plan was set back to not started', async () => {
+      const { service, timers, call, finish } = await slowCall();
+      await service.configureGuardrails(PLAN, { maxWallClockSeconds: 60, startTime: null });
+      timers.fire();
       await settledUntil(() => timers.pending.length === 1);
+      expect(timers.pending[0]?.ms).toBe(60_000);
+      finish('done');
+      await call;
+    });
+
+    it('stops watching once the plan no longer has a wall-clock limit', async () => {
+      const { service, timers, call, finish } = await slowCall();
       await service.configureGuardrails(PLAN, {});
       const asked = vi.spyOn(service, 'checkWallClock');
       const armed = timers.armed.length;
@@ -382,6 +398,23 @@ describe('RunGuard input', () => {
     expect(await rejectedField(guard.toolCall({ toolCallId: '', toolName: 'search', run: () => 1 }))).toBe(
       'toolCallId',
     );
+  });
+
+  it('takes a signal by its shape, as a polyfill or another realm makes one', async () => {
+    const [, makeStore] = LOCAL_STORES[0] as (typeof LOCAL_STORES)[number];
+    const { guard } = await guarded(makeStore, {});
+    const signal = {
+      aborted: false,
+      addEventListener: () => undefined,
+      removeEventListener: () => undefined,
+    };
+    const out = await guard.toolCall({
+      toolCallId: 'c1',
+      toolName: 'search',
+      signal: signal as unknown as AbortSignal,
+      run: () => 1,
+    });
+    expect(out).toEqual({ allowed: true, output: 1, cost: 0 });
   });
 
   it('refuses a signal that is not an AbortSignal, naming the field', async () => {
