@@ -630,6 +630,7 @@ describe.skipIf(skip)('PostgresStore', () => {
       ['put', (s: PostgresStore) => s.put('p', AutonomyGuardrails.create({ maxSteps: 9 }))],
       ['create', (s: PostgresStore) => s.create('q', AutonomyGuardrails.create())],
       ['delete', (s: PostgresStore) => s.delete('p')],
+      ['update', (s: PostgresStore) => s.update('p', () => ({ result: null, audit: stepEntry(2) }))],
       [
         'savePlanDocument',
         (s: PostgresStore) =>
@@ -648,7 +649,8 @@ describe.skipIf(skip)('PostgresStore', () => {
       relayed.on('error', () => undefined);
       const cut = new PostgresStore({ pool: relayed, schema, tablePrefix: store.tablePrefix });
       try {
-        await cut.get('p'); // its schema checked and its statements ready before the cut
+        // Its schema checked, and the plan as it wrote it kept, so the next update is one statement.
+        await cut.update('p', () => ({ result: null, audit: stepEntry(1), mutation: { steps: 1 } }));
         relay.arm();
         const error = await rejection(writeWith(cut));
         expect([error['code'], isStoreOutcomeUnknownError(error)]).toEqual(['STORE_UNAVAILABLE', true]);

@@ -1,11 +1,13 @@
-import type { Pool, PoolClient } from 'pg';
+import type { QueryResult } from 'pg';
 import { AutonomyGuardrails } from '../../guardrails/AutonomyGuardrails.js';
 import { type PlanChange, type PlanChangeFn } from '../GuardrailStore.js';
 import { type CheckpointPolicy } from '../checkpoints.js';
 import { chainEntries, decideWrite, type ChainedRecord, type Write } from '../decide.js';
 import { type CachedPlan, type ChainHead } from '../planCache.js';
-import { query } from './connection.js';
 import { type Statements } from './statements.js';
+
+/** Sends a batch's statement with its values. */
+export type Send = (text: string, values: unknown[]) => Promise<QueryResult<{ version: string }>>;
 
 // The changes of a plan's updates, decided one after the other and written in one statement.
 
@@ -85,11 +87,12 @@ export class ChangeBatch {
 
   /**
    * Writes the batch if the row still has the base's version: one entry and no checkpoint with the
-   * store's writeOneEntry, anything else with its writeChanges. Resolves with the plan as written, or
-   * null when the row has another version or is gone.
+   * store's writeOneEntry, anything else with its writeChanges, sent by `send` (in a transaction, or on
+   * a connection of its own). Resolves with the plan as written, or null when the row has another
+   * version or is gone.
    */
-  async write(client: Pool | PoolClient, doing: string, sql: Statements): Promise<CachedPlan | null> {
-    const found = await query<{ version: string }>(client, doing, ...this.#statement(sql));
+  async write(sql: Statements, send: Send): Promise<CachedPlan | null> {
+    const found = await send(...this.#statement(sql));
     const version = found.rows[0]?.version;
     return version === undefined
       ? null

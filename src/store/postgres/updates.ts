@@ -12,19 +12,8 @@ import { type CheckpointPolicy } from '../checkpoints.js';
 import { guardrailsFromRow } from '../sql/rows.js';
 import { writesState, type ChainedRecord, type Write } from '../decide.js';
 import { MAX_UPDATES_PER_WRITE, PlanCache, type CachedPlan } from '../planCache.js';
-import { ChangeBatch, type Pending } from './batch.js';
-import {
-  answered,
-  asError,
-  causeOf,
-  endsSession,
-  hold,
-  outcomeUnknown,
-  query,
-  transaction,
-  unavailable,
-  type Held,
-} from './connection.js';
+import { ChangeBatch, type Pending, type Send } from './batch.js';
+import { answered, query, transaction, write } from './connection.js';
 import { headOf, headOrUndefined, readApproval, type LockedPlan } from './rows.js';
 import { type Statements } from './statements.js';
 
@@ -167,32 +156,16 @@ export class PlanUpdates {
       this.#store.cache.delete(planId);
       for (const pending of queue.splice(0, results.length)) pending.reject(error);
     };
-    let held: Held;
-    try {
-      held = await hold(this.#store.pool);
-    } catch (error) {
-      const lost = unavailable(doing, error); // nothing was sent
-      refuse(lost);
-      return { settled: results.length, lost };
-    }
     let written: CachedPlan | null;
-    let broken: Error | undefined;
     try {
-      written = await batch.write(held.client, doing, this.#store.sql);
+      written = await batch.write(this.#store.sql, (text, values) =>
+        write(this.#store.pool, doing, text, values),
+      );
     } catch (error) {
-      if (answered(error)) {
-        if (endsSession(error)) broken = asError(causeOf(error));
-        refuse(error);
-        return { settled: results.length };
-      }
-      // Not tried again one by one: without an answer from the server, the statement may have committed.
-      broken = asError(causeOf(error));
-      const lost = outcomeUnknown(doing, causeOf(error));
-      refuse(lost);
-      return { settled: results.length, lost };
-    } finally {
-      // A connection whose state is unknown, or that the server ended, is closed rather than handed on.
-      held.release(broken);
+      refuse(error);
+      // Not tried again one by one: without an answer from the server, the statement may have committed
+      // (or, with no connection to be had, was not sent); the updates queued behind it are refused too.
+      return answered(error) ? { settled: results.length } : { settled: results.length, lost: error };
     }
     if (written === null) {
       // Another writer changed the plan since: the cached guardrails were changed in place for nothing.
@@ -241,7 +214,8 @@ export class PlanUpdates {
         const batch = new ChangeBatch(planId, locked, this.#store.checkpoints);
         // Refuses a change of a plan that is not configured, or with another plan's approval.
         const { approval, newApproval } = batch.add(out) as Write<ChainedRecord[]>;
-        const written = batch.writes ? await batch.write(client, doing, sql) : locked;
+        const send: Send = (text, values) => query(client, doing, text, values);
+        const written = batch.writes ? await batch.write(sql, send) : locked;
         if (written === null) {
           // The row is locked: only a write that bypassed the lock could have given it a new version.
           throw new GuardrailError(
