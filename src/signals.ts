@@ -2,6 +2,18 @@
 // listeners on its sources until they are collected, which a signal living as long as the process may
 // never be.
 
+/** An AbortSignal by its shape: a caller's may come from a polyfill or another realm. */
+export function isAbortSignal(value: unknown): value is AbortSignal {
+  const s = value as Partial<AbortSignal> | null;
+  return (
+    typeof s === 'object' &&
+    s !== null &&
+    typeof s.aborted === 'boolean' &&
+    typeof s.addEventListener === 'function' &&
+    typeof s.removeEventListener === 'function'
+  );
+}
+
 /**
  * A signal that aborts when either does, and a function that stops listening once the call is over.
  */

@@ -6,6 +6,7 @@ import { normalizeOperation } from '../guardrails/operation.js';
 import { objectWithKeys } from '../guardrails/validate.js';
 import { copyJsonValue, isPlainObject, type JsonValue } from '../json.js';
 import { toMicros } from '../money.js';
+import { isAbortSignal } from '../signals.js';
 import { amount, optionField, strict, validateEntry } from '../validation.js';
 import type { ToolResult, ToolRule } from './toolResult.js';
 import { inputHash } from '../service/hash.js';
@@ -76,18 +77,6 @@ export interface ValidRequest<T> {
 }
 
 const notRun = (): undefined => undefined;
-
-/** An AbortSignal by its shape: a framework's may come from a polyfill or another realm. */
-function isAbortSignal(value: unknown): value is AbortSignal {
-  const s = value as Partial<AbortSignal> | null;
-  return (
-    typeof s === 'object' &&
-    s !== null &&
-    typeof s.aborted === 'boolean' &&
-    typeof s.addEventListener === 'function' &&
-    typeof s.removeEventListener === 'function'
-  );
-}
 
 /**
  * The request, checked, as a frozen copy: its input copied now, so later changes to it reach nothing.

@@ -1,6 +1,7 @@
 import { GuardrailError, invalid } from '../errors.js';
 import { objectWithKeys } from '../guardrails/validate.js';
 import type { Sleep } from '../agent/retries.js';
+import { isAbortSignal } from '../signals.js';
 import type { RunOptions } from './types.js';
 
 // Runs interrupted through a signal: the signal of a run, the error it ends with, the wait it cuts short.
@@ -9,7 +10,7 @@ export function runSignal(options: RunOptions): AbortSignal | null {
   const o = objectWithKeys(options, 'options', ['signal']);
   const signal = o['signal'];
   if (signal === undefined) return null;
-  if (!(signal instanceof AbortSignal)) invalid('options.signal', 'an AbortSignal', signal);
+  if (!isAbortSignal(signal)) invalid('options.signal', 'an AbortSignal', signal);
   return signal;
 }
 

@@ -123,6 +123,19 @@ describe('a run interrupted through its signal', () => {
     });
   });
 
+  it('takes a signal by its shape, as a polyfill or another realm makes one', async () => {
+    const { executor } = await harness([echo]);
+    const signal = {
+      aborted: false,
+      addEventListener: () => undefined,
+      removeEventListener: () => undefined,
+    };
+    const result = await executor.execute(planOf([{ id: 'a', tool: 'echo' }]), {
+      signal: signal as unknown as AbortSignal,
+    });
+    expect(result.status).toBe('completed');
+  });
+
   it('refuses a signal that is not an AbortSignal, naming the field', async () => {
     const { executor } = await harness([echo]);
     const run = executor.execute(planOf([{ id: 'a', tool: 'echo' }]), {
