@@ -13,14 +13,44 @@ export async function configureGuardrails(
   core: ServiceCore,
   planId: string,
   init?: GuardrailsInit,
-  tries = 1,
 ): Promise<AutonomyGuardrails> {
   validatePlanId(planId);
   const fresh = AutonomyGuardrails.parse(init, '', false, core.limits);
-  const given: GuardrailsInit = init ?? {};
-  // A configured plan keeps what it has used: new limits must not hand out a fresh budget. Counters
-  // given explicitly replace the kept ones.
-  const replaced = await core.store.update(planId, (g) => {
+  const { store } = core;
+  for (let tries = 1; ; tries++) {
+    const replaced = await reconfigured(core, planId, init ?? {});
+    if (replaced) return replaced.clone();
+    if (store.create === undefined) {
+      await store.put(planId, fresh);
+      return fresh.clone();
+    }
+    // Created only if still absent: a plan another caller configured meanwhile, and may have spent on
+    // already, is configured again through an update, keeping what it used.
+    if (await store.create(planId, fresh)) return fresh.clone();
+    if (tries === MAX_CONFIGURE_TRIES) {
+      throw new GuardrailError(
+        'STORE_CONTRACT',
+        `configuring plan ${describeValue(planId)}: the store's create found it configured and its ` +
+          `update found it not, ${tries} times`,
+      );
+    }
+  }
+}
+
+/** How often a configure that lost the race to create a plan starts over (see configureGuardrails). */
+const MAX_CONFIGURE_TRIES = 3;
+
+/**
+ * The plan configured again with `given`, in one update, or null when it is not configured. A configured
+ * plan keeps what it has used: new limits must not hand out a fresh budget. Counters given explicitly
+ * replace the kept ones.
+ */
+function reconfigured(
+  core: ServiceCore,
+  planId: string,
+  given: GuardrailsInit,
+): Promise<AutonomyGuardrails | null> {
+  return core.store.update(planId, (g) => {
     if (!g) return { result: null };
     const merged = AutonomyGuardrails.parse(
       {
@@ -36,27 +66,7 @@ export async function configureGuardrails(
     merged.replaceRuntime(g.runtime); // open reservations, tool calls and waits go on
     return { result: merged, replace: merged };
   });
-  if (replaced) return replaced.clone();
-  const { store } = core;
-  if (store.create === undefined) {
-    await store.put(planId, fresh);
-    return fresh.clone();
-  }
-  // Created only if still absent: a plan another caller configured meanwhile, and may have spent on
-  // already, is configured again through the change above, keeping what it used.
-  if (await store.create(planId, fresh)) return fresh.clone();
-  if (tries >= MAX_CONFIGURE_TRIES) {
-    throw new GuardrailError(
-      'STORE_CONTRACT',
-      `configuring plan ${describeValue(planId)}: the store's create found it configured and its ` +
-        `update found it not, ${tries} times`,
-    );
-  }
-  return configureGuardrails(core, planId, init, tries + 1);
 }
-
-/** How often a configure that lost the race to create a plan starts over (see configureGuardrails). */
-const MAX_CONFIGURE_TRIES = 3;
 
 /** See {@link AutonomyGuardrailService.getGuardrails}. */
 export function getGuardrails(core: ServiceCore, planId: string): Promise<AutonomyGuardrails | null> {
