@@ -1,4 +1,4 @@
-import type { GuardCheck } from './guardrails/GuardCheck.js';
+import type { GuardCheck } from './GuardCheck.js';
 import { toWellFormed } from './unicode.js';
 
 const BRAND = Symbol.for('leash.GuardrailError');

@@ -12,14 +12,8 @@ export {
   type GuardrailErrorCode,
 } from './errors.js';
 export { canonicalJson, type JsonValue, type JsonObject } from './json.js';
-export {
-  GuardrailEventType,
-  GuardrailResult,
-  GUARD_NAMES,
-  EVENT_INFO,
-  type GuardName,
-} from './guardrails/events.js';
-export type { GuardCheck } from './guardrails/GuardCheck.js';
+export { GuardrailEventType, GuardrailResult, GUARD_NAMES, EVENT_INFO, type GuardName } from './events.js';
+export type { GuardCheck } from './GuardCheck.js';
 export { normalizeOperation } from './guardrails/operation.js';
 export { ActorLimits, type ActorLimitsInit, type ActorLimitsJson } from './guardrails/ActorLimits.js';
 export {

@@ -1,5 +1,5 @@
-// The layers of src/, each importing only from itself and the layers below it (a type-only import names a
-// shape and loads nothing, so it may look up): the core never depends on what is built on it.
+// The layers of src/, each importing only from itself and the layers below it, types included (a type a
+// lower layer names belongs below it too): the core never depends on what is built on it.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,14 +37,22 @@ function layerOf(file: string): number {
  * What a file loads: the specifiers of its imports and re-exports but `import type` and `export type`,
  * bare imports included, and of its dynamic `import()` calls (a computed one as `?`, which no layer allows).
  */
-export function loadedModules(fileName: string, text: string, options = { dynamic: true }): string[] {
+export function loadedModules(
+  fileName: string,
+  text: string,
+  options: { readonly dynamic: boolean; readonly types?: boolean } = { dynamic: true },
+): string[] {
   const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, true);
   const found: string[] = [];
   const visit = (node: ts.Node): void => {
     // `import { type T }` still loads its module under verbatimModuleSyntax: only `import type` does not.
-    if (ts.isImportDeclaration(node) && !node.importClause?.isTypeOnly) {
+    if (ts.isImportDeclaration(node) && (options.types === true || !node.importClause?.isTypeOnly)) {
       found.push((node.moduleSpecifier as ts.StringLiteral).text);
-    } else if (ts.isExportDeclaration(node) && !node.isTypeOnly && node.moduleSpecifier !== undefined) {
+    } else if (
+      ts.isExportDeclaration(node) &&
+      (options.types === true || !node.isTypeOnly) &&
+      node.moduleSpecifier !== undefined
+    ) {
       found.push((node.moduleSpecifier as ts.StringLiteral).text);
     } else if (
       options.dynamic &&
@@ -73,6 +81,14 @@ it('finds every way a file loads a module, and skips the type-only ones', () => 
   ].join('\n');
 
   expect(loadedModules('x.ts', text)).toEqual(['./a.js', './b.js', './d.js', './e.js', './g.js', '?']);
+  expect(loadedModules('x.ts', text, { dynamic: false, types: true })).toEqual([
+    './a.js',
+    './b.js',
+    './c.js',
+    './d.js',
+    './e.js',
+    './f.js',
+  ]);
 });
 
 /** Every TypeScript file of src/. */
@@ -137,11 +153,11 @@ it('has no cycle of static imports among the files of src/', () => {
   expect(cycles).toEqual([]);
 });
 
-it('has no layer of src/ load code from a layer above it', () => {
+it('has no layer of src/ load code or name a type from a layer above it', () => {
   const files = sourceFiles();
   const upward: string[] = [];
   for (const file of files) {
-    for (const spec of loadedModules(file, readFileSync(file, 'utf8'))) {
+    for (const spec of loadedModules(file, readFileSync(file, 'utf8'), { dynamic: true, types: true })) {
       if (spec === '?') upward.push(`${relative(SRC, file)} -> a computed import`);
       if (!spec.startsWith('.')) continue;
       const target = normalize(join(dirname(file), spec));

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { runtimeKeyOf } from '../guardrails/runtime.js';
 import { invalid, isGuardrailViolationError } from '../errors.js';
-import type { GuardCheck } from '../guardrails/GuardCheck.js';
+import type { GuardCheck } from '../GuardCheck.js';
 import { normalizeOperation } from '../guardrails/operation.js';
 import { objectWithKeys } from '../guardrails/validate.js';
 import { isPlainObject } from '../json.js';

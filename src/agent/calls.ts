@@ -1,4 +1,4 @@
-import type { GuardCheck } from '../guardrails/GuardCheck.js';
+import type { GuardCheck } from '../GuardCheck.js';
 import { normalizeOperation } from '../guardrails/operation.js';
 import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
 import type { BudgetReservation } from '../service/BudgetReservation.js';

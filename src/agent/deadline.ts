@@ -1,6 +1,6 @@
 import { timerDelay } from '../clock.js';
 import { GuardrailViolationError } from '../errors.js';
-import type { GuardCheck } from '../guardrails/GuardCheck.js';
+import type { GuardCheck } from '../GuardCheck.js';
 import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
 
 /** Timers for the wall-clock abort; injectable so tests need no real time. */

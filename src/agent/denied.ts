@@ -1,4 +1,4 @@
-import type { GuardCheck } from '../guardrails/GuardCheck.js';
+import type { GuardCheck } from '../GuardCheck.js';
 
 /** What a model reads in place of a refused call's result: which check refused it, and why. */
 export function deniedText(check: GuardCheck): string {

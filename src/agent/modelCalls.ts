@@ -7,8 +7,8 @@ import {
   isGuardrailViolationError,
 } from '../errors.js';
 import { validRuntimeKey } from '../guardrails/AutonomyGuardrails.js';
-import { GuardrailEventType as E } from '../guardrails/events.js';
-import type { GuardCheck } from '../guardrails/GuardCheck.js';
+import { GuardrailEventType as E } from '../events.js';
+import type { GuardCheck } from '../GuardCheck.js';
 import { objectWithKeys } from '../guardrails/validate.js';
 import { fromMicros } from '../money.js';
 import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';

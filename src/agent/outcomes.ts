@@ -1,4 +1,4 @@
-import type { GuardCheck } from '../guardrails/GuardCheck.js';
+import type { GuardCheck } from '../GuardCheck.js';
 import type { Approval } from '../store/GuardrailStore.js';
 import { type ModelCallHandle } from './modelCalls.js';
 

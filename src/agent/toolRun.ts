@@ -5,7 +5,7 @@ import {
   isGuardrailViolationError,
   type GuardrailViolationError,
 } from '../errors.js';
-import type { GuardCheck } from '../guardrails/GuardCheck.js';
+import type { GuardCheck } from '../GuardCheck.js';
 import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
 import type { BudgetReservation } from '../service/BudgetReservation.js';
 import { openCall } from './calls.js';

@@ -6,8 +6,8 @@ import {
   type GuardName,
   type GuardrailEventType,
   type GuardrailResult,
-} from '../guardrails/events.js';
-import type { GuardCheck } from '../guardrails/GuardCheck.js';
+} from '../events.js';
+import type { GuardCheck } from '../GuardCheck.js';
 import { formatIso, isSerializableTimestamp } from '../iso.js';
 import { copyJsonObject, type JsonObject } from '../json.js';
 

@@ -2,7 +2,7 @@ import * as nodeCrypto from 'node:crypto';
 import { createHash } from 'node:crypto';
 import { describeValue, GuardrailValidationError, invalid } from '../errors.js';
 import { objectWithKeys } from '../guardrails/validate.js';
-import { EVENT_INFO, isGuardrailEventType, isGuardName } from '../guardrails/events.js';
+import { EVENT_INFO, isGuardrailEventType, isGuardName } from '../events.js';
 import { isSerializableTimestamp, parseIsoMs } from '../iso.js';
 import { canonicalJson, isPlainObject, isWellFormed } from '../json.js';
 import { validatePlanId } from '../ids.js';

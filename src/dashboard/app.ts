@@ -6,7 +6,7 @@ import { verifyAuditLog } from '../audit/verify.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { DecisionReport, PlanRunner, PlanStatus, RunReport } from '../runner/runner.js';
 import { errorText, invalid, isGuardrailError } from '../errors.js';
-import { isGuardName } from '../guardrails/events.js';
+import { isGuardName } from '../events.js';
 import { validatePlanId } from '../ids.js';
 import type { ApprovalStatus } from '../store/GuardrailStore.js';
 import {

@@ -11,7 +11,7 @@ import {
   isGuardrailError,
   isGuardrailViolationError,
 } from '../errors.js';
-import type { GuardCheck } from '../guardrails/GuardCheck.js';
+import type { GuardCheck } from '../GuardCheck.js';
 import type { BudgetReservation } from '../service/BudgetReservation.js';
 import type { Approval } from '../store/GuardrailStore.js';
 import { validatePlan, type Decision, type Plan } from './Plan.js';

@@ -3,7 +3,7 @@ import { openCall, operationsToConfirm, type CallLetThrough, type CallToOpen } f
 import { wallClockDeadline, type Timers } from '../agent/deadline.js';
 import { unwrap, type Outcome } from '../agent/toolResult.js';
 import { GuardrailError, GuardrailViolationError, invalid } from '../errors.js';
-import type { GuardCheck } from '../guardrails/GuardCheck.js';
+import type { GuardCheck } from '../GuardCheck.js';
 import { normalizeOperation } from '../guardrails/operation.js';
 import type { JsonValue } from '../json.js';
 import { toMicros } from '../money.js';

@@ -5,7 +5,7 @@ import {
   type AutonomyGuardrails,
   type GuardrailsInit,
 } from '../guardrails/AutonomyGuardrails.js';
-import type { GuardCheck } from '../guardrails/GuardCheck.js';
+import type { GuardCheck } from '../GuardCheck.js';
 import { validatePlanId } from '../ids.js';
 import type { Approval, ApprovalStatus, GuardrailStore } from '../store/GuardrailStore.js';
 import type { Decision } from './approvals.js';

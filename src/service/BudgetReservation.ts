@@ -1,4 +1,4 @@
-import type { GuardCheck } from '../guardrails/GuardCheck.js';
+import type { GuardCheck } from '../GuardCheck.js';
 import { invalid } from '../errors.js';
 import { objectWithKeys } from '../guardrails/validate.js';
 import { toWellFormed } from '../json.js';

@@ -1,6 +1,6 @@
 import { validRuntimeKey, type AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
-import { GuardrailEventType as E } from '../guardrails/events.js';
-import { makeCheck, type GuardCheck, type Reason } from '../guardrails/GuardCheck.js';
+import { GuardrailEventType as E } from '../events.js';
+import { makeCheck, type GuardCheck, type Reason } from '../GuardCheck.js';
 import { validatePlanId } from '../ids.js';
 import { isPlainObject, type JsonValue } from '../json.js';
 import { fromMicros, toMicros } from '../money.js';

@@ -1,10 +1,10 @@
 import type { PlanChange } from '../store/GuardrailStore.js';
-import type { GuardrailEventType } from '../guardrails/events.js';
+import type { GuardrailEventType } from '../events.js';
 import type { AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
 import { invalid } from '../errors.js';
 import { validRuntimeKey } from '../guardrails/AutonomyGuardrails.js';
-import { GuardrailEventType as E } from '../guardrails/events.js';
-import { makeCheck, type GuardCheck } from '../guardrails/GuardCheck.js';
+import { GuardrailEventType as E } from '../events.js';
+import { makeCheck, type GuardCheck } from '../GuardCheck.js';
 import { normalizeOperation } from '../guardrails/operation.js';
 import { intField, objectWithKeys } from '../guardrails/validate.js';
 import { validatePlanId } from '../ids.js';

@@ -1,7 +1,7 @@
 import { describeValue, GuardrailError, GuardrailValidationError, invalid } from '../errors.js';
 import { validRuntimeKey, type AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
-import { GuardrailEventType as E } from '../guardrails/events.js';
-import { makeCheck, type GuardCheck } from '../guardrails/GuardCheck.js';
+import { GuardrailEventType as E } from '../events.js';
+import { makeCheck, type GuardCheck } from '../GuardCheck.js';
 import { confirmationReason } from '../guardrails/operation.js';
 import { intField } from '../guardrails/validate.js';
 import { validatePlanId } from '../ids.js';

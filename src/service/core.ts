@@ -13,8 +13,8 @@ import {
   textTail,
 } from '../errors.js';
 import { validRuntimeKey } from '../guardrails/AutonomyGuardrails.js';
-import type { GuardrailEventType } from '../guardrails/events.js';
-import { makeCheck, type GuardCheck, type Reason } from '../guardrails/GuardCheck.js';
+import type { GuardrailEventType } from '../events.js';
+import { makeCheck, type GuardCheck, type Reason } from '../GuardCheck.js';
 import { normalizeOperation } from '../guardrails/operation.js';
 import type { JsonValue } from '../json.js';
 import type { GuardrailStore, PlanChange, PlanMutation } from '../store/GuardrailStore.js';

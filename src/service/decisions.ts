@@ -1,6 +1,6 @@
 import type { AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
-import { GuardrailEventType as E } from '../guardrails/events.js';
-import { makeCheck, type GuardCheck, type Reason } from '../guardrails/GuardCheck.js';
+import { GuardrailEventType as E } from '../events.js';
+import { makeCheck, type GuardCheck, type Reason } from '../GuardCheck.js';
 import type { JsonValue } from '../json.js';
 import { confirmationReason } from '../guardrails/operation.js';
 import type { PlanChange, PlanMutation } from '../store/GuardrailStore.js';

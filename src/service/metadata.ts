@@ -2,7 +2,7 @@ import { AuditEntry, type AuditEntryJson } from '../audit/AuditEntry.js';
 import { AuditTrail } from '../audit/AuditTrail.js';
 import { describeValue, GuardrailValidationError, invalid } from '../errors.js';
 import { AutonomyGuardrails, type GuardrailsJson } from '../guardrails/AutonomyGuardrails.js';
-import { EVENT_INFO, isGuardrailEventType } from '../guardrails/events.js';
+import { EVENT_INFO, isGuardrailEventType } from '../events.js';
 import { intField, objectWithKeys } from '../guardrails/validate.js';
 import { isSerializableTimestamp, parseIsoMs } from '../iso.js';
 import { copyJsonObject, isPlainObject, type JsonObject } from '../json.js';

@@ -1,8 +1,8 @@
 import { AuditEntry } from '../audit/AuditEntry.js';
 import { invalid } from '../errors.js';
 import { validRuntimeKey } from '../guardrails/AutonomyGuardrails.js';
-import { GuardrailEventType as E } from '../guardrails/events.js';
-import type { GuardCheck } from '../guardrails/GuardCheck.js';
+import { GuardrailEventType as E } from '../events.js';
+import type { GuardCheck } from '../GuardCheck.js';
 import { intField, objectWithKeys } from '../guardrails/validate.js';
 import { validatePlanId } from '../ids.js';
 import type { JsonObject } from '../json.js';

@@ -1,5 +1,5 @@
 import type { StopCondition, ToolSet } from 'ai';
-import { GuardrailEventType as E } from '../../guardrails/events.js';
+import { GuardrailEventType as E } from '../../events.js';
 import { bytesToTokens } from '../../agent/prices.js';
 import { guardOf, type GuardOption } from '../../agent/guardOption.js';
 import { isLeashDenial } from './tools.js';

@@ -1,6 +1,6 @@
 import { Usage, type ModelResponse, type StreamEvent } from '@openai/agents';
 import { ENDED_PREFIX, endedText } from '../../agent/denied.js';
-import type { GuardCheck } from '../../guardrails/GuardCheck.js';
+import type { GuardCheck } from '../../GuardCheck.js';
 
 /** The message a run a limit ended reads last: its final output. */
 function endedMessage(check: GuardCheck) {

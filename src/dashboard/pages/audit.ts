@@ -1,7 +1,7 @@
 import { html } from 'hono/html';
 import type { ChainedEntry } from '../../audit/chain.js';
 import type { VerifyReport } from '../../audit/verify.js';
-import { GUARD_NAMES, GuardrailEventType, type GuardName } from '../../guardrails/events.js';
+import { GUARD_NAMES, GuardrailEventType, type GuardName } from '../../events.js';
 import { parseIsoMs } from '../../iso.js';
 import type { JsonObject } from '../../json.js';
 import { stepOfEntry } from '../../runner/format.js';

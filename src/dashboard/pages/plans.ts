@@ -3,7 +3,7 @@ import type { ChainedEntry } from '../../audit/chain.js';
 import { clockOf, type PlanListRow, type PlanStatus } from '../../runner/runner.js';
 import { completedDecisions } from '../../executor/state.js';
 import type { AutonomyGuardrails } from '../../guardrails/AutonomyGuardrails.js';
-import { GuardrailEventType } from '../../guardrails/events.js';
+import { GuardrailEventType } from '../../events.js';
 import { parseIsoMs } from '../../iso.js';
 import { duration, linesOf, money, outputLines, tailLines } from '../../runner/format.js';
 import { type Approval } from '../../store/GuardrailStore.js';

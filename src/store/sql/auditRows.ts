@@ -2,7 +2,7 @@ import { AuditEntry } from '../../audit/AuditEntry.js';
 import { isSerializableTimestamp } from '../../iso.js';
 import type { ChainedEntry, MalformedEntry } from '../../audit/chain.js';
 import { describeValue, errorText, GuardrailError } from '../../errors.js';
-import { isGuardrailEventType } from '../../guardrails/events.js';
+import { isGuardrailEventType } from '../../events.js';
 import { copyJsonObject } from '../../json.js';
 
 /**

@@ -3,8 +3,8 @@ import { AuditEntry } from '../../audit/AuditEntry.js';
 import { AuditTrail } from '../../audit/AuditTrail.js';
 import type { ChainedEntry } from '../../audit/chain.js';
 import { AutonomyGuardrails, type GuardrailsInit } from '../../guardrails/AutonomyGuardrails.js';
-import type { GuardrailEventType } from '../../guardrails/events.js';
-import type { GuardCheck } from '../../guardrails/GuardCheck.js';
+import type { GuardrailEventType } from '../../events.js';
+import type { GuardCheck } from '../../GuardCheck.js';
 import type {
   Approval,
   ApprovalStatus,
