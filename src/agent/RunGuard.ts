@@ -216,7 +216,7 @@ export class RunGuard {
       if (asked !== null) return asked;
       await this.#start();
       if (!(await service.checkWallClock(planId)).allowed) return null;
-      return (await this.#confirm(ask, null))?.approval ?? null;
+      return (await this.#confirm(ask))?.approval ?? null;
     });
   }
 
@@ -287,25 +287,26 @@ export class RunGuard {
     if (!this.#hasStarted) await this.#start();
     const ask = this.#ask(call);
     const asked = stillAsked(ask, await service.findApproval(planId, ask.decisionId));
-    if (asked === null) {
-      // No approval asked for yet: every check before the call runs is one update of the plan.
-      const max = this.#s.tools.get(call.toolName)?.maxCallsPerPlan ?? null;
-      const begun = await service.beginToolCall(planId, {
-        confirm: ask,
-        tool: max === null ? undefined : { name: call.toolName, maxCallsPerPlan: max },
-        currentCalls: n,
-        estimate: this.#estimateOf(call),
-        reservationId: runtimeKeyOf(this.#reservations + call.toolCallId, '#1'),
-        recordCall: this.#s.recordCalls,
-      });
-      if (begun !== null) {
-        if (begun.reservation === undefined) return denied(begun.check, begun.approval);
-        return this.#run(call, begun.wallClock, begun.reservation);
-      }
+    // Every check before the call runs is one update of the plan; a call asked for already goes on only
+    // by using its grant, in that same update.
+    const max = this.#s.tools.get(call.toolName)?.maxCallsPerPlan ?? null;
+    const begun = await service.beginToolCall(planId, {
+      confirm: ask,
+      approvalId: asked?.id,
+      tool: max === null ? undefined : { name: call.toolName, maxCallsPerPlan: max },
+      currentCalls: n,
+      estimate: this.#estimateOf(call),
+      reservationId: runtimeKeyOf(this.#reservations + call.toolCallId, '#1'),
+      recordCall: this.#s.recordCalls,
+    });
+    if (begun !== null) {
+      if (begun.reservation === undefined) return denied(begun.check, begun.approval);
+      return this.#run(call, begun.wallClock, begun.reservation);
     }
+    // A plan with no guardrails, which keeps no approvals: each check as the service's options answer it.
     const wall = await service.checkWallClock(planId);
     if (!wall.allowed) return denied(wall);
-    const confirmed = await this.#confirm(ask, asked);
+    const confirmed = await this.#confirm(ask);
     if (confirmed !== null) return confirmed;
     const actor = await service.checkActorToolCalls(planId, n);
     if (!actor.allowed) return denied(actor);
@@ -313,18 +314,11 @@ export class RunGuard {
   }
 
   /**
-   * The step and the confirmation of a call, `asked` the approval already asked for under its id: null
-   * when the call may go on. A call with one took its step then: it is not counted again, and it goes
-   * on only by using the grant.
+   * The step and the confirmation of a call no approval was asked for yet: null when the call may go
+   * on, else the denial, with the approval a person must decide when one was asked for now.
    */
-  async #confirm(ask: Ask, asked: Approval | null): Promise<Denied | null> {
+  async #confirm(ask: Ask): Promise<Denied | null> {
     const { service, planId } = this;
-    if (asked !== null) {
-      // A call that reaches its grant while nobody decided, or after a no, claims what leash never gave.
-      const use = await service.useGrant(planId, asked.id, { ...ask, recordRefusal: true });
-      if (use.outcome === 'granted') return null;
-      return denied(use.check, use.outcome === 'pending' ? use.approval : null);
-    }
     const step = await service.takeStep(planId);
     if (!step.allowed) return denied(step);
     const request = await service.requestConfirmation(planId, ask);

@@ -245,6 +245,18 @@ export function decideApproval(
   });
 }
 
+/** A use of a grant, checked: what its part of a plan's change is decided from. */
+export interface ValidGrant {
+  readonly id: string;
+  readonly decisionId: string;
+  readonly ops: readonly string[];
+  readonly always: readonly string[];
+  /** The hash of the input the call will run with, which the grant must have been given for. */
+  readonly hash: string;
+  readonly unpause: boolean;
+  readonly record: boolean;
+}
+
 /** See {@link AutonomyGuardrailService.useGrant}. */
 export function useGrant(
   core: ServiceCore,
@@ -263,53 +275,64 @@ export function useGrant(
     const unpause = pauseClockOf(use.pauseClock);
     const record = use.recordRefusal ?? false;
     if (typeof record !== 'boolean') invalid('recordRefusal', 'a boolean', record);
+    const grant: ValidGrant = { id, decisionId, ops, always, hash, unpause, record };
     const now = core.now();
-    return core.store.update(
-      planId,
-      (g, a): PlanChange<GrantUse> => {
-        const details = { approval_id: id, decision_id: decisionId, ...operationsDetail(ops) };
-        if (!g || !a) {
-          const check = makeCheck(
-            E.CONFIRMATION_GRANT_REFUSED,
-            `no approval "${id}" for plan "${planId}"`,
-            null,
-          );
-          const result: GrantUse = { outcome: 'refused', check, approval: null };
-          if (!g) return { result };
-          return { result, audit: core.entry(check, details, now) };
-        }
-        const undecided = (outcome: 'pending' | 'denied', check: GuardCheck): PlanChange<GrantUse> => {
-          const result: GrantUse = { outcome, check, approval: a };
-          return record ? { result, audit: core.entry(check, details, now) } : { result };
-        };
-        if (a.status === 'pending' && now <= parseIsoMs(a.expiresAt)) {
-          return undecided('pending', makeCheck(E.CONFIRMATION_REQUIRED, 'awaiting a decision', null));
-        }
-        if (a.status === 'denied') {
-          const reason = `denied by ${a.decidedBy ?? 'someone'}: ${a.reason ?? ''}`;
-          return undecided('denied', makeCheck(E.CONFIRMATION_DENIED, reason, null));
-        }
-        // What needs a person now: a grant covers exactly that, so a wider need asks again.
-        const problem = grantProblem(a, decisionId, requiredOf(g, ops, always).join(','), hash, now);
-        if (problem !== null) {
-          const reason = `approval "${id}" cannot be used: ${problem}`;
-          const check = makeCheck(E.CONFIRMATION_GRANT_REFUSED, reason, null);
-          return {
-            result: { outcome: 'refused', check, approval: a },
-            audit: core.entry(check, details, now),
-          };
-        }
-        const used: Approval = Object.freeze({ ...a, status: 'used', usedAt: formatIso(now) });
-        const check = makeCheck(E.CONFIRMATION_GRANT_USED, `approved by ${a.decidedBy ?? 'someone'}`, null);
-        const audit = core.entry(check, { ...details, by: a.decidedBy ?? null }, now);
-        const result: GrantUse = { outcome: 'granted', check, approval: used };
-        return unpause
-          ? { result, audit, approval: used, mutation: { unpause: now } }
-          : { result, audit, approval: used };
-      },
-      { approvalId: id },
-    );
+    return core.store.update(planId, (g, a) => decideGrant(core, g, a, planId, grant, now), {
+      approvalId: grant.id,
+    });
   });
+}
+
+/**
+ * The use of `grant` decided from the plan's guardrails and the approval `a` it names: the approval
+ * marked used when it was approved for this decision, its operations as they need a person now, and this
+ * input, in time. A use that finds it pending or denied is recorded only when `grant.record` says so.
+ */
+export function decideGrant(
+  core: ServiceCore,
+  g: AutonomyGuardrails | null,
+  a: Approval | null,
+  planId: string,
+  grant: ValidGrant,
+  now: number,
+): PlanChange<GrantUse> {
+  const { id, decisionId, ops } = grant;
+  const details = { approval_id: id, decision_id: decisionId, ...operationsDetail(ops) };
+  if (!g || !a) {
+    const check = makeCheck(E.CONFIRMATION_GRANT_REFUSED, `no approval "${id}" for plan "${planId}"`, null);
+    const result: GrantUse = { outcome: 'refused', check, approval: null };
+    if (!g) return { result };
+    return { result, audit: core.entry(check, details, now) };
+  }
+  const undecided = (outcome: 'pending' | 'denied', check: GuardCheck): PlanChange<GrantUse> => {
+    const result: GrantUse = { outcome, check, approval: a };
+    return grant.record ? { result, audit: core.entry(check, details, now) } : { result };
+  };
+  if (a.status === 'pending' && now <= parseIsoMs(a.expiresAt)) {
+    return undecided('pending', makeCheck(E.CONFIRMATION_REQUIRED, 'awaiting a decision', null));
+  }
+  if (a.status === 'denied') {
+    const reason = `denied by ${a.decidedBy ?? 'someone'}: ${a.reason ?? ''}`;
+    return undecided('denied', makeCheck(E.CONFIRMATION_DENIED, reason, null));
+  }
+  // What needs a person now: a grant covers exactly that, so a wider need asks again.
+  const op = requiredOf(g, ops, grant.always).join(',');
+  const problem = grantProblem(a, decisionId, op, grant.hash, now);
+  if (problem !== null) {
+    const reason = `approval "${id}" cannot be used: ${problem}`;
+    const check = makeCheck(E.CONFIRMATION_GRANT_REFUSED, reason, null);
+    return {
+      result: { outcome: 'refused', check, approval: a },
+      audit: core.entry(check, details, now),
+    };
+  }
+  const used: Approval = Object.freeze({ ...a, status: 'used', usedAt: formatIso(now) });
+  const check = makeCheck(E.CONFIRMATION_GRANT_USED, `approved by ${a.decidedBy ?? 'someone'}`, null);
+  const audit = core.entry(check, { ...details, by: a.decidedBy ?? null }, now);
+  const result: GrantUse = { outcome: 'granted', check, approval: used };
+  return grant.unpause
+    ? { result, audit, approval: used, mutation: { unpause: now } }
+    : { result, audit, approval: used };
 }
 
 /** Why a decided approval's grant cannot be used for this decision, operation and input now, or null. */

@@ -10,7 +10,13 @@ import { toMicros } from '../money.js';
 import type { Approval, PlanChange, PlanMutation } from '../store/GuardrailStore.js';
 import { decideReservation } from './budget.js';
 import type { BudgetReservation } from './BudgetReservation.js';
-import { validConfirmation, decideConfirmation, type ConfirmationAsk } from './confirmations.js';
+import {
+  decideConfirmation,
+  decideGrant,
+  validConfirmation,
+  type ConfirmationAsk,
+  type ValidGrant,
+} from './confirmations.js';
 import type { ServiceCore } from './core.js';
 import {
   decideActorCalls,
@@ -27,6 +33,14 @@ import { normalizeOperation } from '../guardrails/operation.js';
 export interface ToolCallBegin {
   /** The confirmation asked for the call; its decision id is the tool call's id. */
   readonly confirm: ConfirmationAsk;
+  /**
+   * The approval asked for under the call's id already (found with `findApproval`): the call took its
+   * step when it was asked for, and goes on only by using its grant, in place of the step and the
+   * confirmation. The grant is used in this same update, and only when every check after it lets the
+   * call through: a call refused for its calls or its budget leaves the approval approved. A use that
+   * finds it pending, denied or not usable refuses the call and is recorded.
+   */
+  readonly approvalId?: string | undefined;
   /** The tool's calls per plan, counted when allowed; without it, not counted. */
   readonly tool?: { readonly name: string; readonly maxCallsPerPlan: number } | undefined;
   /**
@@ -50,7 +64,7 @@ export interface ToolCallBegun {
   readonly check: GuardCheck;
   /** The wall-clock check, allowed when the call got past it. */
   readonly wallClock: GuardCheck;
-  /** The approval a person must decide, when the confirmation refused the call. */
+  /** The approval a person must decide, when the confirmation refused the call (or found it pending). */
   readonly approval?: Approval;
   /** The call's budget set aside, when every check let it through: settle it with commit or release. */
   readonly reservation?: BudgetReservation;
@@ -97,7 +111,10 @@ class ToolCallChange {
   readonly #entries: AuditEntry[] = [];
   readonly #mutation: { -readonly [K in keyof PlanMutation]: PlanMutation[K] } = {};
   #newApproval: Approval | undefined;
+  #approval: Approval | undefined;
   #mutates = false;
+  /** A part held back until the call is let through, and where its entry goes. */
+  #held: { readonly out: PlanChange<unknown>; readonly at: number } | undefined;
 
   /** `call`: details every entry of the call carries as well (the tool, its input's hash), or null. */
   constructor(readonly call: JsonObject | null) {}
@@ -105,27 +122,47 @@ class ToolCallChange {
   /** Adds a part's writes; returns its result. */
   take<T>(out: PlanChange<T>): T {
     const a = out.audit;
-    if (a !== undefined) {
-      this.#entries.push(
-        this.call === null ? a : AuditEntry.trusted(a.eventType, a.timestamp, merged(a.details, this.call)),
-      );
-    }
+    if (a !== undefined) this.#entries.push(this.#named(a));
     if (out.mutation !== undefined) {
       Object.assign(this.#mutation, out.mutation);
       this.#mutates = true;
     }
     if (out.newApproval !== undefined) this.#newApproval = out.newApproval;
+    if (out.approval !== undefined) this.#approval = out.approval;
     return out.result;
   }
 
-  end<R extends object>(result: R): PlanChange<R> {
+  /**
+   * Holds a part's writes back: they are made, in the place of the entries they would have had now, only
+   * when {@link end} is told to keep them. Returns its result.
+   */
+  hold<T>(out: PlanChange<T>): T {
+    this.#held = { out, at: this.#entries.length };
+    return out.result;
+  }
+
+  /** The change; the held part's writes with it when `keepHeld`. */
+  end<R extends object>(result: R, keepHeld = false): PlanChange<R> {
+    const held = this.#held;
+    if (keepHeld && held !== undefined) {
+      const after = this.#entries.splice(held.at);
+      this.take(held.out);
+      this.#entries.push(...after);
+    }
     const change: { -readonly [K in keyof PlanChange<R>]: PlanChange<R>[K] } = {
       result: Object.freeze(result),
       entries: this.#entries,
     };
     if (this.#mutates) change.mutation = this.#mutation;
     if (this.#newApproval !== undefined) change.newApproval = this.#newApproval;
+    if (this.#approval !== undefined) change.approval = this.#approval;
     return change;
+  }
+
+  #named(a: AuditEntry): AuditEntry {
+    return this.call === null
+      ? a
+      : AuditEntry.trusted(a.eventType, a.timestamp, merged(a.details, this.call));
   }
 }
 
@@ -156,6 +193,7 @@ export function beginToolCall(
     validatePlanId(planId);
     const o = objectWithKeys(call, 'call', [
       'confirm',
+      'approvalId',
       'tool',
       'currentCalls',
       'estimate',
@@ -164,37 +202,71 @@ export function beginToolCall(
     ]);
     const now = core.now();
     const c = validConfirmation(core, o['confirm'] as ConfirmationAsk, now);
+    const approvalId = o['approvalId'] === undefined ? null : validRuntimeKey(o['approvalId'], 'approvalId');
     const record = o['recordCall'] ?? false;
     if (typeof record !== 'boolean') invalid('recordCall', 'a boolean', record);
+    // Hashed once: the grant is bound to it, and every entry names it when asked to.
+    const hash = record || approvalId !== null ? inputHash(c.input) : '';
     const named: JsonObject | null = record
-      ? { tool: c.toolName ?? c.ops.join(','), input_hash: inputHash(c.input) }
+      ? { tool: c.toolName ?? c.ops.join(','), input_hash: hash }
       : null;
+    const grant: ValidGrant | null =
+      approvalId === null
+        ? null
+        : {
+            id: approvalId,
+            decisionId: c.decisionId,
+            ops: c.ops,
+            always: c.always,
+            hash,
+            unpause: c.pause,
+            record: true,
+          };
     const { tool, current, micros, id } = callParts(o);
     const expiresAt = core.reservationExpiry(now);
-    return core.store.update(planId, (g): PlanChange<ToolCallBegun | null> => {
-      if (!g) return { result: null };
-      const change = new ToolCallChange(named);
-      const wallClock = change.take(decideWallClock(core, g, now));
-      if (!wallClock.allowed) return change.end({ check: wallClock, wallClock });
-      const step = change.take(decideStep(core, g, now));
-      if (!step.allowed) return change.end({ check: step, wallClock });
-      const asked = change.take(decideConfirmation(core, g, planId, c, now));
-      if (!asked.check.allowed) {
-        const { check, approval } = asked;
-        return change.end(approval ? { check, wallClock, approval } : { check, wallClock });
-      }
-      if (current !== null) {
-        const actor = change.take(decideActorCalls(core, g, current, now));
-        if (!actor.allowed) return change.end({ check: actor, wallClock });
-      }
-      if (tool) {
-        const calls = change.take(decideToolCalls(core, g, tool.name, tool.max, now));
-        if (!calls.allowed) return change.end({ check: calls, wallClock });
-      }
-      const reservation = change.take(decideReservation(core, g, planId, id, micros, now, expiresAt));
-      const { check } = reservation;
-      return change.end(reservation.allowed ? { check, wallClock, reservation } : { check, wallClock });
-    });
+    const options = approvalId === null ? undefined : { approvalId };
+    return core.store.update(
+      planId,
+      (g, a): PlanChange<ToolCallBegun | null> => {
+        if (!g) return { result: null };
+        const change = new ToolCallChange(named);
+        const wallClock = change.take(decideWallClock(core, g, now));
+        if (!wallClock.allowed) return change.end({ check: wallClock, wallClock });
+        if (grant === null) {
+          const step = change.take(decideStep(core, g, now));
+          if (!step.allowed) return change.end({ check: step, wallClock });
+          const asked = change.take(decideConfirmation(core, g, planId, c, now));
+          if (!asked.check.allowed) {
+            const { check, approval } = asked;
+            return change.end(approval ? { check, wallClock, approval } : { check, wallClock });
+          }
+        } else {
+          const peek = decideGrant(core, g, a, planId, grant, now);
+          if (peek.result.outcome !== 'granted') {
+            const { check, outcome, approval } = change.take(peek);
+            return change.end(
+              outcome === 'pending' && approval ? { check, wallClock, approval } : { check, wallClock },
+            );
+          }
+          // Used only if the call is let through: a call refused after it keeps its approval.
+          change.hold(peek);
+        }
+        if (current !== null) {
+          const actor = change.take(decideActorCalls(core, g, current, now));
+          if (!actor.allowed) return change.end({ check: actor, wallClock });
+        }
+        if (tool) {
+          const calls = change.take(decideToolCalls(core, g, tool.name, tool.max, now));
+          if (!calls.allowed) return change.end({ check: calls, wallClock });
+        }
+        const reservation = change.take(decideReservation(core, g, planId, id, micros, now, expiresAt));
+        const { check } = reservation;
+        return reservation.allowed
+          ? change.end({ check, wallClock, reservation }, true)
+          : change.end({ check, wallClock });
+      },
+      options,
+    );
   });
 }
 

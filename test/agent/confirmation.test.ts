@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RunGuard } from '../../src/index.js';
+import { trailOf } from '../support/service.js';
 import { counted, eventTypes, guarded, LOCAL_STORES, PLAN } from './support.js';
 
 const DEPLOY = { requiredConfirmations: ['deploy'] };
@@ -154,5 +155,80 @@ describe.each(LOCAL_STORES)('RunGuard confirmations on %s', (_name, makeStore) =
     const { guard } = await guarded(makeStore, DEPLOY, { tools: { kubectl: { operation: 'deploy' } } });
     const out = await guard.toolCall({ toolCallId: 'c1', toolName: 'kubectl', run: () => 'x' });
     expect(out.allowed === false && out.approval?.operation).toBe('deploy');
+  });
+
+  it('leaves an approval approved when the budget refuses the approved call', async () => {
+    const { guard, service } = await guarded(makeStore, { ...DEPLOY, toolBudget: 1 });
+    const tool = counted('deployed');
+    const call = { toolCallId: 'c1', toolName: 'deploy', input: { to: 'prod' }, estimate: 2, run: tool.run };
+    await guard.toolCall(call);
+    await service.approve('a1', ANN);
+    const refused = await guard.toolCall(call);
+    expect(refused.allowed === false && refused.check.eventType).toBe('budget_blocked');
+    expect((await service.getApproval('a1'))?.status).toBe('approved');
+    expect(await eventTypes(service)).not.toContain('confirmation_grant_used');
+    expect(tool.calls).toBe(0);
+  });
+
+  it('runs an approved call once its budget allows it, after a refusal', async () => {
+    const { guard, service } = await guarded(makeStore, { ...DEPLOY, toolBudget: 1 });
+    const tool = counted('deployed');
+    const call = { toolCallId: 'c1', toolName: 'deploy', input: { to: 'prod' }, estimate: 2, run: tool.run };
+    await guard.toolCall(call);
+    await service.approve('a1', ANN);
+    await guard.toolCall(call);
+    await service.configureGuardrails(PLAN, { ...DEPLOY, toolBudget: 5 });
+    const out = await guard.toolCall(call);
+    const again = await guard.toolCall(call);
+    expect(out.allowed).toBe(true);
+    expect(again.allowed === false && again.check.eventType).toBe('confirmation_grant_refused');
+    expect(tool.calls).toBe(1);
+    expect((await service.getApproval('a1'))?.status).toBe('used');
+  });
+
+  it('leaves an approval approved when the calls of its tool refuse the approved call', async () => {
+    const rules = { tools: { deploy: { maxCallsPerPlan: 1 } } };
+    const { guard, service } = await guarded(makeStore, DEPLOY, rules);
+    await guard.toolCall({ toolCallId: 'c0', toolName: 'search', run: () => 'x' });
+    await guard.toolCall({ toolCallId: 'c1', toolName: 'deploy', input: 1, run: () => 'x' });
+    await guard.toolCall({ toolCallId: 'c2', toolName: 'deploy', input: 2, run: () => 'x' });
+    await service.approve('a1', ANN);
+    await service.approve('a2', ANN);
+    await guard.toolCall({ toolCallId: 'c1', toolName: 'deploy', input: 1, run: () => 'x' });
+    const refused = await guard.toolCall({ toolCallId: 'c2', toolName: 'deploy', input: 2, run: () => 'x' });
+    expect(refused.allowed === false && refused.check.eventType).toBe('tool_calls_blocked');
+    expect((await service.getApproval('a2'))?.status).toBe('approved');
+  });
+
+  it('records the use of a grant with the checks of the call it let through, in order', async () => {
+    const { guard, service } = await guarded(makeStore, DEPLOY);
+    const call = { toolCallId: 'c1', toolName: 'deploy', run: () => 'deployed' };
+    await guard.toolCall(call);
+    await service.approve('a1', ANN);
+    const before = (await eventTypes(service)).length;
+    await guard.toolCall(call);
+    expect((await eventTypes(service)).slice(before)).toEqual([
+      'wall_clock_allowed',
+      'confirmation_grant_used',
+      'actor_tool_calls_allowed',
+      'budget_reserved',
+      'budget_committed',
+    ]);
+  });
+
+  it('names the tool and the input hash in every check of a confirmed call before it runs', async () => {
+    const { guard, service } = await guarded(makeStore, DEPLOY, { recordCalls: true });
+    const call = { toolCallId: 'c1', toolName: 'deploy', input: { to: 'prod' }, run: () => 'deployed' };
+    await guard.toolCall(call);
+    await service.approve('a1', ANN);
+    const before = (await trailOf(service, PLAN)).entries.length;
+    await guard.toolCall(call);
+    const all = (await trailOf(service, PLAN)).entries.slice(before);
+    // Up to its reservation: what settles the call names the reservation, for any call.
+    const entries = all.slice(0, all.findIndex((e) => e.eventType === 'budget_reserved') + 1);
+    const asked = (await trailOf(service, PLAN)).entries[1]?.details;
+    expect(entries.map((e) => e.details['tool'])).toEqual(entries.map(() => 'deploy'));
+    expect(entries.map((e) => e.details['input_hash'])).toEqual(entries.map(() => asked?.['input_hash']));
+    expect(typeof asked?.['input_hash']).toBe('string');
   });
 });

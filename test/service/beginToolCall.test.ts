@@ -172,6 +172,73 @@ describe.each(LOCAL_STORES)('beginToolCall on %s', (_name, makeStore) => {
   });
 });
 
+describe.each(LOCAL_STORES)('beginToolCall of a call asked for already, on %s', (_name, makeStore) => {
+  const ASKED = { requiredConfirmations: ['search'] };
+  const ANN = { by: 'ann', reason: 'ok' };
+
+  /** The service with the call asked for (approval a1), and decided as `decide` says. */
+  async function asked(init: GuardrailsInit, decide?: 'approve' | 'deny') {
+    const service = await on(makeStore, { ...ASKED, ...init });
+    await service.beginToolCall('plan', CALL);
+    if (decide === 'approve') await service.approve('a1', ANN);
+    if (decide === 'deny') await service.deny('a1', ANN);
+    return service;
+  }
+
+  it('uses the grant in place of the step and the confirmation, with the reservation', async () => {
+    const service = await asked({ toolBudget: 1 }, 'approve');
+    const before = (await events(service)).length;
+
+    const begun = await service.beginToolCall('plan', { ...CALL, approvalId: 'a1' });
+
+    expect(begun?.reservation?.amount).toBe(0.1);
+    expect((await events(service)).slice(before)).toEqual([
+      'wall_clock_allowed',
+      'confirmation_grant_used',
+      'actor_tool_calls_allowed',
+      'budget_reserved',
+    ]);
+    expect((await service.getApproval('a1'))?.status).toBe('used');
+    expect((await service.getGuardrails('plan'))?.stepCount).toBe(1);
+  });
+
+  it('leaves the approval approved when the budget refuses the call', async () => {
+    const service = await asked({ toolBudget: 0.05 }, 'approve');
+
+    const begun = await service.beginToolCall('plan', { ...CALL, approvalId: 'a1' });
+
+    expect(begun?.check.eventType).toBe('budget_blocked');
+    expect((await service.getApproval('a1'))?.status).toBe('approved');
+    expect(await events(service)).not.toContain('confirmation_grant_used');
+  });
+
+  it('refuses a call whose approval is pending, with the approval, and records the claim', async () => {
+    const service = await asked({});
+
+    const begun = await service.beginToolCall('plan', { ...CALL, approvalId: 'a1' });
+
+    expect([begun?.check.eventType, begun?.approval?.id]).toEqual(['confirmation_required', 'a1']);
+    expect((await events(service)).at(-1)).toBe('confirmation_required');
+    expect(begun?.reservation).toBeUndefined();
+  });
+
+  it('refuses a call a person denied, without an approval to wait for', async () => {
+    const service = await asked({}, 'deny');
+
+    const begun = await service.beginToolCall('plan', { ...CALL, approvalId: 'a1' });
+
+    expect([begun?.check.eventType, begun?.approval]).toEqual(['confirmation_denied', undefined]);
+  });
+
+  it('refuses an approval id that is not a runtime key, naming the field', async () => {
+    const service = await asked({});
+
+    expect(await rejectedField(service.beginToolCall('plan', { ...CALL, approvalId: '' }))).toBe(
+      'approvalId',
+    );
+  });
+});
+
 describe.each(LOCAL_STORES)('refuseToolCall on %s', (_name, makeStore) => {
   it('records a refusal with a limit of 0, the tool and its input’s hash, without a step', async () => {
     const service = await on(makeStore, { maxSteps: 5 });
