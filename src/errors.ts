@@ -18,6 +18,8 @@ export type GuardrailErrorCode =
   | 'PLAN_CLAIMED'
   | 'PLAN_DOCUMENT_CONFLICT'
   | 'PLAN_NOT_FOUND'
+  /** A guarded call of a plan nobody configured, where that is refused (a run guard's default). */
+  | 'PLAN_NOT_CONFIGURED'
   | 'PLAN_NOT_PAUSED'
   | 'PLAN_NOT_RUNNABLE'
   | 'PLAN_NOT_RUNNING'

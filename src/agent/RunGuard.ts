@@ -32,10 +32,12 @@ import {
 import { denied, OpenedCall, type Denied, type OpenedModelCall, type ToolCallOutcome } from './outcomes.js';
 import { runGuardSettings, type RunGuardOptions, type RunGuardSettings } from './runGuardOptions.js';
 import { runToolCall, type ToolRun } from './toolRun.js';
+import { notConfigured } from './unconfigured.js';
 
 export type { AgentToolRule, ToolCallContext, ToolCallRequest, ToolCallStart } from './requests.js';
 export type { Denied, OpenedModelCall, ToolCallDone, ToolCallOutcome } from './outcomes.js';
 export type { RunGuardOptions } from './runGuardOptions.js';
+export type { UnconfiguredPlans } from './unconfigured.js';
 
 const STARTED: Promise<void> = Promise.resolve();
 
@@ -148,6 +150,7 @@ export class RunGuard {
       wall,
       this.#openModelCalls,
       onSettled,
+      () => this.#configuredOrAllowed(null),
     );
     if ('denied' in opened) return denied(opened.denied);
     this.#lastModel = { rates: opened.rates, estimate: start.estimate };
@@ -205,7 +208,7 @@ export class RunGuard {
     return this.#oneAtATime(call.toolCallId, async () => {
       const { service, planId } = this;
       const ask = this.#ask(call);
-      const g = await service.getGuardrails(planId);
+      const g = this.#configuredOrAllowed(await service.getGuardrails(planId));
       // The plan has started already: the guard need not mark it.
       if (g?.startTime != null) this.#hasStarted = true;
       // A call that needs no person by the plan as it stands now has nothing to find: an approval asked
@@ -231,7 +234,7 @@ export class RunGuard {
     const more = objectWithKeys(options, 'options', ['moreInputTokens'])['moreInputTokens'] ?? 0;
     if (!Number.isSafeInteger(more) || (more as number) < 0)
       invalid('moreInputTokens', 'an integer >= 0', more);
-    const read = await this.service.getGuardrails(this.planId);
+    const read = this.#configuredOrAllowed(await this.service.getGuardrails(this.planId));
     if (read === null) return null;
     const now = this.service.clock.now();
     const g = read.withoutExpired(now);
@@ -248,6 +251,15 @@ export class RunGuard {
       g.checkToolBudgetMicros(Math.max(1, next)),
     ];
     return checks.find((c) => !c.allowed) ?? null;
+  }
+
+  /**
+   * `g`, the plan's guardrails as read; when it has none, null if the options allow a plan nobody
+   * configured, else the PLAN_NOT_CONFIGURED error is thrown.
+   */
+  #configuredOrAllowed<G>(g: G | null): G | null {
+    if (g === null && this.#s.unconfiguredPlans === 'deny') throw notConfigured(this.planId);
+    return g;
   }
 
   /** Runs `task` once the calls with the same tool call id before it are done, as they started. */
@@ -303,6 +315,7 @@ export class RunGuard {
       if (begun.reservation === undefined) return denied(begun.check, begun.approval);
       return this.#run(call, begun.wallClock, begun.reservation);
     }
+    this.#configuredOrAllowed(null);
     // A plan with no guardrails, which keeps no approvals: each check as the service's options answer it.
     const wall = await service.checkWallClock(planId);
     if (!wall.allowed) return denied(wall);

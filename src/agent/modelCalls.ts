@@ -159,7 +159,8 @@ export class ModelCallHandle {
  * Checks a model call's request, claims its id in `open` (the ids of calls open, given up once settled),
  * asks `gate` (the wall clock), and sets its estimate aside: returns the handle with the gate's answer, or
  * the check that refused (the gate's, or `budget_blocked`: also for a model with no price while the plan
- * has a budget, unless `unpriced` is `allow`). Throws GuardrailValidationError for an id already open.
+ * has a budget, unless `unpriced` is `allow`). Throws GuardrailValidationError for an id already open;
+ * `unconfigured` is called for a plan with no guardrails, and may throw to refuse the call.
  */
 export async function openModelCall(
   service: AutonomyGuardrailService,
@@ -170,6 +171,7 @@ export async function openModelCall(
   gate: () => Promise<GuardCheck>,
   open: Set<string>,
   onSettled: () => void,
+  unconfigured: () => void,
 ): Promise<{ handle: ModelCallHandle; gate: GuardCheck; rates: ModelRates | null } | { denied: GuardCheck }> {
   const s = objectWithKeys(start, 'request', ['modelId', 'estimate', 'callId', 'run']);
   const modelId = validRuntimeKey(s['modelId'], 'modelId');
@@ -202,6 +204,8 @@ export async function openModelCall(
       forget();
       return { denied: reservation.check };
     }
+    // Allowed with nothing set aside: the plan has no guardrails.
+    if (!reservation.open) unconfigured();
     return { handle: ModelCallHandle.made(modelId, reservation, rates, forget), gate: passed, rates };
   } catch (error) {
     forget();

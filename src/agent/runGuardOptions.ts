@@ -10,6 +10,7 @@ import { priceTable, type ModelPrice, type ModelPrices } from './prices.js';
 import { realTimers, type Timers } from './deadline.js';
 import { DEFAULT_RETRY, retryOption, type RetryOptions, type Sleep } from './retries.js';
 import { toolRulesOf, type AgentToolRule } from './requests.js';
+import type { UnconfiguredPlans } from './unconfigured.js';
 
 // What a run guard is made with, checked.
 
@@ -33,6 +34,12 @@ export interface RunGuardOptions {
   readonly models?: ModelPrices | Readonly<Record<string, ModelPrice>>;
   /** A model with no price, while the plan has a budget: refused (`deny`, the default) or run unmetered. */
   readonly unpricedModels?: UnpricedModels;
+  /**
+   * A plan nobody configured: `deny` (the default) rejects every guarded call with a `PLAN_NOT_CONFIGURED`
+   * error naming the plan, since a mistyped id would otherwise mean no limits; `allow` runs its calls as
+   * the service answers the checks of a plan with no guardrails.
+   */
+  readonly unconfiguredPlans?: UnconfiguredPlans;
   /**
    * Every entry of a call's checks names the call: its tool and its input's canonical hash (the one
    * grants are bound to). Default false: a call is known by its tool call id and its operation.
@@ -78,6 +85,7 @@ const runGuardOptions = z.object({
     .transform((models) => priceTable(models, 'models'))
     .default(() => NO_PRICES),
   unpricedModels: z.enum(['deny', 'allow'], { error: 'deny or allow' }).default('deny'),
+  unconfiguredPlans: z.enum(['deny', 'allow'], { error: 'deny or allow' }).default('deny'),
   recordCalls: z.boolean({ error: 'a boolean' }).default(false),
   ...RUN_OPTIONS,
 });

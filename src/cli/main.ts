@@ -26,6 +26,7 @@ export { EXIT, type CliIo, type ServeOptions } from './io.js';
 /** Errors a person fixes by changing the command: exit 2. */
 const USAGE_CODES: ReadonlySet<GuardrailErrorCode> = new Set<GuardrailErrorCode>([
   'PLAN_NOT_FOUND',
+  'PLAN_NOT_CONFIGURED',
   'PLAN_NOT_PAUSED',
   'PLAN_NOT_RUNNING',
   'PLAN_NOT_RUNNABLE',

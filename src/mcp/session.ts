@@ -5,7 +5,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { RunGuard } from '../agent/RunGuard.js';
-import { GuardrailValidationError } from '../errors.js';
+import { GuardrailError, GuardrailValidationError } from '../errors.js';
 import { approvalTtlMs, policyToGuardrailsInit, toolRules } from '../policy/policy.js';
 import type { Policy } from '../policy/schema.js';
 import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
@@ -50,6 +50,30 @@ async function nextPlanId(service: AutonomyGuardrailService, name: string): Prom
   return validatePlanId(`${prefix}${highest + 1}`);
 }
 
+/**
+ * The session's plan, configured: from the policy when there is one; a new session plan without one
+ * (its calls audited, with no limits); an existing plan as it is configured when `--plan` names one and
+ * no policy is given. A plan `--plan` names that nobody configured is refused, not guarded without
+ * limits: its id may be mistyped.
+ */
+async function sessionPlan(
+  service: AutonomyGuardrailService,
+  policy: Policy | null,
+  given: string | undefined,
+  policyName: string,
+): Promise<string> {
+  const planId = given ?? (await nextPlanId(service, policyName));
+  if (policy !== null) await service.configureGuardrails(planId, policyToGuardrailsInit(policy));
+  else if (given === undefined) await service.configureGuardrails(planId, {});
+  else if ((await service.getGuardrails(planId)) === null) {
+    throw new GuardrailError(
+      'PLAN_NOT_CONFIGURED',
+      `plan ${JSON.stringify(planId)} is not configured: give --policy FILE to configure it from a policy, or configure it first (leash run, or configureGuardrails in code)`,
+    );
+  }
+  return planId;
+}
+
 function upstreamTransport(upstream: Upstream, env: NodeJS.ProcessEnv, cwd: string | undefined): Transport {
   if ('url' in upstream) {
     let url: URL;
@@ -75,7 +99,7 @@ function upstreamTransport(upstream: Upstream, env: NodeJS.ProcessEnv, cwd: stri
 }
 
 /**
- * One client session of `leash mcp`: configures its plan from the policy, connects to the upstream
+ * One client session of `leash mcp`: configures its plan (see {@link sessionPlan}), connects to the upstream
  * server, serves the guarded proxy to the client, and resolves once the session is over (the client went
  * away, or `signal` aborted), with the upstream stopped. An upstream that exits makes every later call an
  * error result: it is not restarted.
@@ -84,6 +108,8 @@ export async function runMcpSession(options: McpSessionOptions): Promise<{ planI
   const { service, policy } = options;
   const log = options.log ?? (() => undefined);
   if (options.planId !== undefined) validatePlanId(options.planId);
+  // Known before the upstream starts: a plan that cannot be guarded starts nothing.
+  const planId = await sessionPlan(service, policy, options.planId, options.policyName);
   const upstream = new Client({ name: 'leash-mcp', version: '1' });
   const upstreamTransportOf = upstreamTransport(options.upstream, options.env ?? process.env, options.cwd);
   let closing = false;
@@ -101,8 +127,6 @@ export async function runMcpSession(options: McpSessionOptions): Promise<{ planI
   const onEnd = (): void => finish();
   let server: Server | undefined;
   try {
-    const planId = options.planId ?? (await nextPlanId(service, options.policyName));
-    await service.configureGuardrails(planId, policy === null ? {} : policyToGuardrailsInit(policy));
     const guard = new RunGuard({
       service,
       planId,

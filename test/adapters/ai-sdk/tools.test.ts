@@ -89,9 +89,29 @@ describe('guardTools', () => {
     expect(isLeashDenial(output) && output.check).toBe('wall_clock_blocked');
   });
 
-  it('does not run a tool that says it needs approval when the plan is not configured', async () => {
+  it('ends the run with an error naming a plan that is not configured, running no tool', async () => {
     const { service } = await guarded(makeStore, {});
     const guard = new RunGuard({ service, planId: 'not-configured' });
+    const write = countedTool();
+    const { model } = scripted([response([call('c1', 'write', { path: 'a' })])]);
+
+    const run = generateText({
+      model,
+      tools: guardTools({ write: write.tool }, { guard }),
+      stopWhen: stepCountIs(1),
+      prompt: 'go',
+    });
+
+    await expect(run).rejects.toMatchObject({
+      code: 'PLAN_NOT_CONFIGURED',
+      message: expect.stringContaining('plan "not-configured" is not configured'),
+    });
+    expect(write.runs).toEqual([]);
+  });
+
+  it('does not run a tool that says it needs approval when the plan is not configured', async () => {
+    const { service } = await guarded(makeStore, {});
+    const guard = new RunGuard({ service, planId: 'not-configured', unconfiguredPlans: 'allow' });
     const write = countedTool();
     const { model } = scripted([response([call('c1', 'write', { path: 'a' })])]);
 
