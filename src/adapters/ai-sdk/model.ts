@@ -37,7 +37,8 @@ const MESSAGE_TOKENS = 4;
 /**
  * The model with each call metered against the plan's budget (`wrapLanguageModel` middleware), for
  * `generateText` and `streamText` alike: before a call, the wall clock is checked and the price of its
- * estimate (the prompt's tokens, and `maxOutputTokens`) set aside; after it, what its usage cost is
+ * estimate (the prompt's tokens, and `maxOutputTokens`, which the provider is given as the call's cap
+ * when the caller set none) set aside; after it, what its usage cost is
  * spent — for a stream, from its finish part. A call that fails gives the estimate back; a stream
  * cancelled before its finish is charged the estimate. A call the wall clock or the budget does not
  * allow is not made: it throws a GuardrailViolationError carrying the check (the stop condition of
@@ -67,7 +68,7 @@ export function guardModel(model: GuardedLanguageModel, options: GuardModelOptio
         run: async (ctx) => {
           const [abortSignal, done] = eitherAborts(params.abortSignal, ctx.signal);
           try {
-            const result = await inner.doGenerate({ ...params, abortSignal });
+            const result = await inner.doGenerate(capped(params, estimate, abortSignal));
             return { output: result, usage: usageOf(result.usage, estimate) };
           } finally {
             done();
@@ -86,7 +87,7 @@ export function guardModel(model: GuardedLanguageModel, options: GuardModelOptio
       const [abortSignal] = eitherAborts(params.abortSignal, signal);
       let result: Awaited<ReturnType<GuardedLanguageModel['doStream']>>;
       try {
-        result = await inner.doStream({ ...params, abortSignal });
+        result = await inner.doStream(capped(params, estimate, abortSignal));
       } catch (error) {
         if (signal.aborted) throw signal.reason;
         await handle.release({ error: errorTail(error) });
@@ -96,6 +97,14 @@ export function guardModel(model: GuardedLanguageModel, options: GuardModelOptio
     },
   };
   return wrapLanguageModel({ model, middleware, modelId: model.modelId, providerId: model.provider });
+}
+
+/**
+ * The call as the provider gets it: capped at the output its estimate set aside (the caller's own
+ * `maxOutputTokens`, else the guard's), so that it cannot cost more than was reserved.
+ */
+function capped(params: CallOptions, estimate: TokenEstimate, abortSignal: AbortSignal): CallOptions {
+  return { ...params, maxOutputTokens: estimate.maxOutputTokens, abortSignal };
 }
 
 /**

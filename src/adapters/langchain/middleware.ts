@@ -6,6 +6,7 @@ import { createMiddleware, StructuredOutputParsingError } from 'langchain';
 import { type GuardOption } from '../../agent/guardOption.js';
 import { bytesToTokens, type TokenUsage } from '../../agent/prices.js';
 import { deniedText, endedText } from '../../agent/denied.js';
+import { outputCap } from './cap.js';
 import { invalid } from '../../errors.js';
 import { parseIsoMs } from '../../iso.js';
 import { isPlainObject } from '../../json.js';
@@ -119,6 +120,8 @@ function awaiting(approval: Approval | null, now: number): approval is Approval 
  *   clock, the steps or the budget leave nothing to do;
  * - around each model call, sets its estimated cost aside and charges what `usage_metadata` says it used
  *   (a call the budget or the clock does not allow is not made: the run ends with a message saying why);
+ *   a model that keeps its output cap in `maxTokens` (or `maxOutputTokens`) and set none is called with
+ *   the cap the estimate set aside for;
  * - around each tool call, the guard's checks, retries and audit; a call that needs a person pauses the
  *   graph with `interrupt()` behind a leash approval. Resuming (`Command({ resume })`, any value) runs the
  *   tool only with the unused leash grant for that tool call id and arguments, decided with
@@ -146,13 +149,10 @@ export function leashMiddleware(options: LeashMiddlewareOptions) {
       },
     },
     wrapModelCall: async (request, handler) => {
-      const model = request.model as unknown as { maxTokens?: unknown };
       const id = (modelId as string | undefined) ?? modelNameOf(request.model) ?? 'unnamed-model';
-      const estimate = {
-        inputTokens: promptTokens(request),
-        maxOutputTokens:
-          typeof model.maxTokens === 'number' && model.maxTokens > 0 ? model.maxTokens : (maxOut as number),
-      };
+      // Capped at what is set aside, so that the call cannot cost more than its estimate.
+      const cap = outputCap(request.model, maxOut as number);
+      const estimate = { inputTokens: promptTokens(request), maxOutputTokens: cap.tokens };
       // Used as much as it may have: a call whose answer says nothing of its usage, or whose answer
       // LangChain could not parse once the provider had answered (and billed).
       const all = { inputTokens: estimate.inputTokens, outputTokens: estimate.maxOutputTokens };
@@ -162,7 +162,7 @@ export function leashMiddleware(options: LeashMiddlewareOptions) {
         estimate,
         run: async () => {
           try {
-            const output = await handler(request);
+            const output = await handler({ ...request, model: cap.model as typeof request.model });
             return { output, usage: usageOf(output) ?? all };
           } catch (error) {
             if (!(error instanceof StructuredOutputParsingError)) throw error;

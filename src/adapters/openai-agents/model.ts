@@ -68,6 +68,18 @@ export function guardModelProvider(provider: ModelProvider, options: GuardModelO
   };
 }
 
+/**
+ * The request as the provider gets it: capped at the output its estimate set aside (its own `maxTokens`,
+ * else the guard's `maxOutputTokens`), so that it cannot cost more than was reserved.
+ */
+function capped(request: ModelRequest, estimate: TokenEstimate, signal: AbortSignal): ModelRequest {
+  return {
+    ...request,
+    modelSettings: { ...request.modelSettings, maxTokens: estimate.maxOutputTokens },
+    signal,
+  };
+}
+
 function metered(inner: Model, guard: RunGuard, modelId: string, maxOut: number): Model {
   const estimateOf = (request: ModelRequest): TokenEstimate => ({
     inputTokens: requestTokens(request),
@@ -90,7 +102,7 @@ function metered(inner: Model, guard: RunGuard, modelId: string, maxOut: number)
           run: async (ctx) => {
             const [signal, stop] = eitherAborts(request.signal, ctx.signal);
             try {
-              const response = await inner.getResponse({ ...request, signal });
+              const response = await inner.getResponse(capped(request, estimate, signal));
               return { output: response, usage: usageOf(response.usage, estimate) };
             } catch (error) {
               if (ctx.signal.aborted || !mayHaveBilled(error, request)) throw error;
@@ -119,7 +131,7 @@ function metered(inner: Model, guard: RunGuard, modelId: string, maxOut: number)
       const [signal, stop] = eitherAborts(request.signal, wallClock);
       const meter = new StreamMeter(handle, estimate);
       try {
-        for await (const event of inner.getStreamedResponse({ ...request, signal })) {
+        for await (const event of inner.getStreamedResponse(capped(request, estimate, signal))) {
           // Once its response_done is passed on, the call is over: the clock running out since changes nothing.
           if (wallClock.aborted && !meter.committed) break;
           meter.started = true;

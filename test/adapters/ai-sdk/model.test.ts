@@ -52,6 +52,33 @@ describe.each(LOCAL_STORES)('guardModel on %s', (_name, makeStore) => {
     expect((await service.getGuardrails('plan'))?.budgetSpent).toBe(0.001);
   });
 
+  it('gives the provider the output cap it set aside for, when the caller gave none', async () => {
+    const { guard } = await guarded(makeStore, { toolBudget: 1 }, PRICED);
+    const { model } = scripted([response([text('hi')])]);
+
+    await generateText({ model: guardModel(model, { guard, maxOutputTokens: 300 }), prompt: 'hello' });
+
+    expect(model.doGenerateCalls[0]?.maxOutputTokens).toBe(300);
+  });
+
+  it("gives the provider the caller's own output cap, the one it set aside for", async () => {
+    const { guard } = await guarded(makeStore, { toolBudget: 1 }, PRICED);
+    const { model } = scripted([response([text('hi')])]);
+
+    await generateText({ model: guardModel(model, { guard }), prompt: 'hello', maxOutputTokens: 50 });
+
+    expect(model.doGenerateCalls[0]?.maxOutputTokens).toBe(50);
+  });
+
+  it('gives a stream the default output cap it set aside for, when the caller gave none', async () => {
+    const { guard } = await guarded(makeStore, { toolBudget: 1 }, PRICED);
+    const model = streaming(streamParts('streamed'));
+
+    await streamText({ model: guardModel(model, { guard }), prompt: 'hello' }).text;
+
+    expect(model.doStreamCalls[0]?.maxOutputTokens).toBe(4096);
+  });
+
   it('charges a streamed call from its finish part', async () => {
     const { service, guard } = await guarded(makeStore, { toolBudget: 1 }, PRICED);
     const model = streaming(streamParts('streamed', usage(2000, 500)));

@@ -43,6 +43,28 @@ describe.each(LOCAL_STORES)('guardModel on %s', (_name, makeStore) => {
     expect(await spent(service)).toBe(0.001);
   });
 
+  it('gives the provider the output cap it set aside for, when the agent gave none', async () => {
+    const { guard } = await guarded(makeStore, { toolBudget: 1 }, PRICED);
+    const inner = scripted([{ text: 'hi', usage: usage(10, 1) }]);
+    const model = guardModel(inner, { guard, modelId: 'mock-model', maxOutputTokens: 300 });
+
+    await run(new Agent({ name: 'a', model }), 'hello');
+
+    expect(inner.requests[0]?.modelSettings.maxTokens).toBe(300);
+  });
+
+  it("gives a stream the agent's own output cap, the one it set aside for", async () => {
+    const { guard } = await guarded(makeStore, { toolBudget: 1 }, PRICED);
+    const inner = scripted([{ text: 'hi', usage: usage(10, 1) }]);
+
+    await streamed(
+      new Agent({ name: 'a', model: metered(inner, guard), modelSettings: { maxTokens: 50 } }),
+      'hi',
+    );
+
+    expect(inner.requests[0]?.modelSettings.maxTokens).toBe(50);
+  });
+
   it('charges a streamed call from its response_done event', async () => {
     const { service, guard } = await guarded(makeStore, { toolBudget: 1 }, PRICED);
     const model = metered(scripted([{ text: 'hi', usage: usage(2000, 500) }]), guard);
