@@ -9,6 +9,7 @@ import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailServi
 import type { BudgetReservation } from '../service/BudgetReservation.js';
 import type { Approval } from '../store/GuardrailStore.js';
 import { operationsToConfirm } from './calls.js';
+import { endedText, endsTheRun } from './denied.js';
 import {
   openModelCall,
   runModelCall,
@@ -75,11 +76,36 @@ export class RunGuard {
   #lastModel: { readonly rates: ModelRates | null; readonly estimate: TokenEstimate } | null = null;
   /** The last call in flight per tool call id: calls with one id go one at a time. */
   readonly #inFlight = new Map<string, Promise<unknown>>();
+  /** The last limit that refused a call of this guard, or that {@link limitReached} found. */
+  #lastLimit: GuardCheck | null = null;
 
   constructor(options: RunGuardOptions) {
     this.#s = runGuardSettings(options);
     this.service = this.#s.service;
     this.planId = this.#s.planId;
+  }
+
+  /**
+   * The limit that ended, or is ending, this guard's run: the last check of the budget, the steps, the
+   * wall clock or the calls of the run that refused one of its calls, or that {@link limitReached}
+   * found. Null while none did. Read it once a loop ended to say why (`guardStop`, the LangChain and
+   * OpenAI Agents adapters end their loops on it).
+   */
+  get lastLimit(): GuardCheck | null {
+    return this.#lastLimit;
+  }
+
+  /** {@link lastLimit} as a line an application may show (`leash ended the run (…): …`), or null. */
+  get lastLimitText(): string | null {
+    return this.#lastLimit === null ? null : endedText(this.#lastLimit);
+  }
+
+  /** Notes a refusal that ends the run as the guard's last limit; returns the outcome. */
+  #noted<O extends { readonly allowed: boolean; readonly check?: GuardCheck }>(outcome: O): O {
+    if (!outcome.allowed && outcome.check !== undefined && endsTheRun(outcome.check)) {
+      this.#lastLimit = outcome.check;
+    }
+    return outcome;
   }
 
   /**
@@ -94,7 +120,7 @@ export class RunGuard {
     const run = isPlainObject(request) ? request['run'] : undefined;
     if (typeof run !== 'function') invalid('run', 'a function', run);
     const opened = await this.#openModelCall(request);
-    if (!opened.allowed) return opened;
+    if (!opened.allowed) return this.#noted(opened);
     const controller = new AbortController();
     const ctx: ModelCallContext = Object.freeze({ signal: controller.signal });
     const limit = remainingMs(opened.wall);
@@ -103,7 +129,7 @@ export class RunGuard {
     try {
       return await runModelCall(opened.handle, request.run, ctx, deadline?.expired);
     } catch (error) {
-      if (isGuardrailViolationError(error)) return denied(error.check);
+      if (isGuardrailViolationError(error)) return this.#noted(denied(error.check));
       throw error;
     } finally {
       deadline?.stop();
@@ -119,7 +145,7 @@ export class RunGuard {
   async openModelCall(start: ModelCallStart): Promise<OpenedModelCall | Denied> {
     let stop = (): void => undefined;
     const opened = await this.#openModelCall(start, () => stop());
-    if (!opened.allowed) return opened;
+    if (!opened.allowed) return this.#noted(opened);
     const { handle } = opened;
     const abort = new LazyAbort();
     const limit = remainingMs(opened.wall);
@@ -170,7 +196,7 @@ export class RunGuard {
       return Promise.reject(error);
     }
     const n = this.#calls++; // taken before any await: parallel calls are numbered apart
-    return this.#oneAtATime(call.toolCallId, () => this.#guardToolCall(call, n));
+    return this.#oneAtATime(call.toolCallId, async () => this.#noted(await this.#guardToolCall(call, n)));
   }
 
   /**
@@ -250,7 +276,9 @@ export class RunGuard {
       g.checkStepLimit(g.stepCount),
       g.checkToolBudgetMicros(Math.max(1, next)),
     ];
-    return checks.find((c) => !c.allowed) ?? null;
+    const reached = checks.find((c) => !c.allowed) ?? null;
+    if (reached !== null) this.#lastLimit = reached;
+    return reached;
   }
 
   /**

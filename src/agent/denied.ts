@@ -1,4 +1,18 @@
+import { GuardrailEventType as E } from '../events.js';
 import type { GuardCheck } from '../GuardCheck.js';
+
+/** Denials after which no call of the run can go on: the limits that end a run. */
+const ENDS_THE_RUN: ReadonlySet<string> = new Set([
+  E.BUDGET_BLOCKED,
+  E.STEP_BLOCKED,
+  E.WALL_CLOCK_BLOCKED,
+  E.ACTOR_TOOL_CALLS_BLOCKED,
+]);
+
+/** Whether `check` is a limit that ends the run (the budget, the steps, the wall clock, its calls). */
+export function endsTheRun(check: { readonly eventType: string }): boolean {
+  return ENDS_THE_RUN.has(check.eventType);
+}
 
 /** What a model reads in place of a refused call's result: which check refused it, and why. */
 export function deniedText(check: GuardCheck): string {

@@ -16,6 +16,7 @@ import type { BudgetReservation } from '../service/BudgetReservation.js';
 import {
   estimateCostMicros,
   FREE_RATES,
+  pricesFrom,
   usageCostMicros,
   type ModelPrices,
   type ModelRates,
@@ -191,7 +192,7 @@ export async function openModelCall(
     const passed = await gate();
     let refused: GuardCheck | null = passed.allowed ? null : passed;
     if (refused === null && rates === null && unpriced === 'deny') {
-      const priced = await service.checkUnpricedModel(planId, modelId);
+      const priced = await service.checkUnpricedModel(planId, modelId, { pricesFrom: pricesFrom(prices) });
       if (!priced.allowed) refused = priced;
     }
     if (refused !== null) {

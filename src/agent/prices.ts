@@ -66,10 +66,24 @@ const modelRatesSchema = strict({
   cachedInputMicros: integer(0),
 });
 
+/** The price tables made from a policy's `models:` block: a missing price is named as the policy's. */
+const FROM_POLICY = new WeakSet<ModelPrices>();
+
+/** Marks a table as a policy's (see {@link pricesFrom}); returns it. */
+export function policyPrices(table: ModelPrices): ModelPrices {
+  FROM_POLICY.add(table);
+  return table;
+}
+
+/** Where a table's prices were given: a policy file, or the application's options. */
+export function pricesFrom(table: ModelPrices): 'policy' | 'options' {
+  return FROM_POLICY.has(table) ? 'policy' : 'options';
+}
+
 /**
  * A price table from a `models:` block (an object or a Map by model id), each price validated and held
  * in micro-units, rounded up as costs are. A table already held so (`modelPrices(policy)`) is taken as
- * it is, checked.
+ * it is, checked, and stays a policy's.
  */
 export function priceTable(
   models: Readonly<Record<string, ModelPrice>> | ReadonlyMap<string, ModelPrice | ModelRates>,
@@ -101,7 +115,7 @@ export function priceTable(
       }),
     );
   }
-  return table;
+  return models instanceof Map && FROM_POLICY.has(models as ModelPrices) ? policyPrices(table) : table;
 }
 
 /** What `usage` costs at `rates`, in micro-units: exact, and rounded up to a whole micro-unit. */

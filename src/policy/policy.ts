@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { GuardrailValidationError, isGuardrailValidationError } from '../errors.js';
-import { priceTable, type ModelPrices } from '../agent/prices.js';
+import { policyPrices, priceTable, type ModelPrices } from '../agent/prices.js';
 import type { ToolRule } from '../executor/tools.js';
 import { AutonomyGuardrails, type GuardrailsInit } from '../guardrails/AutonomyGuardrails.js';
 import { readFormat, readOptions, readText, subjectOf } from './read.js';
@@ -126,7 +126,7 @@ export function toolRules(policy: Policy): ReadonlyMap<string, ToolRule> {
  * A model the policy does not name has no entry.
  */
 export function modelPrices(policy: Policy): ModelPrices {
-  return priceTable(policy.models ?? {});
+  return policyPrices(priceTable(policy.models ?? {}));
 }
 
 /** What the policy does with a model it has no price for: `deny` (the default) or `allow`. */

@@ -100,11 +100,16 @@ export class AutonomyGuardrailService {
 
   /**
    * A model with no price cannot be metered: denied (`budget_blocked`, its reason naming the model and
-   * the policy key `models.<id>` to add) while the plan has a budget, and recorded then. Allowed, and not
-   * recorded, for a plan with no budget.
+   * where its price goes: the policy key `models.<id>`, or with `pricesFrom: 'options'` the run guard's
+   * `models` option) while the plan has a budget, and recorded then. Allowed, and not recorded, for a
+   * plan with no budget.
    */
-  checkUnpricedModel(planId: string, modelId: string): Promise<GuardCheck> {
-    return budget.checkUnpricedModel(this.#core, planId, modelId);
+  checkUnpricedModel(
+    planId: string,
+    modelId: string,
+    options?: { readonly pricesFrom?: budget.PricesFrom },
+  ): Promise<GuardCheck> {
+    return budget.checkUnpricedModel(this.#core, planId, modelId, options);
   }
 
   /**

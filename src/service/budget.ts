@@ -1,7 +1,9 @@
 import { validRuntimeKey, type AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
 import { GuardrailEventType as E } from '../events.js';
 import { makeCheck, type GuardCheck, type Reason } from '../GuardCheck.js';
+import { invalid } from '../errors.js';
 import { validatePlanId } from '../ids.js';
+import { optionField } from '../validation.js';
 import { isPlainObject, type JsonValue } from '../json.js';
 import { fromMicros, toMicros } from '../money.js';
 import type { PlanChange } from '../store/GuardrailStore.js';
@@ -22,6 +24,11 @@ const unpricedUnmetered: Reason = (_c, model) =>
   `model "${model}" has no price and the plan no budget: it runs unmetered`;
 const unpricedBlocked: Reason = (_c, model) =>
   `model "${model}" has no price while the plan has a budget: add models.${model} (input, output and cached_input per million tokens) to the policy, or set unpriced_models: allow`;
+const unpricedInOptions: Reason = (_c, model) =>
+  `model "${model}" has no price while the plan has a budget: add ${optionField(['models', model])} (input, output and cached_input per million tokens) to the run guard's models option, or set its unpricedModels: 'allow'`;
+
+/** Where the prices of a model call came from: a policy file, or the application's own options. */
+export type PricesFrom = 'policy' | 'options';
 
 /** See {@link AutonomyGuardrailService.checkToolBudget}. */
 export function checkToolBudget(core: ServiceCore, planId: string, cost: number): Promise<GuardCheck> {
@@ -51,14 +58,25 @@ export function checkToolBudget(core: ServiceCore, planId: string, cost: number)
 }
 
 /** See {@link AutonomyGuardrailService.checkUnpricedModel}. */
-export function checkUnpricedModel(core: ServiceCore, planId: string, modelId: string): Promise<GuardCheck> {
+export function checkUnpricedModel(
+  core: ServiceCore,
+  planId: string,
+  modelId: string,
+  options: { readonly pricesFrom?: PricesFrom } = {},
+): Promise<GuardCheck> {
   return checkPlan(core, planId, E.BUDGET_ALLOWED, E.BUDGET_BLOCKED, () => {
     const model = validRuntimeKey(modelId, 'modelId');
+    const from = isPlainObject(options) ? (options.pricesFrom ?? 'policy') : options;
+    if (from !== 'policy' && from !== 'options') invalid('pricesFrom', '"policy" or "options"', from);
     return (g) => {
       const limit = g.toolBudget;
       if (limit === null) return { result: makeCheck(E.BUDGET_ALLOWED, unpricedUnmetered, null, 0, model) };
-      const check = makeCheck(E.BUDGET_BLOCKED, unpricedBlocked, limit, 0, model);
-      return core.audited(check, { model, policy_key: `models.${model}`, limit });
+      if (from === 'policy') {
+        const check = makeCheck(E.BUDGET_BLOCKED, unpricedBlocked, limit, 0, model);
+        return core.audited(check, { model, policy_key: `models.${model}`, limit });
+      }
+      const check = makeCheck(E.BUDGET_BLOCKED, unpricedInOptions, limit, 0, model);
+      return core.audited(check, { model, option: optionField(['models', model]), limit });
     };
   });
 }

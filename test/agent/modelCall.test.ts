@@ -110,7 +110,7 @@ describe.each(LOCAL_STORES)('RunGuard model calls on %s', (_name, makeStore) => 
     expect([g?.budgetSpent, g?.budgetReserved]).toEqual([0, 0]);
   });
 
-  it('denies a model with no price while the plan has a budget, naming the model and the policy key', async () => {
+  it('denies a model with no price while the plan has a budget, naming the model and the option', async () => {
     const { guard } = await guarded(makeStore, { toolBudget: 1 }, { models: MODELS });
     const out = await guard.modelCall({
       modelId: 'o3',
@@ -119,14 +119,27 @@ describe.each(LOCAL_STORES)('RunGuard model calls on %s', (_name, makeStore) => 
     });
     expect(out.allowed === false && out.check.eventType).toBe('budget_blocked');
     expect(out.allowed === false && out.reason).toContain('model "o3" has no price');
-    expect(out.allowed === false && out.reason).toContain('models.o3');
+    expect(out.allowed === false && out.reason).toContain('models.o3 (input, output and cached_input');
+    expect(out.allowed === false && out.reason).toContain(
+      "models option, or set its unpricedModels: 'allow'",
+    );
   });
 
-  it('records the denial of a model with no price, with the model and the policy key', async () => {
+  it('records the denial of a model with no price, with the model and the option', async () => {
     const { guard, service } = await guarded(makeStore, { toolBudget: 1 }, { models: MODELS });
     await guard.openModelCall({ modelId: 'o3', estimate: ESTIMATE });
     const entry = (await service.getAuditTrail(PLAN))?.entries.at(-1);
     expect(entry?.eventType).toBe('budget_blocked');
+    expect(entry?.details).toMatchObject({ model: 'o3', option: 'models.o3' });
+  });
+
+  it("names a policy's key and unpriced_models for a model a policy's prices leave out", async () => {
+    const policy = parsePolicy('version: 1\nmodels:\n  gpt-4o: { input: 1, output: 2 }\n');
+    const { guard, service } = await guarded(makeStore, { toolBudget: 1 }, { models: modelPrices(policy) });
+    const out = await guard.openModelCall({ modelId: 'o3', estimate: ESTIMATE });
+    expect(out.allowed === false && out.reason).toContain('add models.o3 (input');
+    expect(out.allowed === false && out.reason).toContain('to the policy, or set unpriced_models: allow');
+    const entry = (await service.getAuditTrail(PLAN))?.entries.at(-1);
     expect(entry?.details).toMatchObject({ model: 'o3', policy_key: 'models.o3' });
   });
 

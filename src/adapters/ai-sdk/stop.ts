@@ -1,16 +1,8 @@
 import type { StopCondition, ToolSet } from 'ai';
-import { GuardrailEventType as E } from '../../events.js';
 import { bytesToTokens } from '../../agent/prices.js';
+import { endsTheRun } from '../../agent/denied.js';
 import { guardOf, type GuardOption } from '../../agent/guardOption.js';
 import { isLeashDenial } from './tools.js';
-
-/** Denials after which no tool call of this run can go on. */
-const ENDS_THE_RUN: ReadonlySet<string> = new Set([
-  E.BUDGET_BLOCKED,
-  E.STEP_BLOCKED,
-  E.WALL_CLOCK_BLOCKED,
-  E.ACTOR_TOOL_CALLS_BLOCKED,
-]);
 
 /**
  * A stop condition for `stopWhen` that ends the loop gracefully, with the text and tool results so far,
@@ -19,13 +11,16 @@ const ENDS_THE_RUN: ReadonlySet<string> = new Set([
  * every step taken, or a budget left smaller than the next model call may cost (the last one's estimate
  * with what the last step added to the prompt). The SDK asks it after
  * each step with tool results, so use it with a step count:
- * `stopWhen: [stepCountIs(20), guardStop({ guard })]`.
+ * `stopWhen: [stepCountIs(20), guardStop({ guard })]`. Which limit it was, once the loop ended:
+ * `guard.lastLimit` (the check) and `guard.lastLimitText` (a line to show).
  */
 export function guardStop<TOOLS extends ToolSet = ToolSet>(options: GuardOption): StopCondition<TOOLS> {
   const guard = guardOf(options);
   return async ({ steps }) => {
     const last = steps.at(-1);
-    const ended = last?.toolResults.some((r) => isLeashDenial(r.output) && ENDS_THE_RUN.has(r.output.check));
+    const ended = last?.toolResults.some(
+      (r) => isLeashDenial(r.output) && endsTheRun({ eventType: r.output.check }),
+    );
     return ended === true || (await guard.limitReached({ moreInputTokens: addedTokens(last) })) !== null;
   };
 }

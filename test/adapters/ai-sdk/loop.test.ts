@@ -34,6 +34,26 @@ describe.each(LOCAL_STORES)('AI SDK loop on %s', (_name, makeStore) => {
     expect(await eventTypes(service)).toContain('budget_blocked');
   });
 
+  it('says which limit ended a loop guardStop stopped, as a check and a line to show', async () => {
+    const { guard } = await guarded(
+      makeStore,
+      { toolBudget: 0.15 },
+      { tools: { search: { costPerCall: 0.1 } }, models: FREE_MODEL },
+    );
+    const search = countedTool('found');
+    const steps = [1, 2, 3].map((i) => response([call(`c${i}`, 'search', { path: `${i}` })]));
+
+    await generateText({
+      model: guardModel(scripted(steps).model, { guard }),
+      tools: guardTools({ search: search.tool }, { guard }),
+      stopWhen: [stepCountIs(10), guardStop({ guard })],
+      prompt: 'look around',
+    });
+
+    expect(guard.lastLimit?.eventType).toBe('budget_blocked');
+    expect(guard.lastLimitText).toMatch(/^leash ended the run \(budget_blocked\): cost 0\.1 would bring/);
+  });
+
   it('ends a loop whose model calls use up the budget before a call it cannot cover, steps kept', async () => {
     // A cent per thousand prompt tokens: each step's longer prompt costs more.
     const models = { 'mock-model': { input: 10, output: 0 } };

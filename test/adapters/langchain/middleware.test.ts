@@ -122,6 +122,17 @@ describe.each(LOCAL_STORES)('leashMiddleware on %s', (_name, makeStore) => {
     expect(result.messages.at(-1)?.content).toMatch(/^leash ended the run \(step_blocked\)/);
   });
 
+  it('says which limit ended the run, on the guard, as the last message does', async () => {
+    const read = countedTool('read');
+    const script = [asks('c1', 'read', 'a'), asks('c2', 'read', 'b'), answer('done')];
+    const { agent, guard } = await agentOn(makeStore, { maxSteps: 1 }, script, [read]);
+
+    const result = await agent.invoke(go, config);
+
+    expect(guard.lastLimit?.eventType).toBe('step_blocked');
+    expect(guard.lastLimitText).toBe(result.messages.at(-1)?.content);
+  });
+
   it('answers a call the plan’s calls of a tool leave no room for with an error the model reads', async () => {
     const read = countedTool('read');
     const script = [asks('c1', 'read', 'a'), asks('c2', 'read', 'b'), answer('done')];

@@ -110,6 +110,20 @@ describe.each(LOCAL_STORES)('guardModel on %s', (_name, makeStore) => {
     expect(await spent(service)).toBeLessThanOrEqual(0.0025);
   });
 
+  it('says which limit ended the run, on the guard, as the final output does', async () => {
+    const { guard, agent } = await setUp(
+      makeStore,
+      { maxSteps: 1 },
+      scripted([writes('a'), writes('b'), { text: 'never read' }]),
+    );
+    agent.model = metered(agent.model as Model, guard);
+
+    const result = await run(agent, 'go');
+
+    expect(guard.lastLimit?.eventType).toBe('step_blocked');
+    expect(guard.lastLimitText).toBe(String(result.finalOutput));
+  });
+
   it('ends the run at the step limit with the text saying so', async () => {
     const { guard, agent, ran } = await setUp(
       makeStore,
