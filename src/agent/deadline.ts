@@ -55,7 +55,10 @@ export class LazyAbort {
 
 /** The wall-clock limit of one call in flight; see {@link wallClockDeadline}. */
 export interface Deadline {
-  /** Rejects with the wall-clock violation once the plan's clock says the limit ran out. */
+  /**
+   * Rejects with the wall-clock violation once the plan's clock says the limit ran out, or with the
+   * store's error once it could not be read.
+   */
   readonly expired: Promise<never>;
   /** Ends the watch: a clock check still out then neither re-arms the timer nor aborts anything. */
   stop(): void;
@@ -102,7 +105,7 @@ export function watchWallClock(
 
 /**
  * {@link watchWallClock} as a promise: when the limit ran out, `controller` aborts with the violation
- * and `expired` rejects with it.
+ * and `expired` rejects with it; when the clock could not be read, both with the store's error.
  */
 export function wallClockDeadline(
   service: AutonomyGuardrailService,
@@ -116,9 +119,10 @@ export function wallClockDeadline(
     fail = reject;
   });
   expired.catch(() => undefined);
-  const expire = (violation: GuardrailViolationError): void => {
-    controller.abort(violation);
-    fail(violation);
+  // The limit ran out, or the store cannot say whether it did: the call is told to stop either way.
+  const cut = (reason: unknown): void => {
+    controller.abort(reason);
+    fail(reason);
   };
-  return { expired, stop: watchWallClock(service, planId, limitMs, timers, expire, fail) };
+  return { expired, stop: watchWallClock(service, planId, limitMs, timers, cut, cut) };
 }

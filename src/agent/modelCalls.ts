@@ -216,8 +216,9 @@ export async function openModelCall(
 
 /**
  * Runs a metered model call on its handle: commits its usage, or gives the estimate back when it throws.
- * When `expired` rejects first (the wall clock ran out) the call is no longer waited for, its estimate is
- * charged as for an abandoned stream, and the rejection is passed on.
+ * When `expired` rejects first (the wall clock ran out, or could not be read: `ctx.signal` aborted) the
+ * call is no longer waited for, its estimate is charged as for an abandoned stream, and the rejection is
+ * passed on.
  */
 export async function runModelCall<T>(
   handle: ModelCallHandle,
@@ -231,6 +232,9 @@ export async function runModelCall<T>(
     result = await (expired ? Promise.race([running, expired]) : running);
   } catch (error) {
     if (isGuardrailViolationError(error)) await handle.abandon();
+    // Cut short because the wall clock could not be read: the call may still run, so its estimate is
+    // charged as far as the store lets it be, and the store's error passed on.
+    else if (ctx.signal.aborted) await handle.abandon().catch(() => undefined);
     else await handle.release({ error: errorTail(error) });
     throw error;
   }

@@ -1,10 +1,5 @@
 import { runtimeKeyOf } from '../guardrails/runtime.js';
-import {
-  errorTail,
-  isGuardrailError,
-  isGuardrailViolationError,
-  type GuardrailViolationError,
-} from '../errors.js';
+import { errorTail, isGuardrailError, isGuardrailViolationError } from '../errors.js';
 import type { GuardCheck } from '../GuardCheck.js';
 import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
 import type { BudgetReservation } from '../service/BudgetReservation.js';
@@ -20,6 +15,8 @@ import { denied, type ToolCallOutcome } from './outcomes.js';
 
 const CUT_SHORT =
   'the wall clock ran out while the call ran: the reserved estimate is charged, since the tool may still be running';
+const CLOCK_UNREAD =
+  'the wall clock could not be read while the call ran: the reserved estimate is charged, since the tool may still be running';
 
 /** What running a tool call needs of its guard. */
 export interface ToolRun {
@@ -71,8 +68,14 @@ export async function runToolCall<T>(
     } catch (error) {
       if (controller.aborted && error === controller.reason) {
         // Cut short by the wall clock: the tool may still be running, so its estimate is spent.
-        await reservation.commit(estimate, { note: CUT_SHORT });
-        return denied((error as GuardrailViolationError).check);
+        if (isGuardrailViolationError(error)) {
+          await reservation.commit(estimate, { note: CUT_SHORT });
+          return denied(error.check);
+        }
+        // Or by a store that could not say what the clock reads: charged as far as the store lets it be
+        // (else the reservation holds the estimate until it lapses), and the store's error passed on.
+        await reservation.commit(estimate, { note: CLOCK_UNREAD }).catch(() => undefined);
+        throw error;
       }
       // The call's own failure, kept and audited; a guard's error says it all itself.
       const toolError = isGuardrailError(error) ? undefined : errorTail(error);
@@ -120,7 +123,8 @@ class TryContext implements ToolCallContext {
 
 /**
  * Runs the call, `controller` aborted (with the wall-clock violation, which it then rejects with) and its
- * result no longer waited for once the wall clock ran out.
+ * result no longer waited for once the wall clock ran out, or once the clock could not be read (with the
+ * store's error).
  */
 function invoke<T>(
   run: ToolRun,
@@ -140,11 +144,13 @@ function invoke<T>(
   if (limit === null) return running.then((raw) => unwrap(raw, estimate));
   // One promise settled by whichever comes first, the call or the wall clock: the cheapest race.
   return new Promise<Outcome>((resolve, reject) => {
-    const expire = (violation: GuardrailViolationError): void => {
-      controller.abort(violation);
-      reject(violation);
+    // Ended by the wall clock running out, or by a store that cannot say whether it did: either way the
+    // call is no longer waited for, and told to stop.
+    const cut = (reason: unknown): void => {
+      controller.abort(reason);
+      reject(reason);
     };
-    const stop = watchWallClock(run.service, run.planId, limit, run.timers, expire, reject);
+    const stop = watchWallClock(run.service, run.planId, limit, run.timers, cut, cut);
     running.then(
       (raw) => {
         stop();

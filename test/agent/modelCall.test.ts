@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { modelPrices, parsePolicy, RunGuard } from '../../src/index.js';
+import { describe, expect, it, vi } from 'vitest';
+import { GuardrailError, modelPrices, parsePolicy, RunGuard } from '../../src/index.js';
 import { rejectedField } from '../support/service.js';
 import { eventTypes, guarded, LOCAL_STORES, PLAN, settledUntil } from './support.js';
 
@@ -243,6 +243,28 @@ describe.each(LOCAL_STORES)('RunGuard model calls on %s', (_name, makeStore) => 
         code: 'RESERVATION_NOT_OPEN',
       });
     });
+  });
+
+  it('charges the estimate of a call the store could not check the clock of, and passes the error on', async () => {
+    const init = { toolBudget: 1, maxWallClockSeconds: 10 };
+    const { guard, service, timers } = await guarded(makeStore, init, { models: MODELS });
+    let signal: AbortSignal | undefined;
+    const call = guard.modelCall({
+      modelId: 'gpt-4o-mini',
+      estimate: ESTIMATE,
+      run: (ctx) => {
+        signal = ctx.signal;
+        return new Promise<never>(() => undefined);
+      },
+    });
+    await settledUntil(() => timers.pending.length === 1);
+    const lost = new GuardrailError('STORE_UNAVAILABLE', 'connect ECONNREFUSED 127.0.0.1:5432');
+    vi.spyOn(service, 'checkWallClock').mockRejectedValueOnce(lost);
+    timers.fire();
+
+    await expect(call).rejects.toBe(lost);
+    expect(signal?.aborted).toBe(true);
+    expect((await service.getGuardrails(PLAN))?.budgetSpent).toBe(0.00045);
   });
 
   describe('streams', () => {

@@ -1,5 +1,11 @@
 import { describe, expect, it, vi } from 'vitest';
-import { AutonomyGuardrailService, NonRetryableError, RunGuard, toolResult } from '../../src/index.js';
+import {
+  AutonomyGuardrailService,
+  GuardrailError,
+  NonRetryableError,
+  RunGuard,
+  toolResult,
+} from '../../src/index.js';
 import { rejectedField, updatesOf } from '../support/service.js';
 import { counted, eventTypes, guarded, LOCAL_STORES, PLAN, settledUntil } from './support.js';
 
@@ -314,6 +320,29 @@ describe.each(LOCAL_STORES)('RunGuard.toolCall on %s', (_name, makeStore) => {
       expect(timers.armed).toHaveLength(armed);
       finish('done');
       expect(await call).toEqual({ allowed: true, output: 'done', cost: 0 });
+    });
+
+    it('charges the estimate of a call the store could not check the clock of, and tells it to stop', async () => {
+      const { guard, service, timers } = await guarded(makeStore, { maxWallClockSeconds: 10, toolBudget: 5 });
+      let signal: AbortSignal | undefined;
+      const call = guard.toolCall({
+        toolCallId: 'c1',
+        toolName: 'search',
+        estimate: 1,
+        run: (ctx) => {
+          signal = ctx.signal;
+          return new Promise<never>(() => undefined);
+        },
+      });
+      await settledUntil(() => timers.pending.length === 1);
+      const lost = new GuardrailError('STORE_UNAVAILABLE', 'connect ECONNREFUSED 127.0.0.1:5432');
+      vi.spyOn(service, 'checkWallClock').mockRejectedValueOnce(lost);
+      timers.fire();
+
+      await expect(call).rejects.toBe(lost);
+      expect(signal?.aborted).toBe(true);
+      const g = await service.getGuardrails(PLAN);
+      expect([g?.budgetSpent, g?.budgetReserved]).toEqual([1, 0]);
     });
 
     it('leaves no timer behind once the call returned', async () => {
