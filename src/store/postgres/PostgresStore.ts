@@ -36,12 +36,12 @@ import { statements, type Statements } from './statements.js';
 
 import { PlanUpdates } from './updates.js';
 import { listPlans, saveDocument } from './documents.js';
-import { postgresSettings, type PostgresStoreOptions } from './connection.js';
+import { postgresSettings, type PostgresStoreOptions } from './options.js';
 import { migrateSchema, schemaVersion, tablesOf } from './schema.js';
 
 export { POSTGRES_SCHEMA_VERSION } from './schema.js';
 
-export type { PostgresStoreOptions } from './connection.js';
+export type { PostgresStoreOptions } from './options.js';
 
 /**
  * Keeps guardrails, every audit entry and approvals in PostgreSQL, so that several processes can share
