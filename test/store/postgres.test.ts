@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { connect, createServer, type Server, type Socket } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
@@ -20,6 +20,7 @@ import {
   type PostgresStoreOptions,
 } from '../../src/store/postgres/PostgresStore.js';
 import { DATABASE_URL, freshSchemaName, skipWithoutServer } from './postgres-support.js';
+import { relayTo } from './postgres-relay.js';
 import { OLD_APPROVAL } from './approval-fixture.js';
 
 const skip = await skipWithoutServer('test/store/postgres.test.ts');
@@ -588,44 +589,6 @@ describe.skipIf(skip)('PostgresStore', () => {
       expect(outcomes.map((o) => o.status).sort()).toEqual(['fulfilled', 'rejected']);
     });
 
-    /**
-     * A TCP relay to the server that, once armed, drops the connection on the server's next answer: the
-     * statement committed, and its client never hears so.
-     */
-    async function cuttingRelay(): Promise<{ url: string; arm(): void; close(): Promise<void> }> {
-      const target = new URL(DATABASE_URL);
-      let armed = false;
-      const sockets = new Set<Socket>();
-      const relay = createServer((client) => {
-        const server = connect(Number(target.port || 5432), target.hostname);
-        for (const socket of [client, server]) {
-          sockets.add(socket);
-          socket.on('error', () => undefined);
-        }
-        client.on('data', (data) => server.write(data));
-        server.on('data', (data) => {
-          if (!armed) return void client.write(data);
-          armed = false;
-          client.destroy();
-          server.destroy();
-        });
-        client.on('close', () => server.destroy());
-        server.on('close', () => client.destroy());
-      });
-      await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
-      const url = new URL(DATABASE_URL);
-      url.hostname = '127.0.0.1';
-      url.port = String((relay.address() as { port: number }).port);
-      return {
-        url: url.toString(),
-        arm: () => void (armed = true),
-        close: async () => {
-          for (const socket of sockets) socket.destroy();
-          await new Promise((resolve) => relay.close(resolve));
-        },
-      };
-    }
-
     it.each([
       ['put', (s: PostgresStore) => s.put('p', AutonomyGuardrails.create({ maxSteps: 9 }))],
       ['create', (s: PostgresStore) => s.create('q', AutonomyGuardrails.create())],
@@ -644,14 +607,14 @@ describe.skipIf(skip)('PostgresStore', () => {
     ])('says a %s whose answer was lost may have been committed', async (_name, writeWith) => {
       const store = await migrated();
       await store.put('p', AutonomyGuardrails.create());
-      const relay = await cuttingRelay();
+      const relay = await relayTo(DATABASE_URL);
       const relayed = new pg.Pool({ connectionString: relay.url, max: 1 });
       relayed.on('error', () => undefined);
       const cut = new PostgresStore({ pool: relayed, schema, tablePrefix: store.tablePrefix });
       try {
         // Its schema checked, and the plan as it wrote it kept, so the next update is one statement.
         await cut.update('p', () => ({ result: null, audit: stepEntry(1), mutation: { steps: 1 } }));
-        relay.arm();
+        void relay.arm('cut');
         const error = await rejection(writeWith(cut));
         expect([error['code'], isStoreOutcomeUnknownError(error)]).toEqual(['STORE_UNAVAILABLE', true]);
       } finally {
