@@ -159,6 +159,21 @@ describe.skipIf(skip)('a PostgresStore on a network that goes silent', () => {
       expect(await failure(update)).toEqual(unsent);
     });
 
+    it('gives up at the query timeout of the statement that went silent, trying no ROLLBACK on it', async () => {
+      const store = await relayed(false);
+      const struck = relay.arm('silence', { after: 'FOR UPDATE' });
+      const update = failure(step(store, 1));
+      await struck;
+      // The clock stands still from here: the query timeout already running ends the update, and a
+      // ROLLBACK waiting for its own query timeout on the silent connection would never end.
+      vi.useFakeTimers({ toFake: ['setTimeout'] });
+      try {
+        expect(await update).toEqual(unsent);
+      } finally {
+        vi.useRealTimers();
+      }
+    });
+
     it('refuses the updates queued behind it as not sent', async () => {
       const store = await relayed(false);
       const struck = relay.arm('silence', { after: 'COMMIT' });

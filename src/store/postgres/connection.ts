@@ -131,6 +131,21 @@ export function answered(error: unknown): boolean {
   return typeof e?.severity === 'string' && typeof e.code === 'string';
 }
 
+/**
+ * True for a statement the driver gave up on without an answer from the server: its connection was
+ * lost, or went silent until the query timeout. The connection is in no known state.
+ */
+export function unanswered(error: unknown): boolean {
+  const cause = causeOf(error);
+  return (
+    isGuardrailError(error) &&
+    error.code === 'STORE_UNAVAILABLE' &&
+    cause !== error &&
+    !isGuardrailError(cause) &&
+    !answered(error)
+  );
+}
+
 /** True for a server error that ends the session (FATAL, PANIC): its connection is closing. */
 export function endsSession(error: unknown): boolean {
   const severity = (causeOf(error) as { severity?: unknown } | null)?.severity;
@@ -190,6 +205,12 @@ export async function transaction<T>(
     try {
       result = await body(client);
     } catch (error) {
+      if (unanswered(error)) {
+        // Lost or silent (its query timed out): a ROLLBACK would wait on it again. Closing it ends the
+        // transaction on the server, which commits nothing without a COMMIT.
+        broken = asError(causeOf(error));
+        throw error;
+      }
       try {
         await client.query('ROLLBACK');
       } catch (rollback) {
