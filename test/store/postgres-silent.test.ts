@@ -233,6 +233,23 @@ describe.skipIf(skip)('a PostgresStore on a network that goes silent', () => {
       await store.close();
       expect(await update).toEqual(maybeWritten);
     });
+
+    it('leaves none of its sockets open on a silent network', async () => {
+      const connect = vi.spyOn(Socket.prototype, 'connect');
+      try {
+        const store = await relayed(true);
+        relay.silence();
+        await store.close();
+        // Its goodbye went unanswered: a socket waiting for the server's close would be open still.
+        const port = Number(new URL(relay.url).port);
+        const sockets = connect.mock.contexts.filter(
+          (_, i) => (connect.mock.calls[i] as unknown[])[0] === port,
+        );
+        expect(sockets.map((s) => (s as Socket).destroyed)).toEqual([true]);
+      } finally {
+        connect.mockRestore();
+      }
+    });
   });
 
   it('turns TCP keep-alive on for its connections, probing after 10 s of silence', async () => {

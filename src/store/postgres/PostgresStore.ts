@@ -69,7 +69,7 @@ export class PostgresStore implements GuardrailStore {
   readonly schema: string;
   readonly tablePrefix: string;
   readonly #pool: Pool;
-  readonly #ownsPool: boolean;
+  readonly #endPool: (() => Promise<void>) | null;
   readonly #t: Tables;
   readonly #sql: Statements;
   readonly #checkpoints: CheckpointPolicy | null;
@@ -87,7 +87,7 @@ export class PostgresStore implements GuardrailStore {
     this.tablePrefix = c.tablePrefix;
     this.#checkpoints = c.checkpoints;
     this.#pool = c.pool;
-    this.#ownsPool = c.ownsPool;
+    this.#endPool = c.endPool;
     this.#t = tablesOf(this.schema, this.tablePrefix);
     this.#sql = statements(this.#t);
     this.#updates = new PlanUpdates({
@@ -345,14 +345,18 @@ export class PostgresStore implements GuardrailStore {
     return listPlans(this.#pool, this.#sql);
   }
 
-  /** Ends the pool when the store created it; a pool passed in is left to its owner. */
+  /**
+   * Waits for the updates already made (each settles within the query timeout), then ends the pool when
+   * the store created it: a connection the server has not closed a connection timeout after the store
+   * said goodbye (a silent network) is dropped. A pool passed in is left to its owner.
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     // The updates already made run to the end first.
     await this.#updates.drained();
     this.#cache.clear();
-    if (this.#ownsPool) await this.#pool.end();
+    if (this.#endPool !== null) await this.#endPool();
   }
 
   #open(): void {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { GuardrailValidationError } from '../../errors.js';
 import { handle, integer, parseOptions } from '../../validation.js';
 import { STORE_OPTIONS, type CheckpointOptions, type CheckpointPolicy } from '../checkpoints.js';
-import { driver } from '../drivers.js';
+import { ownPool } from './pool.js';
 
 // The options of the PostgreSQL store: checked, naming the field, and turned into its pool.
 
@@ -71,8 +71,8 @@ export interface PostgresSettings {
   readonly tablePrefix: string;
   readonly checkpoints: CheckpointPolicy | null;
   readonly pool: Pool;
-  /** True when the store made the pool, and so ends it. */
-  readonly ownsPool: boolean;
+  /** Ends the pool when the store made it; null for a pool given, which its owner ends. */
+  readonly endPool: (() => Promise<void>) | null;
 }
 
 const DEFAULT_CONNECTION_TIMEOUT_MS = 10_000;
@@ -135,9 +135,13 @@ export function postgresSettings(options: PostgresStoreOptions): PostgresSetting
         `${field} applies to the pool made from url; set it on the pool given as pool`,
       );
     }
-    return { ...settings, pool, ownsPool: false };
+    return { ...settings, pool, endPool: null };
   }
-  return { ...settings, pool: ownPool(url as string, poolConfig(timeouts)), ownsPool: true };
+  const config = poolConfig(timeouts);
+  const own = ownPool({ connectionString: url as string, ...config });
+  // A server is given as long to close a connection as to open one.
+  const grace = config.connectionTimeoutMillis as number;
+  return { ...settings, pool: own.pool, endPool: () => own.end(grace) };
 }
 
 /** What the store's own pool is made with: the timeouts and keep-alive, defaults filled in. */
@@ -159,16 +163,4 @@ export function poolConfig(o: PoolOptions): PoolConfig {
     keepAlive: o.keepAlive ?? true,
     keepAliveInitialDelayMillis: o.keepAliveInitialDelayMs ?? DEFAULT_KEEP_ALIVE_INITIAL_DELAY_MS,
   };
-}
-
-function ownPool(url: string, config: PoolConfig): Pool {
-  const pool = new (driver('pg').Pool)({ connectionString: url, ...config });
-  // An idle connection that breaks emits 'error' on the pool, which would end the process when
-  // unheard; the next query reports the failure instead.
-  pool.on('error', () => {});
-  // A connection the server ends can emit 'error' again after the query it failed has let go of it
-  // (pg-pool's own query listens once): each connection keeps a listener for its whole life, and
-  // the query, or the next one, reports the failure.
-  pool.on('connect', (client) => client.on('error', () => {}));
-  return pool;
 }
