@@ -1,18 +1,28 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+import { resolveAiFromAi7 } from './test/ai7/resolve.js';
 
 export default defineConfig({
   test: {
     projects: [
       {
         extends: true,
-        test: { name: 'leash', include: ['test/**/*.test.ts'], exclude: ['test/adapters/ai-sdk/v4/**'] },
+        test: {
+          name: 'leash',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, 'test/adapters/ai-sdk/v4/**'],
+        },
       },
       {
-        // The AI SDK adapter's tests again, on ai 7 (the devDependency `ai7`): the adapter and the tests
-        // import `ai`, which this project resolves to it; v4/ holds the tests of ai 7's own models.
+        // The AI SDK adapter's tests again, on ai 7: it asks for Node 22, so it is installed apart, in
+        // test/ai7 (by the global setup, when missing or its lock changed), and `ai` resolves from there
+        // only. v4/ holds the tests of ai 7's own models.
         extends: true,
-        resolve: { alias: [{ find: /^ai(\/.*)?$/, replacement: 'ai7$1' }] },
-        test: { name: 'ai 7', include: ['test/adapters/ai-sdk/**/*.test.ts'] },
+        plugins: [resolveAiFromAi7()],
+        test: {
+          name: 'ai 7',
+          include: ['test/adapters/ai-sdk/**/*.test.ts'],
+          globalSetup: ['test/ai7/install.ts'],
+        },
       },
     ],
   },

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
+import { AI7_DIR } from '../ai7/install.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -41,15 +42,35 @@ function admits(range: string, version: string): boolean {
 
 const { peerDependencies: peers = {}, devDependencies: dev = {} } = manifest(ROOT);
 
-/** What the tests run a peer on: its devDependency, and every devDependency aliasing it (`npm:<peer>@…`). */
-function installsOf(peer: string): string[] {
+/** Peers the tests also run on from a folder of their own (ai 7 asks for Node 22): peer → folder. */
+const APART: Record<string, string> = { ai: AI7_DIR };
+
+/** The version of `name` the lock in `dir` pins. */
+function locked(dir: string, name: string): string {
+  const lock = JSON.parse(readFileSync(join(dir, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { version?: string }>;
+  };
+  const version = lock.packages[`node_modules/${name}`]?.version;
+  if (version === undefined) throw new Error(`${dir}/package-lock.json pins no ${name}`);
+  return version;
+}
+
+/**
+ * What the tests run a peer on: its devDependency, every devDependency aliasing it (`npm:<peer>@…`), and
+ * the version its folder apart pins.
+ */
+function installsOf(peer: string): { installed: string; version: string }[] {
   const aliases = Object.keys(dev).filter((name) => dev[name]?.startsWith(`npm:${peer}@`));
-  return [peer, ...aliases];
+  const installs = [peer, ...aliases].map((installed) => ({
+    installed,
+    version: manifest(join(ROOT, 'node_modules', installed)).version,
+  }));
+  const apart = APART[peer];
+  return apart === undefined ? installs : [...installs, { installed: apart, version: locked(apart, peer) }];
 }
 
 it.each(Object.keys(peers))('admits in the peer range of %s every version the tests run on', (peer) => {
-  for (const installed of installsOf(peer)) {
-    const { version } = manifest(join(ROOT, 'node_modules', installed));
+  for (const { installed, version } of installsOf(peer)) {
     expect({ installed, version, admitted: admits(peers[peer] as string, version) }).toEqual({
       installed,
       version,
@@ -59,7 +80,5 @@ it.each(Object.keys(peers))('admits in the peer range of %s every version the te
 });
 
 it('runs the AI SDK adapter on ai 6 and on ai 7', () => {
-  expect(
-    installsOf('ai').map((name) => release(manifest(join(ROOT, 'node_modules', name)).version, name)[0]),
-  ).toEqual([6, 7]);
+  expect(installsOf('ai').map(({ installed, version }) => release(version, installed)[0])).toEqual([6, 7]);
 });

@@ -1,7 +1,9 @@
-// ai 7's providers make LanguageModelV4 models. Run by the vitest project 'ai 7' only, where `ai` is ai 7;
-// this repository's types come from ai 6, so the V4 mocks are handed to guardModel through a cast.
+// ai 7's providers make LanguageModelV4 models. Run by the vitest project 'ai 7' only, where `ai` is ai 7
+// (installed in test/ai7); this repository's types come from ai 6, which has no V4 mock: the few members
+// of ai 7's `ai/test` used here are typed below, and the mocks are handed to guardModel through a cast.
+// The consumer test in test/package compiles against ai 7's own types.
 import { generateText, streamText } from 'ai';
-import { convertArrayToReadableStream, MockLanguageModelV4 } from 'ai7/test';
+import * as aiTest from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { guardModel, type GuardedLanguageModel } from '../../../../src/adapters/ai-sdk/index.js';
 import { eventTypes, guarded, LOCAL_STORES } from '../../../agent/support.js';
@@ -9,6 +11,19 @@ import { response, streamParts, text, usage } from '../support.js';
 
 /** $1 per million input tokens, $2 per million output. */
 const PRICED = { models: { 'mock-model': { input: 1, output: 2 } } };
+
+interface MockLanguageModelV4 {
+  readonly specificationVersion: 'v4';
+}
+interface Ai7Test {
+  MockLanguageModelV4: new (settings: {
+    modelId: string;
+    doGenerate?: () => Promise<unknown>;
+    doStream?: () => Promise<unknown>;
+  }) => MockLanguageModelV4;
+  convertArrayToReadableStream: typeof aiTest.convertArrayToReadableStream;
+}
+const { MockLanguageModelV4, convertArrayToReadableStream } = aiTest as unknown as Ai7Test;
 
 const asGuarded = (model: MockLanguageModelV4): GuardedLanguageModel =>
   model as unknown as GuardedLanguageModel;
