@@ -10,11 +10,11 @@ import {
   guardStop,
   guardTools,
   type GuardedLanguageModel,
-} from '../src/adapters/ai-sdk/index.js';
-import { RunGuard, type ModelPrice } from '../src/index.js';
+} from 'leash/ai-sdk';
+import { RunGuard, type ModelPrice } from 'leash';
 import { GPT_4O_MINI, notesPlan } from './notes.js';
 
-const { db, service, planId, files, report } = await notesPlan('ai-sdk');
+const { service, planId, files, approveForThePerson, report } = await notesPlan('ai-sdk');
 const tools = {
   read_file: tool({
     description: 'read a file',
@@ -50,11 +50,7 @@ for (let run = 1; ; run++) {
   if (asked.length === 0) break;
   for (const { toolCall } of asked) {
     const approval = await service.findApproval(planId, toolCall.toolCallId);
-    console.log(
-      `  ${toolCall.toolName} waits for a person: npx leash approve ${approval?.id} --by you --db ${db}`,
-    );
-    // A person would decide with the command above or the dashboard; the example approves for them.
-    await service.approve(approval!.id, { by: 'example-reviewer', reason: 'summary looks right' });
+    await approveForThePerson(approval!.id, toolCall.toolName);
   }
   messages.push({ role: 'tool', content: await approvalResponses(messages, { guard }) });
 }

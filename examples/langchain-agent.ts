@@ -7,11 +7,11 @@ import { fakeModel } from '@langchain/core/testing';
 import { Command, MemorySaver } from '@langchain/langgraph';
 import { createAgent, tool } from 'langchain';
 import { z } from 'zod';
-import { leashMiddleware, type LeashInterrupt } from '../src/adapters/langchain/index.js';
-import { RunGuard } from '../src/index.js';
+import { leashMiddleware, type LeashInterrupt } from 'leash/langchain';
+import { RunGuard } from 'leash';
 import { GPT_4O_MINI, notesPlan } from './notes.js';
 
-const { db, service, planId, files, report } = await notesPlan('langchain');
+const { service, planId, files, approveForThePerson, report } = await notesPlan('langchain');
 const readFile = tool(async ({ path }) => files.get(path) ?? `no file ${path}`, {
   name: 'read_file',
   description: 'read a file',
@@ -47,9 +47,7 @@ let result = await agent.invoke(
 );
 for (const asked of result.__interrupt__ ?? []) {
   const { approvalId, toolName } = asked.value as LeashInterrupt;
-  console.log(`${toolName} waits for a person: npx leash approve ${approvalId} --by you --db ${db}`);
-  // A person would decide with the command above or the dashboard; the example approves for them.
-  await service.approve(approvalId, { by: 'example-reviewer', reason: 'summary looks right' });
+  await approveForThePerson(approvalId, toolName);
 }
 result = await agent.invoke(new Command({ resume: true }), config);
 console.log(`last message: ${JSON.stringify(result.messages.at(-1)?.content)}`);

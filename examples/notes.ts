@@ -1,9 +1,10 @@
 // What every agent example works on: a plan in a new SQLite file with a budget, a step limit and a
-// person's approval before a file is written, the notes to summarise, and the report each ends with.
+// person's approval before a file is written, the notes to summarise, the approval the example gives in
+// the person's place, and the report each ends with.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AutonomyGuardrailService, SqliteStore, type ModelPrice } from '../src/index.js';
+import { AutonomyGuardrailService, SqliteStore, type ModelPrice } from 'leash';
 
 /** Dollars per million tokens; check your provider's current prices. */
 export const GPT_4O_MINI: Record<string, ModelPrice> = {
@@ -35,5 +36,17 @@ export async function notesPlan(name: string) {
     store.close();
   }
 
-  return { db, service, planId, files, report };
+  /**
+   * Approves a paused call in a person's place, and says so: in a real run a person decides with
+   * `leash approve` or the dashboard, and the application resumes.
+   */
+  async function approveForThePerson(approvalId: string, toolName: string): Promise<void> {
+    console.log(`${toolName} waits for a person: approval ${approvalId}`);
+    await service.approve(approvalId, { by: 'example-reviewer', reason: 'summary looks right' });
+    console.log(
+      '  the example approves it itself, as example-reviewer (a person would use `leash approve` or the dashboard)',
+    );
+  }
+
+  return { service, planId, files, approveForThePerson, report };
 }

@@ -12,17 +12,12 @@ import {
   type ModelResponse,
 } from '@openai/agents';
 import { z } from 'zod';
-import {
-  guardedTool,
-  guardModelProvider,
-  resumeRunState,
-  saveRunState,
-} from '../src/adapters/openai-agents/index.js';
-import { RunGuard } from '../src/index.js';
+import { guardedTool, guardModelProvider, resumeRunState, saveRunState } from 'leash/openai-agents';
+import { RunGuard } from 'leash';
 import { GPT_4O_MINI, notesPlan } from './notes.js';
 
 setTracingDisabled(true);
-const { db, service, planId, files, report } = await notesPlan('agents');
+const { service, planId, files, approveForThePerson, report } = await notesPlan('agents');
 const provider = pickProvider();
 
 /** The agent as one process builds it: tools and model on a guard of its own (one per run). */
@@ -59,9 +54,7 @@ const { agent, runner } = agentOn(first);
 const paused = await runner.run(agent, 'Summarise notes.txt into summary.txt.');
 for (const item of paused.interruptions) {
   const approval = await service.findApproval(planId, (item.rawItem as { callId: string }).callId);
-  console.log(`${item.name} waits for a person: npx leash approve ${approval?.id} --by you --db ${db}`);
-  // A person would decide with the command above or the dashboard; the example approves for them.
-  await service.approve(approval!.id, { by: 'example-reviewer', reason: 'summary looks right' });
+  await approveForThePerson(approval!.id, item.name ?? 'a tool');
 }
 await saveRunState(paused.state, { guard: first });
 

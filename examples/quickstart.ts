@@ -1,6 +1,6 @@
 // A plan that wants to spend more than its budget: leash stops it at the limit, keeps the work already
 // done, and records every check in the plan's audit trail.
-import { AutonomyGuardrailService, PlanExecutor, type Tool } from '../src/index.js';
+import { AutonomyGuardrailService, PlanExecutor, type Tool } from 'leash';
 
 const service = new AutonomyGuardrailService();
 await service.configureGuardrails('research-1', {
