@@ -1,10 +1,9 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { describeValue, GuardrailError, GuardrailValidationError } from '../errors.js';
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { GuardrailError, GuardrailValidationError } from '../errors.js';
 import type { CheckpointOptions } from '../store/checkpoints.js';
 import type { GuardrailStore } from '../store/GuardrailStore.js';
 import { PostgresStore } from '../store/postgres/PostgresStore.js';
-import { mkdirProblem } from '../store/sqlite/fileProblems.js';
 import { SqliteStore } from '../store/sqlite/SqliteStore.js';
 
 /** Where `leash` keeps its state unless told otherwise: a SQLite file under the working folder. */
@@ -125,16 +124,6 @@ export async function openStore(
   }
   const path = resolve(cwd, target);
   if (options.mustExist && !existsSync(path)) throw storeNotFound(path);
-  const dir = dirname(path);
-  try {
-    mkdirSync(dir, { recursive: true });
-  } catch (error) {
-    throw new GuardrailError(
-      'STORE_UNAVAILABLE',
-      `SQLite store unavailable: cannot create the directory ${describeValue(dir)} for ${describeValue(path)}: ${mkdirProblem(dir, error)}`,
-      { cause: error },
-    );
-  }
   const store = new SqliteStore({ path, ...(checkpoints === undefined ? {} : { checkpoints }) });
   try {
     await store.migrate();

@@ -1,6 +1,6 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -193,20 +193,20 @@ describe('SqliteStore', () => {
       expect(fieldOf(() => new SqliteStore({ database }))).toBe('database');
     });
 
-    it('refuses to open a file in a directory that does not exist, as unavailable', () => {
-      let code: string | undefined;
-      try {
-        new SqliteStore({ path: join(dir, 'missing', 'x.db') });
-      } catch (e) {
-        code = (e as GuardrailError).code;
-      }
-      expect(code).toBe('STORE_UNAVAILABLE');
+    it('creates the directory of its file, with its parents, when it is missing', async () => {
+      const path = join(dir, 'new', 'nested', 'x.db');
+      await open({ path });
+      expect(existsSync(path)).toBe(true);
     });
 
-    it('says which directory is missing when the file’s directory does not exist', () => {
-      const path = join(dir, 'missing', 'x.db');
+    it('refuses, as unavailable, a file whose directory cannot be created, naming the part that is a file', () => {
+      const path = join(newFile(), 'sub', 'x.db');
+      writeFileSync(dirname(dirname(path)), '');
       expect(() => new SqliteStore({ path })).toThrow(
-        `cannot open "${path}": its directory "${join(dir, 'missing')}" does not exist`,
+        expect.objectContaining({
+          code: 'STORE_UNAVAILABLE',
+          message: `SQLite store unavailable: cannot create the directory "${dirname(path)}" for "${path}": "${dirname(dirname(path))}" is a file, not a directory`,
+        }),
       );
     });
 

@@ -4,14 +4,17 @@ import { describeValue, GuardrailValidationError } from '../../errors.js';
 import { STORE_OPTIONS, type CheckpointOptions, type CheckpointPolicy } from '../checkpoints.js';
 import { driver } from '../drivers.js';
 import { GuardrailError } from '../../errors.js';
-import { openProblem } from './fileProblems.js';
+import { createDirectoryOf, openProblem } from './fileProblems.js';
 import { handle, integer, parseOptions } from '../../validation.js';
 
 // The SQLite connection: the store's options, the database opened or given, and what its errors become.
 
 /** What {@link SqliteStore} accepts. */
 export interface SqliteStoreOptions {
-  /** Database file; defaults to `':memory:'`. Not together with `database`. */
+  /**
+   * Database file, created with its directory when missing; defaults to `':memory:'`. Not together with
+   * `database`.
+   */
   path?: string;
   /**
    * An open better-sqlite3 connection to use instead of opening one; the store never closes it. The store
@@ -94,12 +97,16 @@ export function sqliteSettings(options: SqliteStoreOptions): SqliteSettings {
   return { auditCapacity, busyTimeoutMs, tablePrefix, checkpoints, db, ownsDatabase: true };
 }
 
-/** Opens the database file at `path` (or `:memory:`) with the settings the store needs. */
+/**
+ * Opens the database file at `path` (or `:memory:`) with the settings the store needs, creating the file
+ * and its directory when they are missing.
+ */
 export function openDatabase(
   Sqlite: typeof Database,
   path: string,
   busyTimeoutMs: number,
 ): Database.Database {
+  if (path !== ':memory:') createDirectoryOf(path);
   let db: Database.Database | undefined;
   try {
     db = new Sqlite(path, { timeout: busyTimeoutMs });

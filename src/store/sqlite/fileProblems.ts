@@ -1,8 +1,9 @@
-// Why a SQLite file cannot be opened or its directory made, in words: SQLite says only "unable to open
-// database file", and Node a bare errno ("EACCES: permission denied, mkdir …").
-import { accessSync, constants, statSync, type Stats } from 'node:fs';
+// A SQLite file's directory, made when missing, and why the file cannot be opened or its directory made,
+// in words: SQLite says only "unable to open database file", and Node a bare errno ("EACCES: permission
+// denied, mkdir …").
+import { accessSync, constants, mkdirSync, statSync, type Stats } from 'node:fs';
 import { dirname } from 'node:path';
-import { describeValue } from '../../errors.js';
+import { describeValue, GuardrailError } from '../../errors.js';
 
 function statOf(path: string): Stats | null {
   try {
@@ -58,4 +59,22 @@ export function mkdirProblem(dir: string, error: unknown): string {
   if (code === 'EROFS') return `the file system${where} is read-only`;
   if (code === 'ENOSPC') return 'no space left on the device';
   return error instanceof Error ? error.message : describeValue(error);
+}
+
+/**
+ * Creates the directory of the SQLite file at `path`, with its parents, when it is missing: SQLite creates
+ * the file but not its directory.
+ * @throws GuardrailError `STORE_UNAVAILABLE` naming the directory, the file and why it could not be made
+ */
+export function createDirectoryOf(path: string): void {
+  const dir = dirname(path);
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (error) {
+    throw new GuardrailError(
+      'STORE_UNAVAILABLE',
+      `SQLite store unavailable: cannot create the directory ${describeValue(dir)} for ${describeValue(path)}: ${mkdirProblem(dir, error)}`,
+      { cause: error },
+    );
+  }
 }
