@@ -1,28 +1,22 @@
-// The package as a consumer installs it: the tarball `npm pack` makes, unpacked into a new project whose
-// node_modules holds only the package's declared dependencies (and @types/node 20), its types compiled by
-// a strict `tsc` that checks them too (no skipLibCheck), and the README's library example run from the
-// installed copy. It packs the built dist/ (`npm run build` first, as .ci/run does), so it runs on CI
-// (or with LEASH_PACK_TEST=1) only.
-import { execFileSync, spawnSync } from 'node:child_process';
-import {
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  readdirSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+// The package as a consumer installs it (test/support/consumer.ts): its types compiled by a strict `tsc`
+// that checks them too (no skipLibCheck), the README's library example run from the installed copy, and
+// each framework adapter compiled and run once its framework is installed. It packs the built dist/
+// (`npm run build` first, as .ci/run does), so it runs on CI (or with LEASH_PACK_TEST=1) only.
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AI7_MODULES, installAi7 } from '../ai7/install.js';
-import { onCI } from '../support/ci.js';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
-const RUN = onCI() || process.env['LEASH_PACK_TEST'] === '1';
+import {
+  PACK_TESTS,
+  ROOT,
+  consumerProject,
+  installDependencies,
+  packTarball,
+  run,
+  tsc,
+  type Dependency,
+} from '../support/consumer.js';
 
 /** The first TypeScript block under the README's "## Example" heading. */
 function readmeExample(readme: string): string {
@@ -144,13 +138,6 @@ let dir: string;
 let dir7: string | undefined;
 let tarball: string;
 
-/** A dependency to link: a name in this checkout's node_modules, or [name, the folder it is installed in]. */
-type Dependency = string | readonly [name: string, installed: string];
-
-function run(command: string, args: readonly string[], cwd: string) {
-  return spawnSync(command, args, { cwd, encoding: 'utf8', timeout: 110_000 });
-}
-
 /**
  * Installs `frameworks` (which the package must not have brought), then compiles `source` as
  * `<name>.ts` with the consumer's strict settings and runs it in `project`: resolves with what it printed.
@@ -169,65 +156,20 @@ function compileAndRun(
     join(project, `tsconfig.${name}.json`),
     JSON.stringify({ extends: './tsconfig.json', files: [`${name}.ts`] }),
   );
-  const tsc = run(process.execPath, [TSC, '-p', `tsconfig.${name}.json`], project);
-  expect(tsc.stdout + tsc.stderr).toBe('');
+  const compiled = tsc(project, `tsconfig.${name}.json`);
+  expect(compiled.stdout + compiled.stderr).toBe('');
   const node = run(process.execPath, [`out/${name}.js`], project);
   expect(node.stderr).toBe('');
   return node.stdout.trim();
 }
 
-/** Links each dependency from this checkout's install (or the folder named), and nothing else. */
-function installDependencies(into: string, dependencies: readonly Dependency[]): void {
-  for (const entry of dependencies) {
-    const [name, installed] = typeof entry === 'string' ? [entry, join(ROOT, 'node_modules', entry)] : entry;
-    mkdirSync(dirname(join(into, 'node_modules', name)), { recursive: true });
-    symlinkSync(installed, join(into, 'node_modules', name), 'dir');
-  }
-}
-
-/**
- * A new consumer project in `into`: the package unpacked from the tarball into its node_modules, with its
- * declared dependencies and @types/node, and a strict tsconfig.json (no skipLibCheck) compiling to out/.
- */
-function consumerProject(into: string, files: readonly string[]): void {
-  const leash = join(into, 'node_modules/leash');
-  mkdirSync(leash, { recursive: true });
-  execFileSync('tar', ['-xzf', tarball, '-C', leash, '--strip-components=1']);
-  const manifest = JSON.parse(readFileSync(join(leash, 'package.json'), 'utf8')) as {
-    dependencies: Record<string, string>;
-  };
-  installDependencies(into, [...Object.keys(manifest.dependencies), '@types/node']);
-  writeFileSync(join(into, 'package.json'), JSON.stringify({ private: true, type: 'module' }));
-  writeFileSync(
-    join(into, 'tsconfig.json'),
-    JSON.stringify({
-      compilerOptions: {
-        strict: true,
-        skipLibCheck: false,
-        module: 'nodenext',
-        moduleResolution: 'nodenext',
-        target: 'es2022',
-        types: ['node'],
-        outDir: 'out',
-      },
-      files,
-    }),
-  );
-}
-
-describe.runIf(RUN)(
+describe.runIf(PACK_TESTS)(
   'the package installed from its tarball (packs: runs on CI or with LEASH_PACK_TEST=1)',
   () => {
     beforeAll(() => {
       dir = mkdtempSync(join(tmpdir(), 'leash-consumer-'));
-      execFileSync('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', dir], {
-        cwd: ROOT,
-        stdio: 'pipe',
-      });
-      const packed = readdirSync(dir).find((f) => f.endsWith('.tgz'));
-      if (packed === undefined) throw new Error('npm pack wrote no tarball');
-      tarball = join(dir, packed);
-      consumerProject(dir, ['example.ts']);
+      tarball = packTarball(dir);
+      consumerProject(dir, tarball, ['example.ts']);
       writeFileSync(join(dir, 'example.ts'), readmeExample(readFileSync(join(ROOT, 'README.md'), 'utf8')));
     }, 60_000);
 
@@ -236,9 +178,9 @@ describe.runIf(RUN)(
     });
 
     it('compiles against the published types with tsc --strict and no skipLibCheck', () => {
-      const tsc = run(process.execPath, [TSC, '-p', 'tsconfig.json'], dir);
-      expect(tsc.stdout + tsc.stderr).toBe('');
-      expect(tsc.status).toBe(0);
+      const compiled = tsc(dir);
+      expect(compiled.stdout + compiled.stderr).toBe('');
+      expect(compiled.status).toBe(0);
     }, 120_000);
 
     it("runs the README's library example from the installed package, printing what it decided", () => {
@@ -257,11 +199,14 @@ describe.runIf(RUN)(
     it('compiles and runs the leash/ai-sdk consumer on ai 7, whose providers make LanguageModelV4 models', () => {
       installAi7();
       dir7 = mkdtempSync(join(tmpdir(), 'leash-consumer-ai7-'));
-      consumerProject(dir7, []);
-      const ai7 = join(AI7_MODULES, 'ai');
-      expect(compileAndRun('agent', aiSdkConsumer('MockLanguageModelV4'), [['ai', ai7]], dir7)).toBe(
-        'ran 2 of 3 calls, spent 0.2',
+      consumerProject(dir7, tarball, []);
+      const ai7 = compileAndRun(
+        'agent',
+        aiSdkConsumer('MockLanguageModelV4'),
+        [['ai', join(AI7_MODULES, 'ai')]],
+        dir7,
       );
+      expect(ai7).toBe('ran 2 of 3 calls, spent 0.2');
     }, 240_000);
 
     it('compiles and runs a leash/langchain consumer once it installs langchain, which leash does not install', () => {
