@@ -271,6 +271,8 @@ export function createMcpProxy(options: McpProxyOptions): Server {
     // `task` is dropped: the proxy answers the call once it ran (it does not pass the tasks capability on).
     const { name: toolName, arguments: args, _meta, task: _task, ...rest } = request.params;
     const input = args ?? {};
+    // Once the guard checks the call, its own entries record what became of it.
+    let checked = false;
     try {
       // Nothing can run: no check is made, no step taken.
       if (upstream.transport === undefined) throw new NonRetryableError(GONE);
@@ -282,6 +284,7 @@ export function createMcpProxy(options: McpProxyOptions): Server {
       const destructive =
         rules.confirmDestructive && isDestructive(await annotationsOf(toolName, extra.signal));
       const call = { toolName, input, requiresConfirmation: destructive };
+      checked = true;
       const toolCallId = await decisionOf(call, extra);
       // Cancelled while a person was asked: the call is not made, and a grant given meanwhile stays unused.
       if (extra.signal.aborted) return errorResult(`the client cancelled the call of "${toolName}"`) as never;
@@ -351,6 +354,10 @@ export function createMcpProxy(options: McpProxyOptions): Server {
         return errorResult(approvalText(outcome.approval, toolName, dbArg)) as never;
       return errorResult(denialText(outcome, toolName)) as never;
     } catch (error) {
+      // Refused before any check because the upstream is gone (or went away while its tool was looked
+      // up): recorded like any other refusal. A store that cannot record it leaves the answer the same.
+      if (!checked && upstream.transport === undefined)
+        await guard.refuse({ toolName, input }, GONE).catch(() => undefined);
       return errorResult(`"${toolName}" failed: ${errorTail(error)}`) as never;
     }
   });

@@ -180,3 +180,44 @@ describe('createMcpProxy', () => {
     expect((await service.getGuardrails(PLAN))?.budgetSpent).toBe(2);
   });
 });
+
+describe('refused calls in the plan’s log', () => {
+  /** The last entry of the plan's log. */
+  const lastEntry = async (store: MemoryStore) => (await store.readAuditLog(PLAN)).at(-1)?.entry;
+
+  it('records a call refused because the upstream server is gone, with the tool and its input’s hash', async () => {
+    const { call, store, upstream } = await setUp();
+    await upstream.close();
+    const r = await call('read', { n: 1 });
+    expect(r.isError).toBe(true);
+    expect(text(r)).toContain('the upstream server is gone');
+    expect(await lastEntry(store)).toMatchObject({
+      event_type: 'tool_calls_blocked',
+      details: { tool: 'read', input_hash: inputHash({ tool: 'read', input: { n: 1 } }), limit: 0 },
+    });
+  });
+
+  it('records a call refused because the upstream went away while its tool was looked up', async () => {
+    const { call, store, upstream } = await setUp({ version: 1, mcp: { confirm_destructive: true } });
+    const request = upstream.request.bind(upstream);
+    // The upstream goes away as the proxy asks it for the tool's annotations.
+    upstream.request = (async (...args: Parameters<typeof request>) => {
+      await upstream.close();
+      return request(...args);
+    }) as typeof upstream.request;
+    const r = await call('wipe');
+    expect(r.isError).toBe(true);
+    expect(await lastEntry(store)).toMatchObject({
+      event_type: 'tool_calls_blocked',
+      details: { tool: 'wipe', limit: 0 },
+    });
+  });
+
+  it('records a call refused for a person’s confirmation each time it is made while pending', async () => {
+    const { call, store } = await setUp({ version: 1, mcp: { confirm_destructive: true } });
+    await call('wipe');
+    const before = (await store.readAuditLog(PLAN)).length;
+    expect((await call('wipe')).isError).toBe(true);
+    expect((await store.readAuditLog(PLAN)).length).toBeGreaterThan(before);
+  });
+});
