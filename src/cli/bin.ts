@@ -27,5 +27,6 @@ process.exitCode = await main(process.argv.slice(2), {
   stderr: process.stderr,
   env: process.env,
   cwd: process.cwd(),
+  ...(process.argv[1] === undefined ? {} : { bin: process.argv[1] }),
   signal: controller.signal,
 });

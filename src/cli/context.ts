@@ -8,9 +8,11 @@ import type { ExecutorEvents } from '../executor/PlanExecutor.js';
 import type { AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
 import { parsePolicy } from '../policy/policy.js';
 import type { Policy } from '../policy/schema.js';
+import { leashCommand, type CommandStyle } from '../runner/commandLine.js';
 import { PlanRunner, type DecisionReport, type RunReport } from '../runner/runner.js';
 import type { GuardrailStore } from '../store/GuardrailStore.js';
 import { outputLines, safe } from './format.js';
+import { invokedAs } from './invokedAs.js';
 import type { CliIo } from './io.js';
 import { EXIT } from './io.js';
 import { dbArgument, openStore, storeName, storeTarget } from './openStore.js';
@@ -30,8 +32,10 @@ export interface CliContext {
   readonly clock: Clock;
   /** The exit code the command ends with, when it finishes without an error. */
   exit: number;
-  /** The `--db` of the store in use, for the commands printed for a person to paste; empty for the default. */
-  readonly dbArg: string;
+  /** How the commands printed for a person to paste start: `leash` when the PATH finds this one, else `npx leash`. */
+  readonly leash: string;
+  /** How the commands printed for a person to paste start, and the store they name (once it is open). */
+  readonly style: CommandStyle;
   print(text: string): void;
   printJson(value: unknown): void;
   /** The policy file `--policy` names, read and validated, or null without one. */
@@ -62,7 +66,9 @@ export function cliContext(argv: readonly string[], io: CliIo): CliContext {
   const print = (text: string) => void io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
   const printJson = (value: unknown) => print(JSON.stringify(value, null, 2));
   const clock = io.clock ?? systemClock;
+  const leash = invokedAs(io.env, io.bin, io.cwd);
   let dbArg = '';
+  const style = (): CommandStyle => ({ leash, dbArg });
 
   async function withRunner<T>(
     db: string | undefined,
@@ -116,7 +122,7 @@ export function cliContext(argv: readonly string[], io: CliIo): CliContext {
     if (json) {
       printJson({ plan_id: run.planId, ...runJson(run) });
     } else {
-      print(describeRun(run, dbArg));
+      print(describeRun(run, style()));
     }
     return exitOf(run);
   }
@@ -134,9 +140,9 @@ export function cliContext(argv: readonly string[], io: CliIo): CliContext {
       print(`${line}; the application that asked ${next}`);
     } else {
       print(line);
-      if (run !== null) print(describeRun(run, dbArg));
+      if (run !== null) print(describeRun(run, style()));
       else if (approval.status === 'approved')
-        print(`resume the plan with: leash resume ${approval.planId}${dbArg}`);
+        print(`resume the plan with: ${safe(leashCommand(style(), 'resume', [approval.planId]))}`);
     }
     return run === null ? EXIT.OK : exitOf(run);
   }
@@ -147,8 +153,9 @@ export function cliContext(argv: readonly string[], io: CliIo): CliContext {
     verbose,
     clock,
     exit: EXIT.OK,
-    get dbArg() {
-      return dbArg;
+    leash,
+    get style() {
+      return style();
     },
     print,
     printJson,

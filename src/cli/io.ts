@@ -1,5 +1,6 @@
 // Where `leash` reads and writes, and the exit codes it ends with.
 import type { Clock } from '../clock.js';
+import type { CommandStyle } from '../runner/commandLine.js';
 import type { PlanRunner } from '../runner/runner.js';
 import type { BuiltinToolOptions } from '../runner/tools/index.js';
 
@@ -26,6 +27,11 @@ export interface CliIo {
   readonly stderr: { write(text: string): unknown; readonly isTTY?: boolean };
   readonly env: NodeJS.ProcessEnv;
   readonly cwd: string;
+  /**
+   * The script the command was started as (process.argv[1]): the commands it prints start with `leash`
+   * when that is the `leash` the PATH finds, else with `npx leash`.
+   */
+  readonly bin?: string;
   readonly clock?: Clock;
   /** Options of the built-in tools; tests inject fetch and sleep. */
   readonly tools?: Omit<BuiltinToolOptions, 'baseDir'>;
@@ -42,4 +48,6 @@ export interface ServeOptions {
   readonly host: string;
   readonly port: number;
   readonly token?: string;
+  /** How the `leash` commands the pages show start, and their store. */
+  readonly style: CommandStyle;
 }

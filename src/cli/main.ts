@@ -62,11 +62,11 @@ State lives in a SQLite file at ./.leash/leash.db unless --db (or LEASH_DB) name
 postgres:// URL.
 
 Examples:
-  $ leash run examples/release.plan.yaml
-  $ leash approvals
-  $ leash approve <approval-id> --by alice --reason "release notes checked"
-  $ leash audit release --format jsonl
-  $ leash serve`,
+  $ ${c.leash} run examples/release.plan.yaml
+  $ ${c.leash} approvals
+  $ ${c.leash} approve 0f3c… --by alice --reason "release notes checked"
+  $ ${c.leash} audit release --format jsonl
+  $ ${c.leash} serve`,
     );
 
   registerRun(program, c);

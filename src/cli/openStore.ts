@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { GuardrailError, GuardrailValidationError } from '../errors.js';
+import { shellWord } from '../runner/commandLine.js';
 import type { CheckpointOptions } from '../store/checkpoints.js';
 import type { GuardrailStore } from '../store/GuardrailStore.js';
 import { PostgresStore } from '../store/postgres/PostgresStore.js';
@@ -74,15 +75,14 @@ export function storeName(target: string, cwd: string): string {
  */
 export function dbArgument(target: string, cwd: string): string {
   if (!isPostgresUrl(target) && resolve(cwd, target) === resolve(cwd, DEFAULT_DB)) return '';
-  const name = storeName(target, cwd);
-  return ` --db ${/^[\w/.:@%+=,-]+$/.test(name) ? name : `'${name.replace(/'/g, `'\\''`)}'`}`;
+  return ` --db ${shellWord(storeName(target, cwd))}`;
 }
 
 /** The refusal of a read-only command to use a store that is not there, naming it as {@link storeName}. */
 function storeNotFound(name: string): GuardrailError {
   return new GuardrailError(
     'STORE_NOT_FOUND',
-    `no leash database at ${name}: check --db (or LEASH_DB); \`leash run\` creates one`,
+    `no leash database at ${name}: check --db (or LEASH_DB); running a plan creates one`,
   );
 }
 

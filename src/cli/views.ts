@@ -26,6 +26,7 @@ import {
   type RunOutcome,
   type RunReport,
 } from '../runner/runner.js';
+import { decideCommand, leashCommand, type CommandStyle } from '../runner/commandLine.js';
 import { EXIT } from './io.js';
 
 /**
@@ -77,8 +78,8 @@ export function runJson(run: RunReport): Record<string, unknown> {
   };
 }
 
-/** What a run ended with, for a person; `dbArg` is the `--db` the commands it suggests need. */
-export function describeRun(run: RunReport, dbArg: string): string {
+/** What a run ended with, for a person; `style` starts the commands it suggests and names their store. */
+export function describeRun(run: RunReport, style: CommandStyle): string {
   const o = run.outcome;
   const lines = [
     `plan ${safe(run.planId)}: ${o.status.replace('_', ' ')} (${o.completed}/${o.decisions} decisions done)`,
@@ -87,14 +88,16 @@ export function describeRun(run: RunReport, dbArg: string): string {
     const a = run.result.approval;
     lines.push(
       `  decision "${safe(a.decisionId)}" needs a person's confirmation (${safe(a.operation)}); approval ${safe(a.id)}`,
-      `  approve:  leash approve ${a.id} --by <your-name> --reason "<why>"${dbArg}`,
-      `  deny:     leash deny ${a.id} --by <your-name> --reason "<why>"${dbArg}`,
-      `  or open the dashboard: leash serve${dbArg}`,
+      `  approve:  ${safe(decideCommand(style, 'approve', a.id, 'looks right'))}`,
+      `  deny:     ${safe(decideCommand(style, 'deny', a.id, 'not now'))}`,
+      `  or open the dashboard: ${safe(leashCommand(style, 'serve'))}`,
     );
   } else if (o.status === 'failed') {
     lines.push(...endLines({ ...o, reason: o.reason ?? '' }));
     if (o.completed > 0)
-      lines.push(`  the work done before the stop is kept: leash status ${run.planId}${dbArg}`);
+      lines.push(
+        `  the work done before the stop is kept: ${safe(leashCommand(style, 'status', [run.planId]))}`,
+      );
   }
   return lines.join('\n');
 }

@@ -4,6 +4,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { getCookie, setCookie } from 'hono/cookie';
 import { verifyAuditLog } from '../audit/verify.js';
 import { systemClock, type Clock } from '../clock.js';
+import { DEFAULT_STYLE, type CommandStyle } from '../runner/commandLine.js';
 import type { DecisionReport, PlanRunner, PlanStatus, RunReport } from '../runner/runner.js';
 import { errorText, invalid, isGuardrailError } from '../errors.js';
 import { isGuardName } from '../events.js';
@@ -60,6 +61,8 @@ export interface DashboardAppOptions {
    * request's own.
    */
   readonly allowedHosts?: readonly string[];
+  /** How the `leash` commands the pages show start, and their store; default `npx leash`, no `--db`. */
+  readonly style?: CommandStyle;
 }
 
 /** Largest form accepted: a name and a reason fit many times over. */
@@ -166,10 +169,12 @@ export function createDashboardApp(o: DashboardAppOptions): Hono {
     await next();
   });
 
+  const style = o.style ?? DEFAULT_STYLE;
   const context = async (): Promise<PageContext> => ({
     now: clock.now(),
     pending: (await runner.service.listApprovals({ status: 'pending' })).length,
     csrf,
+    style,
   });
 
   app.get('/', async (c) => page(c, plansPage(await context(), await runner.list())));

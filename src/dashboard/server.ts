@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import type { Hono } from 'hono';
 import type { Clock } from '../clock.js';
+import type { CommandStyle } from '../runner/commandLine.js';
 import type { PlanRunner } from '../runner/runner.js';
 import { GuardrailValidationError } from '../errors.js';
 import { createDashboardApp } from './app.js';
@@ -22,6 +23,8 @@ export interface DashboardOptions {
   clock?: Clock;
   /** Where errors of requests and of background runs are written. */
   log?: (line: string) => void;
+  /** How the `leash` commands the pages show start, and their store; default `npx leash`, no `--db`. */
+  style?: CommandStyle;
 }
 
 export interface RunningDashboard {
@@ -97,6 +100,7 @@ export async function startDashboard(o: DashboardOptions): Promise<RunningDashbo
     cookieName: `${TOKEN_COOKIE}_${port}`,
     log,
     ...(o.clock === undefined ? {} : { clock: o.clock }),
+    ...(o.style === undefined ? {} : { style: o.style }),
     onBackground: (run) => {
       running.add(run);
       void run.finally(() => running.delete(run));

@@ -1,4 +1,5 @@
 import type { Denied } from '../agent/RunGuard.js';
+import { decideCommand, type CommandStyle } from '../runner/commandLine.js';
 import type { Approval } from '../store/GuardrailStore.js';
 
 /** A `tools/call` result the client's model reads: text, flagged as an error. */
@@ -44,12 +45,13 @@ export function denialText(d: Denied, toolName: string): string {
 
 /**
  * The text of a call waiting for a person who cannot be asked in the client: the approval's id, the
- * exact command that approves it, and that the same call with the same arguments then runs once.
+ * exact command that approves it (started and given the store as `style` says), and that the same call
+ * with the same arguments then runs once.
  */
-export function approvalText(approval: Approval, toolName: string, dbArg: string): string {
+export function approvalText(approval: Approval, toolName: string, style: CommandStyle): string {
   return [
     `leash needs a person to approve this call of "${toolName}" (approval ${approval.id}, expires ${approval.expiresAt}).`,
-    `Approve it with: leash approve ${approval.id} --by <name> --reason <why>${dbArg}`,
+    `Approve it with: ${decideCommand(style, 'approve', approval.id, 'checked')}`,
     `(or in the leash dashboard), then call the tool again with the same arguments: it runs once. Other arguments ask again.`,
   ].join('\n');
 }

@@ -28,6 +28,7 @@ import { NonRetryableError, toolResult } from '../agent/toolResult.js';
 import { errorTail } from '../errors.js';
 import { parseIsoMs } from '../iso.js';
 import { MAX_AMOUNT } from '../money.js';
+import { DEFAULT_STYLE, type CommandStyle } from '../runner/commandLine.js';
 import { inputHash } from '../service/hash.js';
 import type { Approval } from '../store/GuardrailStore.js';
 import { eitherAborts } from '../signals.js';
@@ -60,8 +61,8 @@ export interface McpProxyOptions {
   readonly guard: RunGuard;
   /** What the client is shown and which calls a person confirms; default every tool, none confirmed. */
   readonly rules?: McpRules;
-  /** Appended to the `leash approve` command shown for an approval (` --db <store>`); default none. */
-  readonly dbArg?: string;
+  /** How the `leash approve` command shown for an approval starts, and its store; default `npx leash`. */
+  readonly style?: CommandStyle;
 }
 
 /** A tool as `tools/list` gives it, read no further than the proxy needs. */
@@ -108,7 +109,7 @@ function spent(approval: Approval, now: number): boolean {
 export function createMcpProxy(options: McpProxyOptions): Server {
   const { upstream, guard } = options;
   const rules = options.rules ?? mcpRules(null);
-  const dbArg = options.dbArg ?? '';
+  const style = options.style ?? DEFAULT_STYLE;
   const upstreamCaps = upstream.getServerCapabilities() ?? {};
   // Tasks are not passed on: the proxy answers each call itself, once it ran.
   const { tasks: _tasks, ...kept } = upstreamCaps as ServerCapabilities & { tasks?: unknown };
@@ -351,7 +352,7 @@ export function createMcpProxy(options: McpProxyOptions): Server {
       });
       if (outcome.allowed) return outcome.output as never;
       if (outcome.approval?.status === 'pending')
-        return errorResult(approvalText(outcome.approval, toolName, dbArg)) as never;
+        return errorResult(approvalText(outcome.approval, toolName, style)) as never;
       return errorResult(denialText(outcome, toolName)) as never;
     } catch (error) {
       // Refused before any check because the upstream is gone (or went away while its tool was looked

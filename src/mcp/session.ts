@@ -8,6 +8,7 @@ import { RunGuard } from '../agent/RunGuard.js';
 import { GuardrailError, GuardrailValidationError } from '../errors.js';
 import { approvalTtlMs, policyToGuardrailsInit, toolRules } from '../policy/policy.js';
 import type { Policy } from '../policy/schema.js';
+import type { CommandStyle } from '../runner/commandLine.js';
 import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
 import { validatePlanId } from '../ids.js';
 import { createMcpProxy } from './proxy.js';
@@ -30,8 +31,8 @@ export interface McpSessionOptions {
   /** The upstream process's environment; default this process's. */
   readonly env?: NodeJS.ProcessEnv;
   readonly cwd?: string;
-  /** Appended to the `leash approve` command shown for an approval. */
-  readonly dbArg?: string;
+  /** How the `leash approve` command shown for an approval starts, and its store; default `npx leash`. */
+  readonly style?: CommandStyle;
   /** Ends the session (SIGTERM, SIGINT). */
   readonly signal?: AbortSignal;
   /** Told what a person should know (the plan id, the upstream's end); default nothing. */
@@ -137,7 +138,7 @@ export async function runMcpSession(options: McpSessionOptions): Promise<{ planI
       upstream,
       guard,
       rules: mcpRules(policy),
-      ...(options.dbArg === undefined ? {} : { dbArg: options.dbArg }),
+      ...(options.style === undefined ? {} : { style: options.style }),
     });
     server.onclose = () => finish();
     if (options.clientTransport === undefined) {

@@ -193,7 +193,7 @@ describe('leash mcp in front of the filesystem server', { timeout: 60_000 }, () 
     const first = await call(s, 'write_file', args);
     expect(first.isError).toBe(true);
     const id = /approval ([0-9a-f-]{36})/.exec(textOf(first))?.[1] as string;
-    expect(textOf(first)).toContain(`leash approve ${id} --by <name> --reason <why> --db`);
+    expect(textOf(first)).toContain(`leash approve ${id} --by "$USER" --reason checked --db`);
     expect(existsSync(target)).toBe(false);
 
     expect(leash(s.dir, 'approve', id, '--by', 'alice', '--reason', 'ok').code).toBe(0);

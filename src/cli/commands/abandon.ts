@@ -17,7 +17,7 @@ export function registerAbandon(program: Command, c: CliContext): void {
     .addOption(jsonOption())
     .addHelpText(
       'after',
-      '\nOnly for a plan in phase execute whose process is gone (killed, or its machine lost): a run\nthat ends on its own, or is stopped with Ctrl-C, records its end itself.\n\nExample:\n  $ leash abandon release --by alice',
+      `\nOnly for a plan in phase execute whose process is gone (killed, or its machine lost): a run\nthat ends on its own, or is stopped with Ctrl-C, records its end itself.\n\nExample:\n  $ ${c.leash} abandon release --by alice`,
     )
     .action(async (planId: string, o: { by: string; db?: string }) => {
       await withRunner(o.db, async (runner) => {

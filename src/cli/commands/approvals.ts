@@ -15,7 +15,7 @@ export function registerApprovals(program: Command, c: CliContext): void {
     .addOption(jsonOption())
     .addHelpText(
       'after',
-      '\nExamples:\n  $ leash approvals --status pending\n  $ leash approvals --plan release --json',
+      `\nExamples:\n  $ ${c.leash} approvals --status pending\n  $ ${c.leash} approvals --plan release --json`,
     )
     .action(async (o: { status?: ApprovalStatus; plan?: string; db?: string }) => {
       await withRunner(o.db, async (runner) => {

@@ -18,7 +18,7 @@ export function registerAudit(program: Command, c: CliContext): void {
     .addOption(jsonOption())
     .addHelpText(
       'after',
-      '\nExamples:\n  $ leash audit release\n  $ leash audit release --format jsonl --follow',
+      `\nExamples:\n  $ ${c.leash} audit release\n  $ ${c.leash} audit release --format jsonl --follow`,
     )
     .action(async (planId: string, o: { format: string; follow?: boolean; db?: string }) => {
       const format = json ? 'json' : o.format;

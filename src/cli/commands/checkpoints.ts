@@ -15,12 +15,12 @@ export function registerCheckpoints(program: Command, c: CliContext): void {
       'after',
       `
 The store writes a checkpoint every LEASH_CHECKPOINT_EVERY entries (default 10; 0 for none), signed with
-the Ed25519 key in the PEM file LEASH_SIGNING_KEY when set (make one with \`leash keygen\`). Kept where
-whoever can change the database cannot, they let \`leash verify --checkpoints\` catch a cut tail or a
+the Ed25519 key in the PEM file LEASH_SIGNING_KEY when set (make one with \`${c.leash} keygen\`). Kept where
+whoever can change the database cannot, they let \`${c.leash} verify --checkpoints\` catch a cut tail or a
 rewritten log.
 
 Example:
-  $ leash checkpoints release >> /secure/release.checkpoints.jsonl`,
+  $ ${c.leash} checkpoints release >> /secure/release.checkpoints.jsonl`,
     )
     .action(async (planId: string | undefined, o: { db?: string }) => {
       await withRunner(o.db, async (_runner, store) => {

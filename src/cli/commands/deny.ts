@@ -9,12 +9,12 @@ export function registerDeny(program: Command, c: CliContext): void {
     .description(
       'deny a pending confirmation; the paused plan ends without running the step (an application is told)',
     )
-    .argument('<approval-id>', 'id of the confirmation request (see `leash approvals`)')
+    .argument('<approval-id>', `id of the confirmation request (see \`${c.leash} approvals\`)`)
     .requiredOption('--by <name>', 'who denies (recorded in the audit log)')
     .requiredOption('--reason <text>', 'why (required, recorded in the audit log)')
     .addOption(dbOption())
     .addOption(jsonOption())
-    .addHelpText('after', '\nExample:\n  $ leash deny 0f3c… --by alice --reason "not during the freeze"')
+    .addHelpText('after', `\nExample:\n  $ ${c.leash} deny 0f3c… --by alice --reason "not during the freeze"`)
     .action(async (id: string, o: { by: string; reason: string; db?: string }) => {
       await withRunner(o.db, async (runner) => {
         // The denial was recorded and the plan ended as asked: exit 0, whatever the plan's end says.

@@ -16,7 +16,7 @@ export function registerKeygen(program: Command, c: CliContext): void {
     .argument('<prefix>', 'path and name of the two files')
     .addHelpText(
       'after',
-      '\nExample:\n  $ leash keygen leash-signing\n  $ LEASH_SIGNING_KEY=leash-signing.key.pem leash run release.plan.yaml\n  $ leash verify --public-key leash-signing.pub.pem',
+      `\nExample:\n  $ ${c.leash} keygen leash-signing\n  $ LEASH_SIGNING_KEY=leash-signing.key.pem ${c.leash} run release.plan.yaml\n  $ ${c.leash} verify --public-key leash-signing.pub.pem`,
     )
     .action((prefix: string) => {
       const base = resolve(io.cwd, prefix);

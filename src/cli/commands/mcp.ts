@@ -27,8 +27,8 @@ export function registerMcp(program: Command, c: CliContext): void {
 The client starts leash in the server's place, so stdout carries MCP only; leash writes notes to stderr.
 
 Examples:
-  $ leash mcp --policy fs.policy.yaml -- npx -y @modelcontextprotocol/server-filesystem ~/notes
-  $ leash mcp --policy leash.policy.yaml --upstream-url http://127.0.0.1:3001/mcp`,
+  $ ${c.leash} mcp --policy fs.policy.yaml -- npx -y @modelcontextprotocol/server-filesystem ~/notes
+  $ ${c.leash} mcp --policy leash.policy.yaml --upstream-url http://127.0.0.1:3001/mcp`,
     )
     .action(
       async (command: string[], o: { policy?: string; plan?: string; upstreamUrl?: string; db?: string }) => {
@@ -53,7 +53,7 @@ Examples:
             upstream: exe === undefined ? { url: o.upstreamUrl as string } : { command: exe, args },
             env: io.env,
             cwd: io.cwd,
-            dbArg: dbArgument(target, io.cwd),
+            style: { leash: c.style.leash, dbArg: dbArgument(target, io.cwd) },
             ...(io.signal ? { signal: io.signal } : {}),
             log: (line) => void io.stderr.write(`${line}\n`),
           });

@@ -13,7 +13,7 @@ export function registerPolicy(program: Command, c: CliContext): void {
     .description('check a policy file; prints what it sets, or every problem with its path')
     .argument('<file>', 'policy file (YAML or JSON)')
     .addOption(jsonOption())
-    .addHelpText('after', '\nExample:\n  $ leash policy validate leash.policy.yaml')
+    .addHelpText('after', `\nExample:\n  $ ${c.leash} policy validate leash.policy.yaml`)
     .action((file: string) => {
       const parsed = parsePolicy(readFileText(resolve(io.cwd, file), 'policy file'), {
         format: formatOf(file),

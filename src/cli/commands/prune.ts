@@ -20,11 +20,11 @@ export function registerPrune(program: Command, c: CliContext): void {
       'after',
       `
 Entries are removed up to the newest checkpoint that leaves at least --keep entries, so the log that is
-kept still verifies from that checkpoint. Export the checkpoints first (\`leash checkpoints\`) to keep
+kept still verifies from that checkpoint. Export the checkpoints first (\`${c.leash} checkpoints\`) to keep
 proof of what was removed.
 
 Example:
-  $ leash prune release --keep 1000`,
+  $ ${c.leash} prune release --keep 1000`,
     )
     .action(async (planId: string, o: { keep: string; db?: string }) => {
       const keep = Number(o.keep);

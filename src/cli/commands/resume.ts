@@ -11,7 +11,7 @@ export function registerResume(program: Command, c: CliContext): void {
     .addOption(dbOption())
     .addOption(jsonOption())
     .addOption(verboseOption())
-    .addHelpText('after', '\nExample:\n  $ leash resume release')
+    .addHelpText('after', `\nExample:\n  $ ${c.leash} resume release`)
     .action(async (planId: string, o: { db?: string }) => {
       c.exit = await withRunner(o.db, async (runner) => report(await runner.resume(planId)));
     });

@@ -23,8 +23,8 @@ export function registerRun(program: Command, c: CliContext): void {
       'after',
       `
 Examples:
-  $ leash run examples/release.plan.yaml
-  $ leash run deploy.plan.json --policy leash.policy.yaml --db postgres://127.0.0.1:5432/leash --json`,
+  $ ${c.leash} run examples/release.plan.yaml
+  $ ${c.leash} run deploy.plan.json --policy leash.policy.yaml --db postgres://127.0.0.1:5432/leash --json`,
     )
     .action(async (file: string, o: { policy?: string; id?: string; db?: string }) => {
       const path = resolve(io.cwd, file);

@@ -10,7 +10,7 @@ export function registerSchema(program: Command, c: CliContext): void {
     .command('schema')
     .description('print the JSON Schema of plan files (or, with --policy, of policy files)')
     .option('--policy', 'the schema of policy files instead')
-    .addHelpText('after', '\nExample:\n  $ leash schema > plan.schema.json')
+    .addHelpText('after', `\nExample:\n  $ ${c.leash} schema > plan.schema.json`)
     .action((o: { policy?: boolean }) => {
       printJson(o.policy ? policyJsonSchema() : planFileJsonSchema());
     });

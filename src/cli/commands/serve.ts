@@ -13,7 +13,7 @@ export function registerServe(program: Command, c: CliContext): void {
     .addOption(dbOption())
     .addHelpText(
       'after',
-      '\nPrints the address with a random access token; every request needs it (kept in a cookie after the first).\nSet LEASH_TOKEN to choose the token.\n\nExample:\n  $ leash serve --port 8080',
+      `\nPrints the address with a random access token; every request needs it (kept in a cookie after the first).\nSet LEASH_TOKEN to choose the token.\n\nExample:\n  $ ${c.leash} serve --port 8080`,
     )
     .action(async (o: { port: string; host: string; db?: string }) => {
       const port = Number(o.port);
@@ -23,7 +23,13 @@ export function registerServe(program: Command, c: CliContext): void {
       const serve = io.serve ?? (await import('../../dashboard/server.js')).startDashboard;
       await withRunner(o.db, async (runner) => {
         const token = io.env['LEASH_TOKEN'];
-        const server = await serve({ runner, host: o.host, port, ...(token ? { token } : {}) });
+        const server = await serve({
+          runner,
+          host: o.host,
+          port,
+          style: c.style,
+          ...(token ? { token } : {}),
+        });
         print(`leash dashboard: ${server.url}/?token=${server.token}`);
         print('keep the token private; Ctrl-C stops the server');
         await new Promise<void>((done) => {

@@ -1,5 +1,6 @@
 // `leash status`.
 import { GuardrailError } from '../../errors.js';
+import { leashCommand } from '../../runner/commandLine.js';
 import { statusJson, statusTable, describeStatus } from '../views.js';
 import type { CliContext } from '../context.js';
 import type { Command } from 'commander';
@@ -12,7 +13,7 @@ export function registerStatus(program: Command, c: CliContext): void {
     .argument('[plan]', 'plan id')
     .addOption(dbOption())
     .addOption(jsonOption())
-    .addHelpText('after', '\nExamples:\n  $ leash status\n  $ leash status release --json')
+    .addHelpText('after', `\nExamples:\n  $ ${c.leash} status\n  $ ${c.leash} status release --json`)
     .action(async (planId: string | undefined, o: { db?: string }) => {
       await withRunner(o.db, async (runner) => {
         if (planId === undefined) {
@@ -24,7 +25,7 @@ export function registerStatus(program: Command, c: CliContext): void {
               ),
             );
           } else if (rows.length === 0)
-            print(`no plans yet: start one with \`leash run <plan-file>${c.dbArg}\``);
+            print(`no plans yet; start one with: ${leashCommand(c.style, 'run', ['plan.yaml'])}`);
           else print(statusTable(rows, clock.now()));
           return;
         }

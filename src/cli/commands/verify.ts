@@ -23,7 +23,7 @@ export function registerVerify(program: Command, c: CliContext): void {
     .addOption(jsonOption())
     .addHelpText(
       'after',
-      '\nExamples:\n  $ leash verify\n  $ leash verify release --checkpoints release.checkpoints.jsonl --public-key leash.pub.pem',
+      `\nExamples:\n  $ ${c.leash} verify\n  $ ${c.leash} verify release --checkpoints release.checkpoints.jsonl --public-key leash.pub.pem`,
     )
     .action(
       async (planId: string | undefined, o: { publicKey?: string; checkpoints?: string; db?: string }) => {

@@ -4,6 +4,7 @@ import type { VerifyReport } from '../../audit/verify.js';
 import { GUARD_NAMES, GuardrailEventType, type GuardName } from '../../events.js';
 import { parseIsoMs } from '../../iso.js';
 import type { JsonObject } from '../../json.js';
+import { leashCommand } from '../../runner/commandLine.js';
 import { stepOfEntry } from '../../runner/format.js';
 import { badge, layout, planPath, time, type Html } from '../views.js';
 
@@ -57,7 +58,7 @@ export function auditPage(
       <button type="submit">Filter</button>
       <span class="muted small"
         >${matching.length} of ${log.length}
-        entries${matching.length > shown.length ? html`, the newest ${shown.length} shown (run <code>leash audit</code> for all)` : ''}</span
+        entries${matching.length > shown.length ? html`, the newest ${shown.length} shown (all: <code>${leashCommand(ctx.style, 'audit', [planId])}</code>)` : ''}</span
       >
     </form>
     ${

@@ -1,4 +1,5 @@
 import { html } from 'hono/html';
+import type { CommandStyle } from '../../runner/commandLine.js';
 import { layout, type Html } from '../views.js';
 
 // What every page of the dashboard is drawn with, and the page of a message.
@@ -18,6 +19,8 @@ export interface PageContext {
   readonly pending: number;
   /** The CSRF token the forms carry. */
   readonly csrf: string;
+  /** How the `leash` commands a page shows start, and their store. */
+  readonly style: CommandStyle;
 }
 
 export function messagePage(ctx: PageContext, title: string, message: string, link?: string): Html {

@@ -5,6 +5,7 @@ import { completedDecisions } from '../../executor/state.js';
 import type { AutonomyGuardrails } from '../../guardrails/AutonomyGuardrails.js';
 import { GuardrailEventType } from '../../events.js';
 import { parseIsoMs } from '../../iso.js';
+import { leashCommand } from '../../runner/commandLine.js';
 import { duration, linesOf, money, outputLines, tailLines } from '../../runner/format.js';
 import { type Approval } from '../../store/GuardrailStore.js';
 import {
@@ -33,7 +34,9 @@ export function plansPage(ctx: PageContext, rows: readonly PlanListRow[]): Html 
     }
     ${
       rows.length === 0
-        ? html`<p class="muted">No plans yet: start one with <code>leash run &lt;plan-file&gt;</code>.</p>`
+        ? html`<p class="muted">
+            No plans yet: start one with <code>${leashCommand(ctx.style, 'run', ['plan.yaml'])}</code>
+          </p>`
         : html`<table>
             <thead>
               <tr>
