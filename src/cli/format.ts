@@ -3,7 +3,7 @@ import type { AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
 import { duration, money, usedOf } from '../runner/format.js';
 
 // Shared with the dashboard, which shows the same lines.
-export { auditDetails, duration, money, outputLines } from '../runner/format.js';
+export { auditDetails, auditResult, duration, money, outputLines } from '../runner/format.js';
 
 /** Lays out rows under a header, each column as wide as its widest cell. */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {

@@ -9,6 +9,7 @@ import { parseIsoMs } from '../iso.js';
 import type { Approval, GuardrailStore } from '../store/GuardrailStore.js';
 import {
   auditDetails,
+  auditResult,
   budgetText,
   gauges,
   outputBlock,
@@ -200,7 +201,7 @@ export function auditTable(log: readonly ChainedEntry[], header: boolean): strin
       String(e.entry.timestamp),
       String(e.entry.event_type),
       String(e.entry.guard_name),
-      String(e.entry.result),
+      auditResult(e.entry),
       auditDetails(e.entry.event_type, e.entry.details),
     ].map(safe),
   );

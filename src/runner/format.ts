@@ -1,5 +1,6 @@
 // What a run's steps and audit entries read as for people, shared by the `leash` command and the
 // dashboard so that both show the same lines: plain text, not yet escaped for a terminal or a page.
+import { GuardrailEventType } from '../guardrails/events.js';
 
 /** `used/limit`, or `used` alone when there is no limit. */
 export function usedOf(used: string, limit: string | null): string {
@@ -22,6 +23,15 @@ export function stepOfEntry(
     return null;
   }
   return { step: usedOf(String((step as number) + 1), limit === null ? null : String(limit)), rest };
+}
+
+/**
+ * An entry's result as people are shown it. A `confirmation_required` check is recorded as denied (the
+ * step may not run yet), but it pauses the plan for a person rather than stopping it: it reads as
+ * waiting. The `leash audit` table and the dashboard's audit page both show it so; JSON keeps the record.
+ */
+export function auditResult(entry: { readonly event_type: string; readonly result: string }): string {
+  return entry.event_type === GuardrailEventType.CONFIRMATION_REQUIRED ? 'waiting' : entry.result;
 }
 
 /**

@@ -657,6 +657,14 @@ describe('status, audit and verify', () => {
     expect(steps).toEqual(['step 1/5', 'step 2/5']);
   });
 
+  it('shows the confirmation that paused a plan as waiting in the audit table, as the dashboard does', () => {
+    pausedRelease();
+    const row = leash(['audit', 'release'])
+      .stdout.split('\n')
+      .find((l) => l.includes('confirmation_required'));
+    expect(row).toMatch(/confirmation_required\s+confirmation\s+waiting\s/);
+  });
+
   it('ends quietly with exit 0 when the reader of its output stops reading', async () => {
     plan('hello.plan.yaml', TWO_ECHOES);
     leash(['run', 'hello.plan.yaml']);

@@ -1,11 +1,11 @@
 import { html } from 'hono/html';
 import type { ChainedEntry } from '../../audit/chain.js';
 import type { VerifyReport } from '../../audit/verify.js';
-import { GUARD_NAMES, GuardrailEventType, type GuardName } from '../../events.js';
+import { GUARD_NAMES, type GuardName } from '../../events.js';
 import { parseIsoMs } from '../../iso.js';
 import type { JsonObject } from '../../json.js';
 import { leashCommand } from '../../runner/commandLine.js';
-import { stepOfEntry } from '../../runner/format.js';
+import { auditResult, stepOfEntry } from '../../runner/format.js';
 import { badge, layout, planPath, time, type Html } from '../views.js';
 
 import type { PageContext } from './context.js';
@@ -22,10 +22,6 @@ export type AuditResult = (typeof AUDIT_RESULTS)[number];
 
 export function isAuditResult(value: unknown): value is AuditResult {
   return AUDIT_RESULTS.includes(value as AuditResult);
-}
-
-function resultOf(entry: { readonly event_type: string; readonly result: string }): string {
-  return entry.event_type === GuardrailEventType.CONFIRMATION_REQUIRED ? 'waiting' : entry.result;
 }
 
 export interface AuditFilter {
@@ -46,7 +42,7 @@ export function auditPage(
   const matching = log.filter(
     (ce) =>
       (filter.guard === null || ce.entry.guard_name === filter.guard) &&
-      (filter.result === null || resultOf(ce.entry) === filter.result),
+      (filter.result === null || auditResult(ce.entry) === filter.result),
   );
   const shown = matching.length > AUDIT_ROWS ? matching.slice(-AUDIT_ROWS) : matching;
   const body = html`<p class="small"><a href="/">Plans</a> / <a href="${planPath(planId)}">${planId}</a> /</p>
@@ -85,7 +81,7 @@ export function auditPage(
                     <td class="small nowrap">${time(parseIsoMs(ce.entry.timestamp))}</td>
                     <td><code>${ce.entry.event_type}</code></td>
                     <td><code>${ce.entry.guard_name}</code></td>
-                    <td>${badge(resultOf(ce.entry))}</td>
+                    <td>${badge(auditResult(ce.entry))}</td>
                     <td class="details">${detailsOf(ce.entry.event_type, ce.entry.details)}</td>
                   </tr>`,
               )}
