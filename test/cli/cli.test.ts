@@ -1,5 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -814,6 +815,18 @@ describe('leash serve', () => {
     const code = new Promise<number | null>((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
     expect([address?.[2], withToken.status, without.status, await code]).toEqual([token, 200, 401, 0]);
+  });
+
+  it('refuses a port in use with exit 2, naming --port', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (taken.address() as AddressInfo).port;
+      const r = leash(['serve', '--port', String(port)]);
+      expect([r.code, r.stderr]).toEqual([2, expect.stringMatching(new RegExp(`port ${port}.*--port`))]);
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
   });
 
   it('refuses a LEASH_TOKEN shorter than 32 characters with exit 2', () => {

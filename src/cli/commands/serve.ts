@@ -29,6 +29,8 @@ export function registerServe(program: Command, c: CliContext): void {
           port,
           style: c.style,
           ...(token ? { token } : {}),
+        }).catch((error: unknown) => {
+          throw portProblem(error, o.host, port) ?? error;
         });
         print(`leash dashboard: ${server.url}/?token=${server.token}`);
         print('keep the token private; Ctrl-C stops the server');
@@ -39,4 +41,14 @@ export function registerServe(program: Command, c: CliContext): void {
         await server.close();
       });
     });
+}
+
+/** A port another server holds, as a usage error naming --port; null for any other error. */
+function portProblem(error: unknown, host: string, port: number): GuardrailError | null {
+  if ((error as { code?: unknown } | null)?.code !== 'EADDRINUSE') return null;
+  return new GuardrailError(
+    'USAGE',
+    `port ${port} on ${host} is in use: choose another with --port (--port 0 picks a free one)`,
+    { cause: error },
+  );
 }
