@@ -5,7 +5,6 @@ import { basename, extname } from 'node:path';
 import type { ChainedEntry } from '../audit/chain.js';
 import type { VerifyReport } from '../audit/verify.js';
 import { GuardrailError } from '../errors.js';
-import { parseIsoMs } from '../iso.js';
 import type { Approval, GuardrailStore } from '../store/GuardrailStore.js';
 import {
   auditDetails,
@@ -28,6 +27,7 @@ import {
   type RunReport,
 } from '../runner/runner.js';
 import { decideCommand, leashCommand, type CommandStyle } from '../runner/commandLine.js';
+import type { SessionRecord } from '../mcp/record.js';
 import { EXIT } from './io.js';
 
 /**
@@ -139,10 +139,8 @@ export function statusJson(
     phase: s.phase,
     updated_at: s.updatedAt,
     guardrails: s.guardrails?.toJSON() ?? null,
-    elapsed_seconds:
-      s.guardrails?.startTime == null
-        ? null
-        : Math.max(0, (nowMs - parseIsoMs(s.guardrails.startTime)) / 1000),
+    // As the table shows it: stopped where the plan ended, less the time it waited for a person.
+    elapsed_seconds: s.guardrails?.elapsedSeconds(clockOf(s, nowMs)) ?? null,
     outcome: s.record?.outcome ?? null,
     ...(options.completed === true ? { completed: completedJson(completedOf(s)) } : {}),
     source: s.record?.source ?? null,
@@ -169,9 +167,11 @@ export function statusTable(rows: readonly PlanListRow[], nowMs: number): string
   );
 }
 
-export function describeStatus(s: PlanStatus, nowMs: number): string {
+/** A plan as `leash status <plan>` shows it; `session` is what an MCP session recorded of itself. */
+export function describeStatus(s: PlanStatus, nowMs: number, session: SessionRecord | null = null): string {
   const lines = [`plan ${safe(s.planId)}: ${s.phase ?? 'configured (no run recorded)'}`];
   if (s.record) lines.push(`  from ${safe(s.record.source)}, started ${s.record.startedAt}`);
+  if (session) lines.push(`  ${sessionLine(session)}`);
   if (s.guardrails) lines.push(`  ${gauges(s.guardrails, clockOf(s, nowMs))}`);
   const o = s.record?.outcome;
   if (o) lines.push(`  ${o.completed}/${o.decisions} decisions done`);
@@ -186,6 +186,14 @@ export function describeStatus(s: PlanStatus, nowMs: number): string {
     );
   }
   return lines.join('\n');
+}
+
+/** When an MCP session started and, once it ended, when and after how many steps. */
+function sessionLine(r: SessionRecord): string {
+  const started = `MCP session, started ${safe(r.startedAt)}`;
+  if (r.endedAt === null) return started;
+  const steps = r.steps === null ? '' : ` after ${r.steps} step${r.steps === 1 ? '' : 's'}`;
+  return `${started}, ended ${safe(r.endedAt)}${steps}`;
 }
 
 export function entryJson(e: ChainedEntry): Record<string, unknown> {

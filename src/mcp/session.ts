@@ -5,13 +5,14 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { RunGuard } from '../agent/RunGuard.js';
-import { GuardrailError, GuardrailValidationError } from '../errors.js';
+import { errorTail, GuardrailError, GuardrailValidationError } from '../errors.js';
 import { approvalTtlMs, policyToGuardrailsInit, toolRules } from '../policy/policy.js';
 import type { Policy } from '../policy/schema.js';
 import type { CommandStyle } from '../runner/commandLine.js';
 import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
 import { validatePlanId } from '../ids.js';
 import { createMcpProxy } from './proxy.js';
+import { recordSessionEnd, recordSessionStart } from './record.js';
 import { mcpRules } from './rules.js';
 
 /** Where the upstream server is: a command to start (stdio), or a Streamable HTTP URL. */
@@ -102,7 +103,8 @@ function upstreamTransport(upstream: Upstream, env: NodeJS.ProcessEnv, cwd: stri
 /**
  * One client session of `leash mcp`: configures its plan (see {@link sessionPlan}), connects to the upstream
  * server, serves the guarded proxy to the client, and resolves once the session is over (the client went
- * away, or `signal` aborted), with the upstream stopped. An upstream that exits makes every later call an
+ * away, or `signal` aborted), with the upstream stopped. The plan's document says that the session runs,
+ * then when it ended and its steps (see `record.ts`). An upstream that exits makes every later call an
  * error result: it is not restarted.
  */
 export async function runMcpSession(options: McpSessionOptions): Promise<{ planId: string }> {
@@ -127,7 +129,11 @@ export async function runMcpSession(options: McpSessionOptions): Promise<{ planI
   // The stdio transport does not notice its input ending: the client went away.
   const onEnd = (): void => finish();
   let server: Server | undefined;
+  /** The plan and the revision of its document that says the session runs, once saved. */
+  let started: { planId: string; revision: number } | null = null;
   try {
+    const revision = await recordSessionStart(service, planId);
+    if (revision !== null) started = { planId, revision };
     const guard = new RunGuard({
       service,
       planId,
@@ -153,6 +159,12 @@ export async function runMcpSession(options: McpSessionOptions): Promise<{ planI
     return { planId };
   } finally {
     closing = true;
+    // Its end is known now: the plan's wall clock stops here, whatever the upstream takes to stop.
+    if (started !== null) {
+      await recordSessionEnd(service, started.planId, started.revision).catch((error: unknown) =>
+        log(`leash mcp: the end of the session could not be recorded: ${errorTail(error)}`),
+      );
+    }
     options.signal?.removeEventListener('abort', onEnd);
     process.stdin.off('end', onEnd);
     process.stdin.off('close', onEnd);

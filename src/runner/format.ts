@@ -1,6 +1,6 @@
 // What a run's steps and audit entries read as for people, shared by the `leash` command and the
 // dashboard so that both show the same lines: plain text, not yet escaped for a terminal or a page.
-import { GuardrailEventType } from '../guardrails/events.js';
+import { GuardrailEventType } from '../events.js';
 
 /** `used/limit`, or `used` alone when there is no limit. */
 export function usedOf(used: string, limit: string | null): string {

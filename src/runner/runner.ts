@@ -261,7 +261,8 @@ export class PlanRunner {
 
   /**
    * Ends a plan left in phase `execute` by a process that died (killed, or the machine lost): marks it
-   * failed, keeping its progress, so it no longer shows as running. Refused for a plan in another phase.
+   * failed, keeping its progress (a document another program saved, such as a `leash mcp` session's, as
+   * it is), so it no longer shows as running. Refused for a plan in another phase.
    */
   async abandon(planId: string, by: string): Promise<PlanStatus> {
     const who = validDecision({ by }, false).by;
@@ -274,14 +275,16 @@ export class PlanRunner {
         `plan "${planId}" is ${doc.phase}, not execute: nothing to abandon`,
       );
     }
-    const record = readRecord(doc);
-    const outcome = failedOutcome(record, why);
+    // Another program's document (an MCP session's) is kept as it is: only its phase says it ended.
+    const record = runRecordOf(doc);
+    const body =
+      record === null ? doc.body : recordToJson({ ...record, outcome: failedOutcome(record, why) });
     try {
       await this.store.savePlanDocument(
         {
           planId,
           phase: 'failed',
-          body: recordToJson({ ...record, outcome }),
+          body,
           updatedAt: formatIso(this.#clock.now()),
         },
         { expectedRevision: doc.revision },

@@ -236,6 +236,15 @@ describe('PlanRunner', () => {
     expect((await runner.abandon('release', 'alice')).record?.outcome?.completed).toBe(1);
   });
 
+  it('marks a plan another program left in execute (a killed MCP session) as failed when abandoned, keeping its document', async () => {
+    const { store, runner } = setup();
+    const body = { format: 'leash.mcp', version: 1, started_at: '2026-11-30T10:00:00.000Z' };
+    await store.savePlanDocument({ planId: 'mcp-1', phase: 'execute', body, updatedAt: body.started_at });
+    await runner.abandon('mcp-1', 'alice');
+    const doc = await store.getPlanDocument('mcp-1');
+    expect([doc?.phase, doc?.body]).toEqual(['failed', body]);
+  });
+
   it('refuses to abandon a plan that is not running', async () => {
     const { runner, start } = setup();
     await start();

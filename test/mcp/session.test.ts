@@ -1,15 +1,110 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+// A `leash mcp` session in this process, in front of the filesystem server, on a SQLite file that
+// `leash status` then reads: what the session records of itself, and what the command shows of it.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { describe, expect, it } from 'vitest';
-import { AutonomyGuardrailService } from '../../src/index.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { main, type CliIo } from '../../src/cli/main.js';
+import { ManualClock } from '../../src/clock.js';
 import { runMcpSession, type McpSessionOptions } from '../../src/mcp/session.js';
+import { AutonomyGuardrailService } from '../../src/service/AutonomyGuardrailService.js';
+import { SqliteStore } from '../../src/store/sqlite/SqliteStore.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const FS_SERVER = join(ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
+const T0 = Date.parse('2026-11-30T10:00:00.000Z');
+const PLAN = 'my-editor';
+
+let dir: string;
+let db: string;
+let clock: ManualClock;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'leash-session-'));
+  mkdirSync(join(dir, 'files'));
+  writeFileSync(join(dir, 'files', 'a.txt'), 'hello\n');
+  db = join(dir, 'leash.db');
+  clock = new ManualClock(T0);
+});
+
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/**
+ * A session that reads a file at +1 s and +3 s and ends at +5 s, when its client goes away; resolves once
+ * it is over, with the store closed.
+ */
+async function session(): Promise<void> {
+  const store = new SqliteStore({ path: db });
+  await store.migrate();
+  const service = new AutonomyGuardrailService({ store, clock });
+  // --plan names a plan configured before: one nobody configured is refused.
+  await service.configureGuardrails(PLAN, {});
+  const [client, server] = InMemoryTransport.createLinkedPair();
+  const over = runMcpSession({
+    service,
+    policy: null,
+    planId: PLAN,
+    policyName: 'session',
+    upstream: { command: process.execPath, args: [FS_SERVER, join(dir, 'files')] },
+    clientTransport: server,
+  });
+  const editor = new Client({ name: 'editor', version: '1' });
+  await editor.connect(client);
+  for (const at of [1_000, 2_000]) {
+    clock.advance(at);
+    await editor.callTool({ name: 'read_text_file', arguments: { path: join(dir, 'files', 'a.txt') } });
+  }
+  clock.advance(2_000);
+  await editor.close();
+  await over;
+  await store.close();
+}
+
+/** `leash status` in this process, an hour after the session ended. */
+async function status(...args: string[]): Promise<string> {
+  clock.advance(3_600_000);
+  let out = '';
+  const io: CliIo = {
+    stdout: { write: (text: string) => (out += text) },
+    stderr: { write: () => true },
+    env: {},
+    cwd: dir,
+    clock,
+  };
+  expect(await main(['status', ...args, '--db', db], io)).toBe(0);
+  return out;
+}
+
+describe('a leash mcp session that ended', { timeout: 60_000 }, () => {
+  it('shows in leash status as completed, with its steps and its wall clock stopped at its end', async () => {
+    await session();
+    const s = JSON.parse(await status(PLAN, '--json')) as Record<string, unknown>;
+    expect([
+      s['phase'],
+      (s['guardrails'] as { step_count: number }).step_count,
+      s['elapsed_seconds'],
+    ]).toEqual(['completed', 2, 4]);
+  });
+
+  it('says in leash status when it ended and after how many steps', async () => {
+    await session();
+    expect(await status(PLAN)).toMatch(
+      /^plan my-editor: completed\n {2}MCP session, started 2026-11-30T10:00:00.000Z, ended 2026-11-30T10:00:05.000Z after 2 steps\n {2}steps 2 \(no limit\) · budget 0.00 \(no limit\) · elapsed 4s \(no limit\)/,
+    );
+  });
+
+  it('stops its elapsed time in the table of every plan', async () => {
+    await session();
+    expect((await status()).split('\n')[1]).toMatch(
+      /^my-editor\s+completed\s+2 \(no limit\)\s+0\.00 \(no limit\)\s+4s \(no limit\)/,
+    );
+  });
+});
 
 /** A session's options on `service`, with no policy, in front of the filesystem server. */
 function sessionOn(service: AutonomyGuardrailService, planId: string | undefined): McpSessionOptions {

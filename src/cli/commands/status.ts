@@ -1,5 +1,6 @@
 // `leash status`.
 import { GuardrailError } from '../../errors.js';
+import { sessionRecordOf } from '../../mcp/record.js';
 import { leashCommand } from '../../runner/commandLine.js';
 import { statusJson, statusTable, describeStatus } from '../views.js';
 import type { CliContext } from '../context.js';
@@ -15,7 +16,7 @@ export function registerStatus(program: Command, c: CliContext): void {
     .addOption(jsonOption())
     .addHelpText('after', `\nExamples:\n  $ ${c.leash} status\n  $ ${c.leash} status release --json`)
     .action(async (planId: string | undefined, o: { db?: string }) => {
-      await withRunner(o.db, async (runner) => {
+      await withRunner(o.db, async (runner, store) => {
         if (planId === undefined) {
           const rows = await runner.list();
           if (json) {
@@ -32,7 +33,7 @@ export function registerStatus(program: Command, c: CliContext): void {
         const s = await runner.status(planId);
         if (s === null) throw new GuardrailError('PLAN_NOT_FOUND', `no plan "${planId}" in this store`);
         if (json) printJson(statusJson(s, clock.now(), { completed: true }));
-        else print(describeStatus(s, clock.now()));
+        else print(describeStatus(s, clock.now(), sessionRecordOf(await store.getPlanDocument(planId))));
       });
     });
 }
