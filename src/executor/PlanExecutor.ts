@@ -220,6 +220,8 @@ export class PlanExecutor {
       decisionId: decision.id,
       operation: operationsOf(decision, tool, rule),
       input: decision.input,
+      // What the person asked is shown of the step, as for an agent's call.
+      preview: decision.input,
       alwaysRequire: rule?.requiresConfirmation ? [tool.name] : [],
       ttlMs: this.#s.approvalTtlMs,
     };

@@ -881,6 +881,16 @@ decisions:
     }
   });
 
+  it("shows the preview of a plan decision's input in the inbox and on its plan page, as for an agent's", async () => {
+    const f = fixture();
+    await pausedPlan(f);
+    const { get } = dashboard(f);
+    for (const path of ['/approvals', '/plans/release']) {
+      expect((await get(path)).text).toMatch(/<code class="preview">\{&quot;message&quot;:&quot;deployed&quot;\}<\/code>/);
+    }
+  });
+
+
   it("escapes markup and hidden characters in the preview of an agent's request", async () => {
     const f = fixture();
     await agentAsked(f, { to: '</code><script>alert(1)</script>\u202e' });
