@@ -91,7 +91,7 @@ main{padding:14px 12px 40px}
 table,tbody{display:block;border:0;background:none}
 thead{display:none}
 tr{display:block;background:#fff;border:1px solid #d8dee4;border-radius:6px;margin-bottom:8px;padding:6px 10px}
-td,tr:last-child td{display:inline-block;border:0;padding:2px 10px 2px 0}
+td{display:inline-block;border:0;padding:2px 10px 2px 0}
 td[data-label],td.action,td.details{display:block;width:auto;max-width:none}
 td[data-label]::before{content:attr(data-label);display:inline-block;min-width:86px;color:#57606a;font-size:12px}
 td.action{white-space:normal}

@@ -891,6 +891,22 @@ decisions:
   });
 
 
+  it('labels each field of an approval, for the card a row becomes on a phone', async () => {
+    const f = fixture();
+    const first = await pausedPlan(f, 'one');
+    await pausedPlan(f, 'two');
+    const { post, csrf, settle, get } = dashboard(f);
+    await post(`/approvals/${first}/approve`, { by: 'bob', csrf: await csrf() });
+    await settle();
+    const rows = (await get('/approvals')).text.match(/<tr>[\s\S]*?<\/tr>/g)?.slice(1) ?? [];
+    const labels = rows.map((row) => [...row.matchAll(/<td[^>]*data-label="([^"]+)"/g)].map((m) => m[1]));
+    expect(labels).toEqual([
+      ['Plan', 'Decision', 'Operation', 'Requested', 'Status', 'Decide'],
+      ['Plan', 'Decision', 'Operation', 'Requested', 'Status', 'Decided by'],
+    ]);
+  });
+
+
   it("escapes markup and hidden characters in the preview of an agent's request", async () => {
     const f = fixture();
     await agentAsked(f, { to: '</code><script>alert(1)</script>\u202e' });

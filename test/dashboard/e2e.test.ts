@@ -217,6 +217,29 @@ describe.skipIf(skipped !== null)('the dashboard in a real browser', { timeout: 
     expect((box?.x ?? Infinity) + (box?.width ?? 0)).toBeLessThanOrEqual(NARROW.width);
   });
 
+  it('shows each field of every approval at 390 px on a line of its own, after its label', async () => {
+    await signIn();
+    await page.setViewportSize(NARROW);
+    await page.goto(`${server.url}/approvals`);
+    const rows = await page.locator('table tbody tr').evaluateAll((trs) =>
+      trs.map((tr) =>
+        [...tr.querySelectorAll('td')].map((td) => ({
+          label: td.ownerDocument.defaultView?.getComputedStyle(td, '::before').content,
+          top: td.getBoundingClientRect().top,
+          bottom: td.getBoundingClientRect().bottom,
+        })),
+      ),
+    );
+    expect(rows.length).toBeGreaterThan(1);
+    for (const fields of rows) {
+      expect(fields.map((f) => f.label)).toEqual(
+        ['Plan', 'Decision', 'Operation', 'Requested', 'Status', 'Decide'].map((l) => `"${l}"`),
+      );
+      // Each below the one before: none beside another on one line.
+      expect(fields.slice(1).filter((f, i) => f.top < (fields[i]?.bottom ?? Infinity))).toEqual([]);
+    }
+  });
+
   it('keeps the decision timeline readable and in view at 390 px', async () => {
     await signIn();
     await page.setViewportSize(NARROW);

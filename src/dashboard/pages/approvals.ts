@@ -61,19 +61,23 @@ export function approvalsTable(
 
 function approvalRow(ctx: PageContext, a: Approval, typed: Flash | null, showPlan: boolean): Html {
   const expired = a.status === 'pending' && ctx.now > parseIsoMs(a.expiresAt);
+  // Each cell names its field: on a phone, where the row is a card without the table's header, the
+  // label is shown before it.
   return html`<tr>
-    ${showPlan ? html`<td class="nowrap"><a href="${planPath(a.planId)}">${a.planId}</a></td>` : ''}
-    <td class="nowrap"><code>${a.decisionId}</code></td>
-    <td><code>${a.operation}</code>${askedFor(a)}</td>
-    <td class="small nowrap">
+    ${showPlan ? html`<td class="nowrap" data-label="Plan"><a href="${planPath(a.planId)}">${a.planId}</a></td>` : ''}
+    <td class="nowrap" data-label="Decision"><code>${a.decisionId}</code></td>
+    <td data-label="Operation"><code>${a.operation}</code>${askedFor(a)}</td>
+    <td class="small nowrap" data-label="Requested">
       ${time(parseIsoMs(a.requestedAt))}<br /><span class="${expired ? 'bad' : 'muted'}"
         >${expired ? 'expired' : 'expires'} ${time(parseIsoMs(a.expiresAt))}</span
       >
     </td>
-    <td>${badge(a.status)}</td>
-    <td class="${a.status === 'pending' ? 'action' : ''}">
-      ${a.status === 'pending' ? decideForm(ctx, a, typed) : decidedBy(a)}
-    </td>
+    <td data-label="Status">${badge(a.status)}</td>
+    ${
+      a.status === 'pending'
+        ? html`<td class="action" data-label="Decide">${decideForm(ctx, a, typed)}</td>`
+        : html`<td data-label="Decided by">${decidedBy(a)}</td>`
+    }
   </tr>`;
 }
 
