@@ -549,8 +549,7 @@ describe('pages', () => {
     const { get } = dashboard(f);
     const { text } = await get('/plans/release');
     const words = textOf(text);
-    expect(words).toMatch(/Phase awaiting_confirmation/);
-    expect(words).toMatch(/Outcome awaiting_confirmation 1 of 3 decisions done/);
+    expect(words).toMatch(/Phase awaiting_confirmation 1 of 3 decisions done/);
     expect(words).toMatch(/Source \/work\/plans\/release\.plan\.yaml/);
     expect(text).toMatch(/aria-label="budget left of 1\.00"/);
     // One point per change of the money spent, with what was left after it.
@@ -563,6 +562,14 @@ describe('pages', () => {
     expect(text).toContain(`action="/approvals/${approvalId}/approve"`);
     expect(text).toContain('href="/plans/release/audit"');
     expect(text).not.toMatch(/http-equiv="refresh"/);
+  });
+
+  it('shows the phase and the outcome of a plan once', async () => {
+    const f = fixture();
+    await pausedPlan(f);
+    const words = textOf((await dashboard(f).get('/plans/release')).text);
+    expect(words.match(/awaiting_confirmation/g)?.length).toBe(1);
+    expect(words).toMatch(/Phase awaiting_confirmation 1 of 3 decisions done Source/);
   });
 
   it('times a decision approved after a pause by when it ran, not by when it paused', async () => {
@@ -582,7 +589,7 @@ describe('pages', () => {
     await f.runner.deny(approvalId, { by: 'bob', reason: 'freeze week' }, { resume: true });
     const { get } = dashboard(f);
     const words = textOf((await get('/plans/release')).text);
-    expect(words).toMatch(/Outcome failed/);
+    expect(words).toMatch(/Phase failed 1 of 3 decisions done/);
     expect(words).toMatch(/Guard confirmation/);
     expect(words).toMatch(/freeze week/);
     expect(words).toMatch(/deploy echo failed/);
@@ -890,7 +897,6 @@ decisions:
     }
   });
 
-
   it('labels each field of an approval, for the card a row becomes on a phone', async () => {
     const f = fixture();
     const first = await pausedPlan(f, 'one');
@@ -905,7 +911,6 @@ decisions:
       ['Plan', 'Decision', 'Operation', 'Requested', 'Status', 'Decided by'],
     ]);
   });
-
 
   it("escapes markup and hidden characters in the preview of an agent's request", async () => {
     const f = fixture();

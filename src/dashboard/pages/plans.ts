@@ -217,12 +217,15 @@ export function planPage(
         <dl class="kv">
           <dt>Phase</dt>
           <dd>
-            ${s.phase === null ? html`<span class="muted">no run recorded</span>` : badge(s.phase)}${running ? html` <span class="muted small">refreshing every 2 s</span>` : ''}
+            ${s.phase === null ? html`<span class="muted">no run recorded</span>` : badge(s.phase)}${running ? html` <span class="muted small">refreshing every 2 s</span>` : ''}${outcome === null ? '' : html` <span class="muted small">${outcome.completed} of ${outcome.decisions} decisions done</span>`}
           </dd>
-          <dt>Outcome</dt>
-          <dd>
-            ${outcome === null ? html`<span class="muted">${running ? 'running' : '—'}</span>` : badge(outcome.status)}${outcome === null ? '' : html` <span class="muted small">${outcome.completed} of ${outcome.decisions} decisions done</span>`}
-          </dd>
+          ${
+            // The outcome is the phase a run ended in: shown apart only when the two differ.
+            outcome === null || outcome.status === s.phase
+              ? ''
+              : html`<dt>Outcome</dt>
+                  <dd>${badge(outcome.status)}</dd>`
+          }
           ${
             outcome?.guard === undefined
               ? ''
