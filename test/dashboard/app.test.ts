@@ -572,6 +572,16 @@ describe('pages', () => {
     expect(words).toMatch(/Phase awaiting_confirmation 1 of 3 decisions done Source/);
   });
 
+  it('ends the budget chart of a plan paused for a person where it paused, not at the time the page is seen', async () => {
+    const f = fixture();
+    await pausedPlan(f);
+    f.clock.advance(3 * 3_600_000);
+    const chart = /<svg class="chart"[\s\S]*<\/svg>/.exec(
+      (await dashboard(f).get('/plans/release')).text,
+    )?.[0];
+    expect(textOf(chart ?? '')).toMatch(/2026-11-30 10:00:00Z 2026-11-30 10:00:01Z$/);
+  });
+
   it('times a decision approved after a pause by when it ran, not by when it paused', async () => {
     const f = fixture();
     const approvalId = await pausedPlan(f);
@@ -893,7 +903,9 @@ decisions:
     await pausedPlan(f);
     const { get } = dashboard(f);
     for (const path of ['/approvals', '/plans/release']) {
-      expect((await get(path)).text).toMatch(/<code class="preview">\{&quot;message&quot;:&quot;deployed&quot;\}<\/code>/);
+      expect((await get(path)).text).toMatch(
+        /<code class="preview">\{&quot;message&quot;:&quot;deployed&quot;\}<\/code>/,
+      );
     }
   });
 

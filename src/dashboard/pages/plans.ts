@@ -205,8 +205,9 @@ export function planPage(
     (t) => !Number.isNaN(t),
   );
   const lastAt = log.length === 0 ? NaN : parseIsoMs(log[log.length - 1]?.entry.timestamp ?? '');
-  const end =
-    running || s.phase === 'awaiting_confirmation' ? ctx.now : Number.isNaN(lastAt) ? ctx.now : lastAt;
+  // The chart spans the run: to now while it executes, else to its last entry (a plan paused for a
+  // person spends nothing, and its wall clock stands still, until the person decides).
+  const end = running || Number.isNaN(lastAt) ? ctx.now : lastAt;
   const pending = approvals.filter((a) => a.status === 'pending');
   const decided = approvals.filter((a) => a.status !== 'pending');
 
