@@ -1,7 +1,7 @@
-import { describe, expect, it, vi } from 'vitest';
-import { GuardrailError, modelPrices, parsePolicy, RunGuard } from '../../src/index.js';
+import { describe, expect, it } from 'vitest';
+import { modelPrices, parsePolicy, RunGuard } from '../../src/index.js';
 import { rejectedField } from '../support/service.js';
-import { eventTypes, guarded, LOCAL_STORES, PLAN, settledUntil } from './support.js';
+import { clockLostOnce, eventTypes, guarded, hanging, LOCAL_STORES, PLAN, settledUntil } from './support.js';
 
 const MODELS = { 'gpt-4o-mini': { input: 0.15, output: 0.6, cached_input: 0.075 } };
 const ESTIMATE = { inputTokens: 1000, maxOutputTokens: 500 }; // 0.00045 at gpt-4o-mini's prices
@@ -68,21 +68,14 @@ describe.each(LOCAL_STORES)('RunGuard model calls on %s', (_name, makeStore) => 
       { toolBudget: 1, maxWallClockSeconds: 10 },
       { models: MODELS },
     );
-    let signal: AbortSignal | undefined;
-    const call = guard.modelCall({
-      modelId: 'gpt-4o-mini',
-      estimate: ESTIMATE,
-      run: (ctx) => {
-        signal = ctx.signal;
-        return new Promise<never>(() => undefined);
-      },
-    });
+    const hung = hanging();
+    const call = guard.modelCall({ modelId: 'gpt-4o-mini', estimate: ESTIMATE, run: hung.run });
     await settledUntil(() => timers.pending.length === 1);
     clock.advance(10_001);
     timers.fire();
     const out = await call;
     expect(out.allowed === false && out.check.eventType).toBe('wall_clock_blocked');
-    expect(signal?.aborted).toBe(true);
+    expect(hung.signal()?.aborted).toBe(true);
     expect((await service.getGuardrails(PLAN))?.budgetSpent).toBe(0.00045);
   });
 
@@ -248,22 +241,14 @@ describe.each(LOCAL_STORES)('RunGuard model calls on %s', (_name, makeStore) => 
   it('charges the estimate of a call the store could not check the clock of, and passes the error on', async () => {
     const init = { toolBudget: 1, maxWallClockSeconds: 10 };
     const { guard, service, timers } = await guarded(makeStore, init, { models: MODELS });
-    let signal: AbortSignal | undefined;
-    const call = guard.modelCall({
-      modelId: 'gpt-4o-mini',
-      estimate: ESTIMATE,
-      run: (ctx) => {
-        signal = ctx.signal;
-        return new Promise<never>(() => undefined);
-      },
-    });
+    const hung = hanging();
+    const call = guard.modelCall({ modelId: 'gpt-4o-mini', estimate: ESTIMATE, run: hung.run });
     await settledUntil(() => timers.pending.length === 1);
-    const lost = new GuardrailError('STORE_UNAVAILABLE', 'connect ECONNREFUSED 127.0.0.1:5432');
-    vi.spyOn(service, 'checkWallClock').mockRejectedValueOnce(lost);
+    const lost = clockLostOnce(service);
     timers.fire();
 
     await expect(call).rejects.toBe(lost);
-    expect(signal?.aborted).toBe(true);
+    expect(hung.signal()?.aborted).toBe(true);
     expect((await service.getGuardrails(PLAN))?.budgetSpent).toBe(0.00045);
   });
 

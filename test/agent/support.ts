@@ -1,5 +1,7 @@
+import { vi } from 'vitest';
 import {
   AutonomyGuardrailService,
+  GuardrailError,
   ManualClock,
   RunGuard,
   type GuardrailsInit,
@@ -61,4 +63,26 @@ export function counted<T>(output: T): { calls: number; run: () => T } {
 export async function settledUntil(ready: () => boolean): Promise<void> {
   for (let i = 0; i < 1000 && !ready(); i++) await new Promise<void>((r) => setImmediate(r));
   if (!ready()) throw new Error('the condition never held');
+}
+
+/** A run that never settles, keeping the signal it was given (`signal()`), as a hung call would. */
+export function hanging(): {
+  run: (ctx: { signal: AbortSignal }) => Promise<never>;
+  signal: () => AbortSignal | undefined;
+} {
+  let seen: AbortSignal | undefined;
+  return {
+    run: (ctx) => {
+      seen = ctx.signal;
+      return new Promise<never>(() => undefined);
+    },
+    signal: () => seen,
+  };
+}
+
+/** Makes the service's next wall-clock check fail as a store out of reach does; returns that error. */
+export function clockLostOnce(service: AutonomyGuardrailService): GuardrailError {
+  const lost = new GuardrailError('STORE_UNAVAILABLE', 'connect ECONNREFUSED 127.0.0.1:5432');
+  vi.spyOn(service, 'checkWallClock').mockRejectedValueOnce(lost);
+  return lost;
 }

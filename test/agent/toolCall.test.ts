@@ -1,13 +1,16 @@
 import { describe, expect, it, vi } from 'vitest';
-import {
-  AutonomyGuardrailService,
-  GuardrailError,
-  NonRetryableError,
-  RunGuard,
-  toolResult,
-} from '../../src/index.js';
+import { AutonomyGuardrailService, NonRetryableError, RunGuard, toolResult } from '../../src/index.js';
 import { rejectedField, updatesOf } from '../support/service.js';
-import { counted, eventTypes, guarded, LOCAL_STORES, PLAN, settledUntil } from './support.js';
+import {
+  clockLostOnce,
+  counted,
+  eventTypes,
+  guarded,
+  hanging,
+  LOCAL_STORES,
+  PLAN,
+  settledUntil,
+} from './support.js';
 
 describe.each(LOCAL_STORES)('RunGuard.toolCall on %s', (_name, makeStore) => {
   describe('the order of the checks', () => {
@@ -324,23 +327,14 @@ describe.each(LOCAL_STORES)('RunGuard.toolCall on %s', (_name, makeStore) => {
 
     it('charges the estimate of a call the store could not check the clock of, and tells it to stop', async () => {
       const { guard, service, timers } = await guarded(makeStore, { maxWallClockSeconds: 10, toolBudget: 5 });
-      let signal: AbortSignal | undefined;
-      const call = guard.toolCall({
-        toolCallId: 'c1',
-        toolName: 'search',
-        estimate: 1,
-        run: (ctx) => {
-          signal = ctx.signal;
-          return new Promise<never>(() => undefined);
-        },
-      });
+      const hung = hanging();
+      const call = guard.toolCall({ toolCallId: 'c1', toolName: 'search', estimate: 1, run: hung.run });
       await settledUntil(() => timers.pending.length === 1);
-      const lost = new GuardrailError('STORE_UNAVAILABLE', 'connect ECONNREFUSED 127.0.0.1:5432');
-      vi.spyOn(service, 'checkWallClock').mockRejectedValueOnce(lost);
+      const lost = clockLostOnce(service);
       timers.fire();
 
       await expect(call).rejects.toBe(lost);
-      expect(signal?.aborted).toBe(true);
+      expect(hung.signal()?.aborted).toBe(true);
       const g = await service.getGuardrails(PLAN);
       expect([g?.budgetSpent, g?.budgetReserved]).toEqual([1, 0]);
     });
@@ -357,23 +351,15 @@ describe.each(LOCAL_STORES)('RunGuard.toolCall on %s', (_name, makeStore) => {
         maxWallClockSeconds: 10,
         toolBudget: 5,
       });
-      let signal: AbortSignal | undefined;
-      const call = guard.toolCall({
-        toolCallId: 'c1',
-        toolName: 'search',
-        estimate: 1,
-        run: (ctx) => {
-          signal = ctx.signal;
-          return new Promise<never>(() => undefined);
-        },
-      });
+      const hung = hanging();
+      const call = guard.toolCall({ toolCallId: 'c1', toolName: 'search', estimate: 1, run: hung.run });
       await settledUntil(() => timers.pending.length === 1);
       expect(timers.pending[0]?.ms).toBe(10_000);
       clock.advance(10_001);
       timers.fire();
       const out = await call;
       expect(out.allowed === false && out.check.eventType).toBe('wall_clock_blocked');
-      expect(signal?.aborted).toBe(true);
+      expect(hung.signal()?.aborted).toBe(true);
     });
 
     it('charges the estimate of a call cut short, since the tool may still be running', async () => {
