@@ -14,7 +14,7 @@ import {
   type ChainedEntry,
 } from '../../src/audit/chain.js';
 import { verifyAuditLog } from '../../src/audit/verify.js';
-import { main, type CliIo } from '../../src/cli/main.js';
+import { leashIn } from '../support/cli.js';
 import { ManualClock } from '../../src/clock.js';
 import { canonicalJson } from '../../src/json.js';
 import { AutonomyGuardrailService } from '../../src/service/AutonomyGuardrailService.js';
@@ -53,14 +53,8 @@ describe('docs/audit-log.md: the worked example is what leash writes', () => {
 
   /** Runs `leash` in this process on the example's database; returns what it printed. */
   async function leash(...argv: string[]): Promise<string> {
-    let out = '';
-    const io: CliIo = {
-      stdout: { write: (text: string) => (out += text) },
-      stderr: { write: () => true },
-      env: {},
-      cwd: dir,
-    };
-    expect(await main([...argv, '--db', db], io)).toBe(0);
+    const { code, out } = await leashIn(dir, [...argv, '--db', db]);
+    expect(code).toBe(0);
     return out;
   }
 

@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ChainedEntry } from '../../src/audit/chain.js';
 import type { VerifyReport } from '../../src/audit/verify.js';
 import { invokedAs } from '../../src/cli/invokedAs.js';
-import { main, type CliIo } from '../../src/cli/main.js';
+import { leashIn } from '../support/cli.js';
 import { dbArgument } from '../../src/cli/openStore.js';
 import { AUDIT_ROWS, auditPage } from '../../src/dashboard/pages/audit.js';
 import { plansPage } from '../../src/dashboard/pages/plans.js';
@@ -76,16 +76,10 @@ function realLeash(): string {
 
 /** Runs leash in this process as the script `bin` (a stub, or this test when none); what it printed. */
 async function leash(argv: readonly string[], bin?: string): Promise<{ code: number; out: string }> {
-  let out = '';
-  const io: CliIo = {
-    stdout: { write: (text: string) => (out += text) },
-    stderr: { write: () => true },
+  return leashIn(dir, [...argv, '--db', db], {
     env: { PATH: stubs, USER: 'alice' },
-    cwd: dir,
     ...(bin === undefined ? {} : { bin }),
-  };
-  const code = await main([...argv, '--db', db], io);
-  return { code, out };
+  });
 }
 
 /** `command` pasted into bash as it is, with the stubs first on the PATH. */

@@ -7,8 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { main, type CliIo } from '../../src/cli/main.js';
 import { ManualClock } from '../../src/clock.js';
+import { leashIn } from '../support/cli.js';
 import { runMcpSession, type McpSessionOptions } from '../../src/mcp/session.js';
 import { AutonomyGuardrailService } from '../../src/service/AutonomyGuardrailService.js';
 import { SqliteStore } from '../../src/store/sqlite/SqliteStore.js';
@@ -68,15 +68,8 @@ async function session(): Promise<void> {
 /** `leash status` in this process, an hour after the session ended. */
 async function status(...args: string[]): Promise<string> {
   clock.advance(3_600_000);
-  let out = '';
-  const io: CliIo = {
-    stdout: { write: (text: string) => (out += text) },
-    stderr: { write: () => true },
-    env: {},
-    cwd: dir,
-    clock,
-  };
-  expect(await main(['status', ...args, '--db', db], io)).toBe(0);
+  const { code, out } = await leashIn(dir, ['status', ...args, '--db', db], { clock });
+  expect(code).toBe(0);
   return out;
 }
 
