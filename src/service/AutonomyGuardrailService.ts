@@ -117,7 +117,8 @@ export class AutonomyGuardrailService {
    * its own method would: wall clock → step (counted) → confirmation (an approval opened when a person
    * must confirm) → the invocation's tool calls (when `currentCalls` is given) → the tool's calls per
    * plan (counted) → reservation of the estimate. Stops at the first that refuses. Resolves null for a
-   * plan that is not configured: its checks are asked one by one then.
+   * plan that is not configured: its checks are asked one by one then; and, given `after`, while that
+   * reservation is not settled within the budget.
    */
   beginToolCall(planId: string, call: ToolCallBegin): Promise<ToolCallBegun | null> {
     return beginToolCall(this.#core, planId, call);

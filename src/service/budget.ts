@@ -213,6 +213,17 @@ export function settleReservation(
   });
 }
 
+/**
+ * Whether reservation `id` is settled (neither open nor lapsed and waiting for its settlement) and the
+ * plan's spend and open reservations are within its budget: the state a settlement that did not overrun
+ * leaves. A settlement that overran leaves them over the budget (see settleReservation).
+ */
+export function settledWithinBudget(g: AutonomyGuardrails, id: string): boolean {
+  if (g.reservationMicros(id) !== undefined || g.hasLapsed(id)) return false;
+  const budget = g.toolBudgetMicros;
+  return budget === null || g.budgetSpentMicros + g.budgetReservedMicros <= budget;
+}
+
 /** The check of a commit that spends `actualMicros`, bringing the spend to `after`. */
 function spendCheck(
   g: AutonomyGuardrails,

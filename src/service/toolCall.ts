@@ -8,7 +8,7 @@ import { validatePlanId } from '../ids.js';
 import type { JsonObject } from '../json.js';
 import { toMicros } from '../money.js';
 import type { Approval, PlanChange, PlanMutation } from '../store/GuardrailStore.js';
-import { decideReservation } from './budget.js';
+import { decideReservation, settledWithinBudget } from './budget.js';
 import type { BudgetReservation } from './BudgetReservation.js';
 import {
   decideConfirmation,
@@ -56,6 +56,12 @@ export interface ToolCallBegin {
    * canonical hash of its input, the one grants are bound to). Default false.
    */
   readonly recordCall?: boolean;
+  /**
+   * The id of the reservation of the call before: this call is decided only once that reservation is
+   * settled within the budget (not overrun); until then nothing is decided or recorded, and the answer is
+   * null. Lets the settlement and the next call's checks be sent together, to share a store's write.
+   */
+  readonly after?: string;
 }
 
 /** What {@link AutonomyGuardrailService.beginToolCall} decided. */
@@ -145,9 +151,9 @@ class ToolCallChange {
   end<R extends object>(result: R, keepHeld = false): PlanChange<R> {
     const held = this.#held;
     if (keepHeld && held !== undefined) {
-      const after = this.#entries.splice(held.at);
+      const later = this.#entries.splice(held.at);
       this.take(held.out);
-      this.#entries.push(...after);
+      this.#entries.push(...later);
     }
     const change: { -readonly [K in keyof PlanChange<R>]: PlanChange<R>[K] } = {
       result: Object.freeze(result),
@@ -199,7 +205,9 @@ export function beginToolCall(
       'estimate',
       'reservationId',
       'recordCall',
+      'after',
     ]);
+    const after = o['after'] === undefined ? null : validRuntimeKey(o['after'], 'after');
     const now = core.now();
     const c = validConfirmation(core, o['confirm'] as ConfirmationAsk, now);
     const approvalId = o['approvalId'] === undefined ? null : validRuntimeKey(o['approvalId'], 'approvalId');
@@ -228,7 +236,7 @@ export function beginToolCall(
     return core.store.update(
       planId,
       (g, a): PlanChange<ToolCallBegun | null> => {
-        if (!g) return { result: null };
+        if (!g || (after !== null && !settledWithinBudget(g, after))) return { result: null };
         const change = new ToolCallChange(named);
         const wallClock = change.take(decideWallClock(core, g, now));
         if (!wallClock.allowed) return change.end({ check: wallClock, wallClock });
