@@ -1,3 +1,4 @@
+import type { AuditTrail } from '../audit/AuditTrail.js';
 import type { AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
 
 /** The seq and hash of a plan's last audit entry: what the next entry chains to. */
@@ -21,6 +22,12 @@ export interface CachedPlan {
 /** How many plans a store keeps cached; the least recently used go first. */
 export const PLAN_CACHE_CAPACITY = 1_024;
 
+/**
+ * How many cached plans also keep their audit window (see {@link PlanCache.trail}); the least recently
+ * kept go first. A window holds up to the store's `auditCapacity` entries.
+ */
+export const TRAIL_CACHE_CAPACITY = 32;
+
 /** The most queued updates a SQL store writes with one transaction or statement. */
 export const MAX_UPDATES_PER_WRITE = 256;
 
@@ -32,7 +39,10 @@ export const MAX_UPDATES_PER_WRITE = 256;
  */
 export class PlanCache {
   readonly #plans = new Map<string, CachedPlan>();
+  /** The audit windows of some of the cached plans, least recently kept first. */
+  readonly #trails = new Map<string, AuditTrail>();
   readonly #capacity: number;
+  readonly #trailCapacity: number;
   /**
    * The most recently used plan, last in the map's order. Moving it to the end again would cost a
    * delete and a set (and, with one plan used over and over, the map's rehashing of deleted slots) on
@@ -40,8 +50,9 @@ export class PlanCache {
    */
   #newest: string | undefined;
 
-  constructor(capacity = PLAN_CACHE_CAPACITY) {
+  constructor(capacity = PLAN_CACHE_CAPACITY, trailCapacity = TRAIL_CACHE_CAPACITY) {
     this.#capacity = capacity;
+    this.#trailCapacity = trailCapacity;
   }
 
   get(planId: string): CachedPlan | undefined {
@@ -66,16 +77,38 @@ export class PlanCache {
       const oldest = this.#plans.keys().next().value as string;
       if (oldest === this.#newest) this.#newest = undefined;
       this.#plans.delete(oldest);
+      this.#trails.delete(oldest);
+    }
+  }
+
+  /**
+   * The audit window kept for a cached plan: its newest entries, as the store committed them, which the
+   * store adds to as it commits more (the plan's later states continue its log). Valid as long as the
+   * plan is, and dropped with it; the store owns it, so hand out copies.
+   */
+  trail(planId: string): AuditTrail | undefined {
+    return this.#trails.get(planId);
+  }
+
+  /** Keeps `trail` as the audit window of plan `planId`, if that plan is cached. */
+  keepTrail(planId: string, trail: AuditTrail): void {
+    if (!this.#plans.has(planId)) return;
+    this.#trails.delete(planId);
+    this.#trails.set(planId, trail);
+    if (this.#trails.size > this.#trailCapacity) {
+      this.#trails.delete(this.#trails.keys().next().value as string);
     }
   }
 
   delete(planId: string): void {
     if (planId === this.#newest) this.#newest = undefined;
     this.#plans.delete(planId);
+    this.#trails.delete(planId);
   }
 
   clear(): void {
     this.#newest = undefined;
     this.#plans.clear();
+    this.#trails.clear();
   }
 }

@@ -50,7 +50,8 @@ export type { SqliteStoreOptions } from './connection.js';
  * made before the store's next transaction starts share it (one commit for all), each still all or
  * nothing. An update is decided from the plan as this connection last committed it while no other
  * writer has committed since, otherwise from the row read again. The audit table keeps every entry;
- * `get` returns the newest `auditCapacity` of them.
+ * `get` returns the newest `auditCapacity` of them, and keeps them for the plans it read last, read again
+ * only once another writer has committed.
  *
  * Call {@link migrate} once before anything else. Statements run synchronously on the calling thread:
  * while another process holds the write lock, a call blocks for up to `busyTimeoutMs` and then rejects

@@ -232,6 +232,9 @@ export function transactionsOf(db: Database.Database, s: Statements, store: Tran
       if (w !== undefined) {
         write(u.planId, w);
         if (w.guardrails !== undefined) rows.add(u.planId);
+        // Its audit window, when kept, goes on with the plan: a failed transaction drops both.
+        const trail = store.cache.trail(u.planId);
+        if (trail !== undefined) for (const e of w.entries) trail.add(e.audit);
       }
       if (decided.state === null) {
         plans.delete(u.planId);
@@ -261,14 +264,16 @@ export function transactionsOf(db: Database.Database, s: Statements, store: Tran
       for (const e of chainEntries(planId, head, entries, store.checkpoints)) record(planId, e);
     },
   );
-  // A deferred transaction, so the guardrails and the entries come from one snapshot.
-  const get = db.transaction((planId: string): PlanRecord | null => {
+  // A deferred transaction, so the guardrails and the entries come from one snapshot. `keep`: the
+  // entries may be kept as the window of the plan cached, if the snapshot is what this store committed.
+  const get = db.transaction((planId: string, keep: boolean): PlanRecord | null => {
     const json = s.selectPlan.get(planId);
     if (json === undefined) return null;
     const guardrails = guardrailsFromRow(planId, json, 'SqliteStore');
     const rows = s.selectEntries.all(planId, store.auditCapacity);
     const audit = new AuditTrail({ maxEntries: store.auditCapacity });
     for (let i = rows.length - 1; i >= 0; i--) audit.add(readEntry(planId, rows[i] as AuditRow));
+    if (keep && sameAs(store.lastSeen(), seen())) store.cache.keepTrail(planId, audit.clone());
     return { guardrails, audit };
   });
   const readLog = db.transaction((planId: string): ChainedRow[] => s.selectLog.all(planId));
@@ -305,7 +310,15 @@ export function transactionsOf(db: Database.Database, s: Statements, store: Tran
   return {
     update: (updates) => update.immediate(updates),
     put: (planId, guardrails, entries) => put.immediate(planId, guardrails, entries),
-    get: (planId) => get.deferred(planId),
+    get: (planId) => {
+      // The window kept for a plan this store last committed, while nothing else wrote since; not inside
+      // a transaction (a read from a change function), where the cache may hold what is not committed yet.
+      if (db.inTransaction) return get.deferred(planId, false);
+      const cached = store.cache.get(planId);
+      const trail = cached === undefined ? undefined : store.cache.trail(planId);
+      if (trail === undefined || !sameAs(store.lastSeen(), seen())) return get.deferred(planId, true);
+      return { guardrails: (cached as CachedPlan).guardrails.clone(), audit: trail.clone() };
+    },
     getGuardrails: (planId) => {
       // What this store last committed, while nothing else wrote since: a copy, without reading the row.
       // Not inside a transaction (a read from a change function): the cache may hold what it has not

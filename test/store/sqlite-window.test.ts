@@ -1,0 +1,146 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { AuditEntry, AuditTrail, AutonomyGuardrails } from '../../src/index.js';
+import { SqliteStore } from '../../src/store/sqlite/SqliteStore.js';
+
+// The audit window `get` answers with: kept for the plans this store committed last, read again from
+// the database whenever anything else may have changed it.
+
+const T0 = Date.parse('2026-11-30T10:00:00.000Z');
+
+function entry(i: number): AuditEntry {
+  return AuditEntry.create({
+    eventType: 'step_allowed',
+    guardName: 'step_limit',
+    timestamp: T0 + i,
+    details: { i },
+  });
+}
+
+/** An update of `planId` that records entry `i`. */
+function record(store: SqliteStore, planId: string, i: number): Promise<unknown> {
+  return store.update(planId, () => ({ result: null, audit: entry(i) }));
+}
+
+/** The details' `i` of the entries `get` answers with, oldest first. */
+async function window(store: SqliteStore, planId = 'p'): Promise<unknown[]> {
+  return ((await store.get(planId))?.audit.entries ?? []).map((e) => e.details['i']);
+}
+
+describe('the audit window of SqliteStore.get', () => {
+  let dir: string;
+  let files = 0;
+  const cleanup: (() => unknown)[] = [];
+
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'leash-sqlite-window-'));
+  });
+
+  afterEach(async () => {
+    for (const close of cleanup.splice(0).reverse()) await close();
+  });
+
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function open(options: ConstructorParameters<typeof SqliteStore>[0]): Promise<SqliteStore> {
+    const store = new SqliteStore(options);
+    cleanup.push(() => store.close());
+    await store.migrate();
+    return store;
+  }
+
+  /** A connection to a new file that counts the entry rows the store reads back for `get`. */
+  function countingConnection(): { db: Database.Database; path: string; rowsRead: () => number } {
+    const path = join(dir, `db-${files++}.db`);
+    const db = new Database(path);
+    cleanup.push(() => db.close());
+    let rows = 0;
+    const prepare = db.prepare.bind(db);
+    db.prepare = ((sql: string) => {
+      const statement = prepare(sql);
+      if (sql.startsWith('SELECT e.seq')) {
+        const all = statement.all.bind(statement);
+        statement.all = (...params: unknown[]) => {
+          const read = all(...params);
+          rows += read.length;
+          return read;
+        };
+      }
+      return statement;
+    }) as typeof db.prepare;
+    return { db, path, rowsRead: () => rows };
+  }
+
+  it('reads no entry back for a plan it committed last, while nothing else wrote', async () => {
+    const { db, rowsRead } = countingConnection();
+    const store = await open({ database: db });
+    await store.put('p', AutonomyGuardrails.create());
+    for (let i = 1; i <= 3; i++) await record(store, 'p', i);
+    await store.get('p');
+    const before = rowsRead();
+    for (let i = 4; i <= 5; i++) await record(store, 'p', i);
+
+    expect([await window(store), rowsRead() - before]).toEqual([[1, 2, 3, 4, 5], 0]);
+  });
+
+  it('answers with the entries another store read them back as', async () => {
+    const { db, path } = countingConnection();
+    const store = await open({ database: db, auditCapacity: 3 });
+    await store.put('p', AutonomyGuardrails.create());
+    await record(store, 'p', 1);
+    await store.get('p');
+    for (let i = 2; i <= 5; i++) await record(store, 'p', i);
+    const other = await open({ path, auditCapacity: 3 });
+
+    const json = async (s: SqliteStore) => (await s.get('p'))?.audit.entries.map((e) => e.toJSON());
+    expect(await json(store)).toEqual(await json(other));
+  });
+
+  it('reads again the entries another connection wrote since', async () => {
+    const { db, path } = countingConnection();
+    const store = await open({ database: db });
+    await store.put('p', AutonomyGuardrails.create());
+    await record(store, 'p', 1);
+    await store.get('p');
+
+    await record(await open({ path }), 'p', 2);
+
+    expect(await window(store)).toEqual([1, 2]);
+  });
+
+  it('answers with the trail a put moved the window to', async () => {
+    const { db } = countingConnection();
+    const store = await open({ database: db });
+    await store.put('p', AutonomyGuardrails.create());
+    await record(store, 'p', 1);
+    await store.get('p');
+    const trail = new AuditTrail();
+    trail.add(entry(7));
+
+    await store.put('p', AutonomyGuardrails.create(), trail);
+
+    expect(await window(store)).toEqual([7]);
+  });
+
+  it('keeps nothing of a transaction that rolled back', async () => {
+    const { db } = countingConnection();
+    const store = await open({ database: db });
+    await store.put('p', AutonomyGuardrails.create());
+    await store.put('q', AutonomyGuardrails.create());
+    await record(store, 'p', 1);
+    await store.get('p');
+    db.exec(
+      "CREATE TRIGGER refuse_q BEFORE INSERT ON leash_audit_entries WHEN NEW.plan_id = 'q' BEGIN SELECT RAISE(ABORT, 'refused'); END",
+    );
+
+    // One transaction: p's entry, then q's, which cannot be written; then each again alone.
+    await Promise.allSettled([record(store, 'p', 2), record(store, 'q', 3)]);
+
+    expect(await window(store)).toEqual([1, 2]);
+  });
+});
