@@ -12,7 +12,9 @@ import {
   isGuardrailViolationError,
 } from '../errors.js';
 import type { GuardCheck } from '../GuardCheck.js';
+import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
 import type { BudgetReservation } from '../service/BudgetReservation.js';
+import type { ToolCallBegun } from '../service/toolCall.js';
 import type { Approval } from '../store/GuardrailStore.js';
 import { validatePlan, type Decision, type Plan } from './Plan.js';
 import {
@@ -58,6 +60,18 @@ class Paused_ {
 /** Ends a run from deep inside it: a tool failed for good. */
 class ToolFailed {
   constructor(readonly error: unknown) {}
+}
+
+/** What a decision's checks let through: the wall clock to run by and, for a guarded plan, its reservation. */
+interface Guarded {
+  readonly wall: GuardCheck | null;
+  readonly reservation?: BudgetReservation;
+}
+
+/** A decision waiting for a person. */
+interface Pause {
+  readonly paused: Paused;
+  readonly approval: Approval;
 }
 
 /**
@@ -172,18 +186,28 @@ export class PlanExecutor {
     let result: ExecutionResult;
     try {
       if (this.#s.service) await this.#s.service.markStarted(plan.id);
+      // The next decision's checks, when they went with the settlement of the one before.
+      let sent: ToolCallBegun | null = null;
       // Decisions run in order, so the next one to run is always the count of those completed.
       while (completed.length < plan.decisions.length) {
-        if (signal?.aborted) throw new ToolFailed(interrupted(signal));
         const decision = plan.decisions[completed.length] as Decision;
+        // Checks sent ahead were made before an interruption was seen: a pause stands, a reservation is
+        // given back.
+        const early = sent === null ? null : guardedBy(decision, sent);
+        sent = null;
+        if (signal?.aborted && (early === null || !('paused' in early))) {
+          await early?.reservation?.release();
+          throw new ToolFailed(interrupted(signal));
+        }
         const resuming = paused?.decisionId === decision.id ? paused : null;
         paused = null;
-        const guarded = await this.#guardDecision(plan, decision, resuming, resuming !== null && stepTaken);
+        const guarded =
+          early ?? (await this.#guardDecision(plan, decision, resuming, resuming !== null && stepTaken));
         if ('paused' in guarded) {
           paused = guarded.paused;
           throw new Paused_(guarded.approval);
         }
-        await this.#runDecision(plan, decision, completed, guarded, signal, last);
+        sent = await this.#runDecision(plan, decision, completed, guarded, signal, last);
       }
       result = { status: 'completed', completed };
     } catch (thrown) {
@@ -208,40 +232,16 @@ export class PlanExecutor {
     decision: Decision,
     resuming: Paused | null,
     stepTaken: boolean,
-  ): Promise<
-    { paused: Paused; approval: Approval } | { wall: GuardCheck | null; reservation?: BudgetReservation }
-  > {
+  ): Promise<Pause | Guarded> {
     const service = this.#s.service;
     if (!service) return { wall: null };
-    const tool = this.#s.tools.get(decision.tool) as Tool;
-    const rule = this.#s.toolRules.get(tool.name);
-    // One literal, not a spread: spreading then adding a key leaves V8's fast path on every decision.
-    const ask = {
-      decisionId: decision.id,
-      operation: operationsOf(decision, tool, rule),
-      input: decision.input,
-      // What the person asked is shown of the step, as for an agent's call.
-      preview: decision.input,
-      alwaysRequire: rule?.requiresConfirmation ? [tool.name] : [],
-      ttlMs: this.#s.approvalTtlMs,
-    };
     if (!resuming && !stepTaken) {
       // A decision met for the first time: every check before its first try is one update of the plan.
-      const max = rule?.maxCallsPerPlan ?? null;
-      const begun = await service.beginToolCall(plan.id, {
-        confirm: ask,
-        tool: max === null ? undefined : { name: tool.name, maxCallsPerPlan: max },
-        estimate: this.#invoker.estimateOf(tool, decision),
-        reservationId: runtimeKeyOf(decision.id, '#1'),
-      });
-      if (begun !== null) {
-        const { check, approval, reservation, wallClock } = begun;
-        if (reservation !== undefined) return { wall: wallClock, reservation };
-        if (approval === undefined) throw new GuardrailViolationError(check);
-        return { paused: { decisionId: decision.id, approvalId: approval.id }, approval };
-      }
+      const begun = await this.#begin(service, plan, decision, undefined);
+      if (begun !== null) return guardedBy(decision, begun);
       // Not configured: the checks, one by one, answer as the service's options say.
     }
+    const ask = this.#ask(decision);
     const wall = await service.checkWallClock(plan.id);
     deny(wall);
     if (!stepTaken) deny(await service.takeStep(plan.id));
@@ -263,18 +263,66 @@ export class PlanExecutor {
     };
   }
 
+  /** The confirmation a decision asks for: its operations, its input, and the tool's own rule. */
+  #ask(decision: Decision) {
+    const tool = this.#s.tools.get(decision.tool) as Tool;
+    const rule = this.#s.toolRules.get(tool.name);
+    // One literal, not a spread: spreading then adding a key leaves V8's fast path on every decision.
+    return {
+      decisionId: decision.id,
+      operation: operationsOf(decision, tool, rule),
+      input: decision.input,
+      // What the person asked is shown of the step, as for an agent's call.
+      preview: decision.input,
+      alwaysRequire: rule?.requiresConfirmation ? [tool.name] : [],
+      ttlMs: this.#s.approvalTtlMs,
+    };
+  }
+
+  /**
+   * Every check before a decision's first try, in one update of the plan; with `after`, only once that
+   * reservation (the decision before's) is settled within the budget, else null.
+   */
+  #begin(
+    service: AutonomyGuardrailService,
+    plan: Plan,
+    decision: Decision,
+    after: string | undefined,
+  ): Promise<ToolCallBegun | null> {
+    const tool = this.#s.tools.get(decision.tool) as Tool;
+    const max = this.#s.toolRules.get(tool.name)?.maxCallsPerPlan ?? null;
+    const confirm = this.#ask(decision);
+    const rule = max === null ? undefined : { name: tool.name, maxCallsPerPlan: max };
+    const estimate = this.#invoker.estimateOf(tool, decision);
+    const reservationId = runtimeKeyOf(decision.id, '#1');
+    // Without `after` when there is none: a service of another copy of leash may not know the key.
+    return service.beginToolCall(
+      plan.id,
+      after === undefined
+        ? { confirm, tool: rule, estimate, reservationId }
+        : { confirm, tool: rule, estimate, reservationId, after },
+    );
+  }
+
   /**
    * Runs one decision's tool with its budget reservation, retrying failures the guardrails allow, and
    * adds it to `completed` once it ran (also when its cost then overran the budget: the work is kept).
+   *
+   * The next decision's checks are sent with the settlement, so that a store that writes the updates
+   * made together in one transaction (SQLite, PostgreSQL) commits once for both; they are decided only
+   * if the settlement is made within the budget, and answer null otherwise (the run stops, or asks
+   * again). Not while someone listens for `decision`: a listener sees the decision settled before the
+   * next one is checked. Resolves with those checks, or null; refused (a store that failed), they wrote
+   * nothing, and are asked again.
    */
   async #runDecision(
     plan: Plan,
     decision: Decision,
     completed: CompletedDecision[],
-    first: { readonly wall: GuardCheck | null; readonly reservation?: BudgetReservation },
+    first: Guarded,
     signal: AbortSignal | null,
     last: { failure?: DecisionFailure },
-  ): Promise<void> {
+  ): Promise<ToolCallBegun | null> {
     const service = this.#s.service;
     const tool = this.#s.tools.get(decision.tool) as Tool;
     let failures: Map<string, number> | undefined; // made at the first failure: most decisions have none
@@ -291,7 +339,7 @@ export class PlanExecutor {
       }
       let outcome: Outcome;
       // The payload is built only for a listener: this runs for every try of every decision.
-      if (this.#listeners.get('started')?.size) {
+      if (this.#listening('started')) {
         this.#emit('started', { planId: plan.id, decisionId: decision.id, attempt });
       }
       try {
@@ -336,14 +384,22 @@ export class PlanExecutor {
         cost: outcome.actual,
         attempts: attempt,
       });
-      const settled = await call?.commit(outcome.actual);
+      const settling = call?.commit(outcome.actual);
+      const next = plan.decisions[completed.length + 1];
+      const ahead =
+        service && call?.open && next && !outcome.problem && !signal?.aborted && !this.#listening('decision')
+          ? this.#begin(service, plan, next, call.id)
+          : null;
+      // Awaited below if the run goes on; if the settlement failed, that says why the run ended.
+      ahead?.catch(() => {});
+      const settled = await settling;
       completed.push(done); // the work happened and was paid for: keep it, whatever comes next
       delete last.failure;
       this.#emit('decision', { planId: plan.id, decision: done });
       if (settled?.eventType === 'budget_overrun') throw new GuardrailViolationError(settled);
       // A tool that misreported its cost was charged its estimate; it ran, but the run stops here.
       if (outcome.problem) throw new ToolFailed(outcome.problem);
-      return;
+      return ahead === null ? null : ahead.catch(() => null);
     }
   }
 
@@ -373,6 +429,10 @@ export class PlanExecutor {
     return ended;
   }
 
+  #listening(event: keyof ExecutorEvents): boolean {
+    return (this.#listeners.get(event)?.size ?? 0) > 0;
+  }
+
   #emit<K extends keyof ExecutorEvents>(event: K, payload: ExecutorEvents[K]): void {
     const listeners = this.#listeners.get(event);
     if (!listeners || listeners.size === 0) return;
@@ -385,6 +445,14 @@ export class PlanExecutor {
       }
     }
   }
+}
+
+/** What a decision's checks, made in one update, let through; throws the violation of one that refused. */
+function guardedBy(decision: Decision, begun: ToolCallBegun): Pause | Guarded {
+  const { check, approval, reservation, wallClock } = begun;
+  if (reservation !== undefined) return { wall: wallClock, reservation };
+  if (approval === undefined) throw new GuardrailViolationError(check);
+  return { paused: { decisionId: decision.id, approvalId: approval.id }, approval };
 }
 
 /** A failure to end the run with: guard errors as they are, anything else as the tool's error. */

@@ -46,7 +46,10 @@ export interface DecisionFailure {
 export interface ExecutorEvents {
   /** A decision's tool is about to run (again, when `attempt` > 1), its checks passed. */
   started: { readonly planId: string; readonly decisionId: string; readonly attempt: number };
-  /** A decision ran to completion. */
+  /**
+   * A decision ran to completion, and is settled; the next one is not checked yet. (Without a listener,
+   * its settlement and the next decision's checks go to the store together: one write for both.)
+   */
   decision: { readonly planId: string; readonly decision: CompletedDecision };
   /** A guard ended the run. */
   violation: {
