@@ -1,6 +1,6 @@
 import { runtimeKeyOf } from '../guardrails/runtime.js';
 import { openCall, operationsToConfirm, type CallLetThrough, type CallToOpen } from '../agent/calls.js';
-import { wallClockDeadline, type Timers } from '../agent/deadline.js';
+import { LazyAbort, wallClockDeadline, type Timers } from '../agent/deadline.js';
 import { unwrap, type Outcome } from '../agent/toolResult.js';
 import { GuardrailError, GuardrailViolationError, invalid } from '../errors.js';
 import type { GuardCheck } from '../GuardCheck.js';
@@ -20,13 +20,46 @@ export interface Invocation {
   readonly planId: string;
   readonly decisionId: string;
   readonly attempt: number;
-  readonly signal: AbortSignal;
+  /** Aborts when the call is cut short (its wall clock ran out, the run was interrupted); null if it cannot be. */
+  readonly abort: LazyAbort | null;
   /** Nested calls numbered so far. */
   count: number;
   /** False once the tool returned: later calls are refused. */
   open: boolean;
   /** Nested calls in flight; made by the first nested call (most tools make none). */
   inFlight: Set<Promise<unknown>> | null;
+}
+
+/**
+ * What a tool is called with. Its `signal` is an own, enumerable getter (a copy of the context carries
+ * it): the AbortController behind it is made when a tool first reads it, since most tools never do and
+ * one costs more than the rest of a call's bookkeeping. One getter for every context, so that they all
+ * have one shape.
+ */
+class InvocationContext implements ToolContext {
+  declare readonly signal: AbortSignal;
+  readonly planId: string;
+  readonly decisionId: string;
+  readonly attempt: number;
+  readonly callTool: ToolContext['callTool'];
+  readonly #inv: Invocation;
+
+  static readonly #signal: PropertyDescriptor = {
+    enumerable: true,
+    get(this: InvocationContext): AbortSignal {
+      return this.#inv.abort?.signal ?? QUIET;
+    },
+  };
+
+  constructor(inv: Invocation, callTool: ToolContext['callTool']) {
+    this.planId = inv.planId;
+    this.decisionId = inv.decisionId;
+    this.attempt = inv.attempt;
+    this.callTool = callTool;
+    this.#inv = inv;
+    Object.defineProperty(this, 'signal', InvocationContext.#signal);
+    Object.freeze(this);
+  }
 }
 
 /**
@@ -87,12 +120,12 @@ export class Invoker {
   ): Promise<Outcome> {
     // Only a call that can be cut short (a wall-clock limit running, or a run that can be interrupted)
     // gets a signal of its own; the rest share one quiet signal.
-    const controller = limit === null && signal === null ? null : new AbortController();
+    const controller = limit === null && signal === null ? null : new LazyAbort();
     const inv: Invocation = {
       planId,
       decisionId: decision.id,
       attempt,
-      signal: controller?.signal ?? QUIET,
+      abort: controller,
       count: 0,
       open: true,
       inFlight: null,
@@ -131,31 +164,30 @@ export class Invoker {
   }
 
   #context(inv: Invocation): ToolContext {
-    return Object.freeze({
-      planId: inv.planId,
-      decisionId: inv.decisionId,
-      attempt: inv.attempt,
-      signal: inv.signal,
-      callTool: (name: string, input?: JsonValue) => {
-        if (!inv.open) {
-          return Promise.reject(
-            new GuardrailError(
-              'INVOCATION_ENDED',
-              `tool "${name}" was called after its caller's invocation ended`,
-            ),
-          );
-        }
-        const n = inv.count++; // taken before any await: parallel calls are numbered apart
-        const call = this.#callNested(inv, n, name, input);
-        const inFlight = (inv.inFlight ??= new Set());
-        inFlight.add(call);
-        void call.then(
-          () => inFlight.delete(call),
-          () => inFlight.delete(call),
+    return new InvocationContext(inv, this.#callTool(inv));
+  }
+
+  /** A context's `callTool`: a guarded nested call, numbered within the invocation and waited for by it. */
+  #callTool(inv: Invocation): ToolContext['callTool'] {
+    return (name, input) => {
+      if (!inv.open) {
+        return Promise.reject(
+          new GuardrailError(
+            'INVOCATION_ENDED',
+            `tool "${name}" was called after its caller's invocation ended`,
+          ),
         );
-        return call;
-      },
-    });
+      }
+      const n = inv.count++; // taken before any await: parallel calls are numbered apart
+      const call = this.#callNested(inv, n, name, input);
+      const inFlight = (inv.inFlight ??= new Set());
+      inFlight.add(call);
+      void call.then(
+        () => inFlight.delete(call),
+        () => inFlight.delete(call),
+      );
+      return call;
+    };
   }
 
   /**
@@ -174,7 +206,7 @@ export class Invoker {
     // A call whose invocation was cut short (the wall clock ran out, the run was interrupted) goes no
     // further, also when that happened while one of its checks was out: the run has ended without it.
     const live = (): void => {
-      if (inv.signal.aborted) throw inv.signal.reason;
+      if (inv.abort?.aborted) throw inv.abort.reason;
     };
     const rule = this.#rules.get(tool.name);
     const estimate = this.estimate(tool, input);
