@@ -23,6 +23,11 @@ import { fail, PLAN_ID, ROOMY_LIMITS, START_MS } from './fixtures.js';
 
 const CELL_MS = 2_000;
 const WARMUP_MS = 300;
+/**
+ * The rounds a cell is timed in: an engine's subjects take turns, a round each, so that the load of a
+ * shared machine, which moves from second to second, falls on the rows compared alike.
+ */
+const ROUNDS = 4;
 const WORKERS = [1, 8, 32] as const;
 const COST = 0.01;
 /** Points for the rate limiters: far more than any run consumes, and within Postgres's `integer`. */
@@ -75,11 +80,22 @@ async function drive(op: () => Promise<unknown>, workers: number, ms: number): P
   return [ops, performance.now() - start];
 }
 
-async function measure(subject: Subject, workers: number): Promise<Cell> {
-  await drive(subject.op, workers, WARMUP_MS);
-  const [calls, elapsed] = await drive(subject.op, workers, CELL_MS);
-  const ops = calls * (subject.weight ?? 1);
-  return { subject, workers, ops, opsPerSec: (ops * 1_000) / elapsed };
+/** Times `subjects` at `workers`, each for CELL_MS in all, taking turns in {@link ROUNDS} rounds. */
+async function measure(subjects: readonly Subject[], workers: number): Promise<Cell[]> {
+  for (const subject of subjects) await drive(subject.op, workers, WARMUP_MS);
+  const calls = subjects.map(() => 0);
+  const elapsed = subjects.map(() => 0);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [i, subject] of subjects.entries()) {
+      const [c, ms] = await drive(subject.op, workers, CELL_MS / ROUNDS);
+      calls[i] = (calls[i] ?? 0) + c;
+      elapsed[i] = (elapsed[i] ?? 0) + ms;
+    }
+  }
+  return subjects.map((subject, i) => {
+    const ops = (calls[i] ?? 0) * (subject.weight ?? 1);
+    return { subject, workers, ops, opsPerSec: (ops * 1_000) / (elapsed[i] ?? 1) };
+  });
 }
 
 /** The connection string; without a user in it (or in $PGUSER/$USER), the login name, as psql would. */
@@ -454,7 +470,9 @@ const EXECUTOR_HEADER = [
   'Engine',
   'workers',
   'executor decisions/s',
+  'leash ops/s',
   'raw + audit row ops/s',
+  'decisions ÷ leash',
   'decisions ÷ raw + audit row',
 ] as const;
 
@@ -465,12 +483,15 @@ function executorRows(cells: readonly Cell[]): string[][] {
       const of = cellsOf(cells, engine, workers);
       const decisions = of('executor');
       if (Number.isNaN(decisions)) continue;
+      const leash = of('leash');
       const rawWithAudit = of('raw+audit');
       rows.push([
         engine,
         String(workers),
         integer.format(decisions),
+        integer.format(leash),
         integer.format(rawWithAudit),
+        ratio(decisions / leash),
         ratio(decisions / rawWithAudit),
       ]);
     }
@@ -478,37 +499,54 @@ function executorRows(cells: readonly Cell[]): string[][] {
   return rows;
 }
 
+/** The engines named on the command line (`npm run bench:stores -- sqlite`), or both. */
+function enginesWanted(args: readonly string[]): ReadonlySet<Engine> {
+  const names: Record<string, Engine> = { sqlite: 'SQLite', postgres: 'Postgres' };
+  const wanted = new Set<Engine>();
+  for (const arg of args) {
+    const engine = names[arg.toLowerCase()] ?? fail(`unknown engine "${arg}": sqlite or postgres`);
+    wanted.add(engine);
+  }
+  return wanted.size === 0 ? new Set(Object.values(names)) : wanted;
+}
+
 async function main(): Promise<void> {
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   const url = databaseUrl();
+  const wanted = enginesWanted(process.argv.slice(2));
   console.log(
     `leash store bench — Node ${process.version}, ${cpu}, ${os.availableParallelism()} cores; ` +
-      `${WORKERS.join('/')} async workers in one process against one plan, ${CELL_MS} ms per cell after ${WARMUP_MS} ms warmup\n`,
+      `${WORKERS.join('/')} async workers in one process against one plan, ${CELL_MS} ms per cell ` +
+      `(an engine's rows taking turns in ${ROUNDS} rounds) after ${WARMUP_MS} ms warmup\n`,
   );
 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'leash-bench-stores-'));
   const engines: Engines[] = [];
+  let postgresRan = false;
   const notes: string[] = [];
   const cells: Cell[] = [];
   try {
-    engines.push(await sqliteSubjects(dir));
-    const postgres = await postgresSubjects(url);
+    if (wanted.has('SQLite')) engines.push(await sqliteSubjects(dir));
+    const postgres = wanted.has('Postgres') ? await postgresSubjects(url) : 'not asked for';
     if (typeof postgres === 'string') {
       notes.push(`Postgres rows skipped: ${postgres}.`);
       console.log(`  ${postgres}; Postgres rows skipped`);
     } else {
       engines.push(postgres);
+      postgresRan = true;
     }
     for (const { subjects } of engines) {
-      for (const subject of subjects) {
-        for (const workers of WORKERS) {
-          const cell = await measure(subject, workers);
-          cells.push(cell);
+      const measured: Cell[] = [];
+      for (const workers of WORKERS) {
+        for (const cell of await measure(subjects, workers)) {
+          measured.push(cell);
           console.log(
-            `  ${subject.label} × ${workers}: ${integer.format(cell.opsPerSec)} ops/s (${integer.format(cell.ops)} calls)`,
+            `  ${cell.subject.label} × ${workers}: ${integer.format(cell.opsPerSec)} ops/s (${integer.format(cell.ops)} calls)`,
           );
         }
       }
+      // Listed row by row, as the subjects come, each at every count of workers.
+      for (const subject of subjects) cells.push(...measured.filter((c) => c.subject === subject));
     }
   } finally {
     for (const e of engines) await e.close().catch((error: unknown) => console.error(error));
@@ -523,7 +561,11 @@ async function main(): Promise<void> {
   notes.push(
     'leash rows: AutonomyGuardrailService.checkToolBudget(plan, 0.01) on systemClock: a decided spend and its chained audit row per call, committed before the call resolves; every call must be allowed.',
     'SQLite: one WAL file in the temp directory (synchronous = NORMAL, as SqliteStore sets it), shared by every row through three better-sqlite3 connections; calls run synchronously, so workers only interleave between calls, and SqliteStore commits the checks made meanwhile together.',
-    `Postgres: ${where(url)}, a fresh schema dropped at the end, one pg.Pool of ${POOL_SIZE} connections shared by every row.`,
+    ...(postgresRan
+      ? [
+          `Postgres: ${where(url)}, a fresh schema dropped at the end, one pg.Pool of ${POOL_SIZE} connections shared by every row.`,
+        ]
+      : []),
     `executor rows: PlanExecutor.execute of plans of ${EXECUTOR_DECISIONS} decisions, one plan per worker, each decision a tool call costing ${COST} with its reservation and commit; ops/s counts decisions.`,
     `rate-limiter-flexible rows: consume(key, 1) with ${integer.format(LIMITER_POINTS)} points over ${LIMITER_SECONDS} s.`,
     'raw rows: SQLite BEGIN IMMEDIATE / UPDATE … RETURNING / COMMIT on prepared statements; Postgres one autocommit UPDATE t SET spent = spent + 1 WHERE id = 1 AND spent + 1 <= budget RETURNING spent.',
