@@ -1,8 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   AutonomyGuardrailService,
   GuardrailValidationError,
@@ -23,6 +20,7 @@ import {
   planOf,
   tool,
 } from '../support/executor.js';
+import { tempFiles } from '../support/tempFiles.js';
 
 // A decision's settlement and the checks of the next one go to the store together, so that a store
 // that writes the updates made at once in one transaction commits once for both.
@@ -35,25 +33,11 @@ const ONE_DECISION = [
   'budget_committed',
 ];
 
-let dir: string;
-let files = 0;
-const cleanup: (() => unknown)[] = [];
-
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'leash-executor-settlement-'));
-});
-
-afterEach(async () => {
-  for (const close of cleanup.splice(0).reverse()) await close();
-});
-
-afterAll(() => {
-  rmSync(dir, { recursive: true, force: true });
-});
+const { newFile, closeAfter } = tempFiles('leash-executor-settlement-');
 
 async function sqliteFile(): Promise<SqliteStore> {
-  const store = new SqliteStore({ path: join(dir, `db-${files++}.db`) });
-  cleanup.push(() => store.close());
+  const store = new SqliteStore({ path: newFile() });
+  closeAfter(() => store.close());
   await store.migrate();
   return store;
 }
@@ -83,8 +67,8 @@ function withBegin(
 describe('a decision settled with the next one checked', () => {
   it('commits once per decision to a SQLite file', async () => {
     const commitsFor = async (n: number): Promise<number> => {
-      const db = new Database(join(dir, `db-${files++}.db`));
-      cleanup.push(() => db.close());
+      const db = new Database(newFile());
+      closeAfter(() => db.close());
       let commits = 0;
       const transaction = db.transaction.bind(db);
       // Every write of the store is a transaction of its own, started with BEGIN IMMEDIATE.
@@ -97,7 +81,7 @@ describe('a decision settled with the next one checked', () => {
         });
       }) as unknown as typeof db.transaction;
       const store = new SqliteStore({ database: db });
-      cleanup.push(() => store.close());
+      closeAfter(() => store.close());
       await store.migrate();
       const { executor } = await harness([echo], { store });
       commits = 0;

@@ -239,6 +239,73 @@ describe.each(LOCAL_STORES)('beginToolCall of a call asked for already, on %s', 
   });
 });
 
+/** A call of decision `id`, setting 0.1 aside under reservation `${id}#1`. */
+function call(id: string, after?: string): ToolCallBegin {
+  const begin: ToolCallBegin = {
+    confirm: { decisionId: id, operation: 'search', input: { q: id }, ttlMs: 60_000 },
+    estimate: 0.1,
+    reservationId: `${id}#1`,
+  };
+  return after === undefined ? begin : { ...begin, after };
+}
+
+describe.each(LOCAL_STORES)('beginToolCall after a reservation, on %s', (_name, makeStore) => {
+  it('decides the call once that reservation is settled within the budget', async () => {
+    const service = await on(makeStore, { toolBudget: 1 });
+    const first = (await service.beginToolCall('plan', call('a')))?.reservation;
+
+    const settled = first?.commit(0.1);
+    const next = service.beginToolCall('plan', call('b', 'a#1'));
+
+    expect([(await settled)?.eventType, (await next)?.reservation?.amount]).toEqual([
+      'budget_committed',
+      0.1,
+    ]);
+    expect((await service.getGuardrails('plan'))?.stepCount).toBe(2);
+  });
+
+  it('decides and records nothing, and answers null, while that reservation is open', async () => {
+    const service = await on(makeStore, { toolBudget: 1 });
+    await service.beginToolCall('plan', call('a'));
+    const before = await events(service);
+
+    const next = await service.beginToolCall('plan', call('b', 'a#1'));
+
+    expect([next, await events(service), (await service.getGuardrails('plan'))?.stepCount]).toEqual([
+      null,
+      before,
+      1,
+    ]);
+  });
+
+  it('decides and records nothing when the settlement overran the budget', async () => {
+    const service = await on(makeStore, { toolBudget: 1 });
+    const first = (await service.beginToolCall('plan', call('a')))?.reservation;
+
+    const settled = first?.commit(1.5);
+    const next = service.beginToolCall('plan', call('b', 'a#1'));
+
+    expect([(await settled)?.eventType, await next]).toEqual(['budget_overrun', null]);
+    expect((await events(service)).at(-1)).toBe('budget_overrun');
+    expect((await service.getGuardrails('plan'))?.stepCount).toBe(1);
+  });
+
+  it('decides the call after a reservation that was given back', async () => {
+    const service = await on(makeStore, { toolBudget: 1 });
+    const first = (await service.beginToolCall('plan', call('a')))?.reservation;
+    await first?.release();
+
+    const next = await service.beginToolCall('plan', call('b', 'a#1'));
+
+    expect(next?.reservation?.amount).toBe(0.1);
+  });
+
+  it('refuses an after that is not a reservation id, naming the field', async () => {
+    const service = await on(makeStore, { toolBudget: 1 });
+    expect(await rejectedField(service.beginToolCall('plan', call('b', '')))).toBe('after');
+  });
+});
+
 describe.each(LOCAL_STORES)('refuseToolCall on %s', (_name, makeStore) => {
   it('records a refusal with a limit of 0, the tool and its input’s hash, without a step', async () => {
     const service = await on(makeStore, { maxSteps: 5 });

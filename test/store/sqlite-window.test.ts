@@ -1,10 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AuditEntry, AuditTrail, AutonomyGuardrails } from '../../src/index.js';
 import { SqliteStore } from '../../src/store/sqlite/SqliteStore.js';
+import { tempFiles } from '../support/tempFiles.js';
 
 // The audit window `get` answers with: kept for the plans this store committed last, read again from
 // the database whenever anything else may have changed it.
@@ -31,34 +29,20 @@ async function window(store: SqliteStore, planId = 'p'): Promise<unknown[]> {
 }
 
 describe('the audit window of SqliteStore.get', () => {
-  let dir: string;
-  let files = 0;
-  const cleanup: (() => unknown)[] = [];
-
-  beforeAll(() => {
-    dir = mkdtempSync(join(tmpdir(), 'leash-sqlite-window-'));
-  });
-
-  afterEach(async () => {
-    for (const close of cleanup.splice(0).reverse()) await close();
-  });
-
-  afterAll(() => {
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { newFile, closeAfter } = tempFiles('leash-sqlite-window-');
 
   async function open(options: ConstructorParameters<typeof SqliteStore>[0]): Promise<SqliteStore> {
     const store = new SqliteStore(options);
-    cleanup.push(() => store.close());
+    closeAfter(() => store.close());
     await store.migrate();
     return store;
   }
 
   /** A connection to a new file that counts the entry rows the store reads back for `get`. */
   function countingConnection(): { db: Database.Database; path: string; rowsRead: () => number } {
-    const path = join(dir, `db-${files++}.db`);
+    const path = newFile();
     const db = new Database(path);
-    cleanup.push(() => db.close());
+    closeAfter(() => db.close());
     let rows = 0;
     const prepare = db.prepare.bind(db);
     db.prepare = ((sql: string) => {
