@@ -119,8 +119,8 @@ class ToolCallChange {
   #newApproval: Approval | undefined;
   #approval: Approval | undefined;
   #mutates = false;
-  /** A part held back until the call is let through, and where its entry goes. */
-  #held: { readonly out: PlanChange<unknown>; readonly at: number } | undefined;
+  /** Parts held back until the call is let through, each with where its entry goes. */
+  #held: { readonly out: PlanChange<unknown>; readonly at: number }[] | undefined;
 
   /** `call`: details every entry of the call carries as well (the tool, its input's hash), or null. */
   constructor(readonly call: JsonObject | null) {}
@@ -143,17 +143,20 @@ class ToolCallChange {
    * when {@link end} is told to keep them. Returns its result.
    */
   hold<T>(out: PlanChange<T>): T {
-    this.#held = { out, at: this.#entries.length };
+    (this.#held ??= []).push({ out, at: this.#entries.length });
     return out.result;
   }
 
-  /** The change; the held part's writes with it when `keepHeld`. */
+  /** The change; the held parts' writes with it when `keepHeld`. */
   end<R extends object>(result: R, keepHeld = false): PlanChange<R> {
-    const held = this.#held;
-    if (keepHeld && held !== undefined) {
-      const later = this.#entries.splice(held.at);
-      this.take(held.out);
-      this.#entries.push(...later);
+    if (keepHeld && this.#held !== undefined) {
+      // The last held first, so that the places of those before it stay as they were.
+      for (let i = this.#held.length - 1; i >= 0; i--) {
+        const { out, at } = this.#held[i] as { out: PlanChange<unknown>; at: number };
+        const later = this.#entries.splice(at);
+        this.take(out);
+        this.#entries.push(...later);
+      }
     }
     const change: { -readonly [K in keyof PlanChange<R>]: PlanChange<R>[K] } = {
       result: Object.freeze(result),
@@ -256,16 +259,23 @@ export function beginToolCall(
               outcome === 'pending' && approval ? { check, wallClock, approval } : { check, wallClock },
             );
           }
-          // Used only if the call is let through: a call refused after it keeps its approval.
-          change.hold(peek);
+          // Used only if the call is let through: a call refused after it keeps its approval. The
+          // person decided, though: the plan's clock no longer waits for them.
+          const { mutation, ...use } = peek;
+          if (mutation !== undefined) change.take({ result: undefined, mutation });
+          change.hold(use);
         }
         if (current !== null) {
           const actor = change.take(decideActorCalls(core, g, current, now));
           if (!actor.allowed) return change.end({ check: actor, wallClock });
         }
         if (tool) {
-          const calls = change.take(decideToolCalls(core, g, tool.name, tool.max, now));
-          if (!calls.allowed) return change.end({ check: calls, wallClock });
+          // The tool's count of an approved call is taken only when it runs, so that a call refused
+          // for its budget can still run once under its approval.
+          const calls = decideToolCalls(core, g, tool.name, tool.max, now);
+          if (!calls.result.allowed) return change.end({ check: change.take(calls), wallClock });
+          if (grant === null) change.take(calls);
+          else change.hold(calls);
         }
         const reservation = change.take(decideReservation(core, g, planId, id, micros, now, expiresAt));
         const { check } = reservation;

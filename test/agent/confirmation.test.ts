@@ -186,6 +186,25 @@ describe.each(LOCAL_STORES)('RunGuard confirmations on %s', (_name, makeStore) =
     expect((await service.getApproval('a1'))?.status).toBe('used');
   });
 
+  it('runs an approved call of a tool allowed once a plan after its budget refused it', async () => {
+    const rules = { tools: { deploy: { maxCallsPerPlan: 1 } } };
+    const { guard, service } = await guarded(makeStore, { ...DEPLOY, toolBudget: 1 }, rules);
+    const tool = counted('deployed');
+    const call = { toolCallId: 'c1', toolName: 'deploy', input: { to: 'prod' }, estimate: 2, run: tool.run };
+    await guard.toolCall(call);
+    await service.approve('a1', ANN);
+    await guard.toolCall(call);
+    await service.configureGuardrails(PLAN, { ...DEPLOY, toolBudget: 5 });
+
+    const out = await guard.toolCall(call);
+
+    expect([out.allowed, tool.calls, (await service.getGuardrails(PLAN))?.toolCallCount('deploy')]).toEqual([
+      true,
+      1,
+      1,
+    ]);
+  });
+
   it('leaves an approval approved when the calls of its tool refuse the approved call', async () => {
     const rules = { tools: { deploy: { maxCallsPerPlan: 1 } } };
     const { guard, service } = await guarded(makeStore, DEPLOY, rules);

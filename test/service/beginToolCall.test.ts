@@ -212,6 +212,21 @@ describe.each(LOCAL_STORES)('beginToolCall of a call asked for already, on %s', 
     expect(await events(service)).not.toContain('confirmation_grant_used');
   });
 
+  it("starts the plan's clock again when a call its budget refuses finds its approval decided", async () => {
+    const service = await on(makeStore, { ...ASKED, toolBudget: 0.05 });
+    await service.beginToolCall('plan', { ...CALL, confirm: { ...CALL.confirm, pauseClock: true } });
+    await service.approve('a1', ANN);
+    const paused = (await service.getGuardrails('plan'))?.pausedSince;
+
+    await service.beginToolCall('plan', {
+      ...CALL,
+      confirm: { ...CALL.confirm, pauseClock: true },
+      approvalId: 'a1',
+    });
+
+    expect([paused === null, (await service.getGuardrails('plan'))?.pausedSince]).toEqual([false, null]);
+  });
+
   it('refuses a call whose approval is pending, with the approval, and records the claim', async () => {
     const service = await asked({});
 
