@@ -185,8 +185,9 @@ export class RunGuard {
 
   /**
    * Guards one tool call and runs it when every guard allows. Resolves with the output and cost, or with
-   * the denial; rejects only for bad input (GuardrailValidationError), a store that cannot be reached,
-   * or the call's own error once it failed for good.
+   * the denial; rejects only for bad input (GuardrailValidationError), a plan nobody configured
+   * (PLAN_NOT_CONFIGURED, unless `unconfiguredPlans` allows it), a store that cannot be reached, or the
+   * call's own error once it failed for good.
    */
   toolCall<T>(request: ToolCallRequest<T>): Promise<ToolCallOutcome<T>> {
     let call: ValidRequest<T>;
@@ -223,6 +224,7 @@ export class RunGuard {
    * step, so the call does not take another) when the call's operation needs a person and the wall clock
    * and the steps let it go that far. Null when the call needs no person, or when a guard before the
    * confirmation refused it: the call itself then answers with that denial. Idempotent per tool call id.
+   * Rejects with PLAN_NOT_CONFIGURED for a plan nobody configured, unless `unconfiguredPlans` allows it.
    */
   approvalFor(request: ToolCallStart): Promise<Approval | null> {
     let call: ValidRequest<unknown>;
@@ -283,10 +285,15 @@ export class RunGuard {
 
   /**
    * `g`, the plan's guardrails as read; when it has none, null if the options allow a plan nobody
-   * configured, else the PLAN_NOT_CONFIGURED error is thrown.
+   * configured, else the PLAN_NOT_CONFIGURED error is thrown. Either way the plan's start is marked
+   * again by the next call.
    */
   #configuredOrAllowed<G>(g: G | null): G | null {
-    if (g === null && this.#s.unconfiguredPlans === 'deny') throw notConfigured(this.planId);
+    if (g !== null) return g;
+    // A start marked on no plan set nothing: once the plan is configured, the next call marks it.
+    this.#hasStarted = false;
+    this.#started = null;
+    if (this.#s.unconfiguredPlans === 'deny') throw notConfigured(this.planId);
     return g;
   }
 

@@ -5,7 +5,8 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { RunGuard } from '../agent/RunGuard.js';
-import { errorTail, GuardrailError, GuardrailValidationError } from '../errors.js';
+import { notConfigured } from '../agent/unconfigured.js';
+import { errorTail, GuardrailValidationError } from '../errors.js';
 import { approvalTtlMs, policyToGuardrailsInit, toolRules } from '../policy/policy.js';
 import type { Policy } from '../policy/schema.js';
 import type { CommandStyle } from '../runner/commandLine.js';
@@ -68,10 +69,9 @@ async function sessionPlan(
   if (policy !== null) await service.configureGuardrails(planId, policyToGuardrailsInit(policy));
   else if (given === undefined) await service.configureGuardrails(planId, {});
   else if ((await service.getGuardrails(planId)) === null) {
-    throw new GuardrailError(
-      'PLAN_NOT_CONFIGURED',
-      `plan ${JSON.stringify(planId)} is not configured: give --policy FILE to configure it from a policy, or configure it first (leash run, or configureGuardrails in code)`,
-    );
+    const ways =
+      'give --policy FILE to configure it from a policy, or configure it first (leash run, or configureGuardrails in code)';
+    throw notConfigured(planId, ways);
   }
   return planId;
 }

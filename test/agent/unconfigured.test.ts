@@ -10,8 +10,8 @@ const estimate = { inputTokens: 10, maxOutputTokens: 10 };
 describe.each(LOCAL_STORES)('RunGuard on a plan nobody configured, on %s', (_name, makeStore) => {
   /** A guard of a mistyped plan id, beside the configured plan `plan`. */
   async function typo(options: { unconfiguredPlans?: 'allow' | 'deny' } = {}) {
-    const { service } = await guarded(makeStore, { toolBudget: 3 });
-    return { service, guard: new RunGuard({ service, planId: TYPO, ...options }) };
+    const { service, clock } = await guarded(makeStore, { toolBudget: 3 });
+    return { service, clock, guard: new RunGuard({ service, planId: TYPO, ...options }) };
   }
 
   it('refuses a tool call with an error naming the plan, without running the tool', async () => {
@@ -74,6 +74,17 @@ describe.each(LOCAL_STORES)('RunGuard on a plan nobody configured, on %s', (_nam
 
     expect(await service.getGuardrails(TYPO)).toBeNull();
     expect(await service.getAuditTrail(TYPO)).toBeNull();
+  });
+
+  it('runs the wall clock of a plan configured after a call was refused, from its next call', async () => {
+    const { service, clock, guard } = await typo();
+    await guard.toolCall({ toolCallId: 'c1', toolName: 'search', run: () => 'x' }).catch(() => undefined);
+    await service.configureGuardrails(TYPO, { maxWallClockSeconds: 1 });
+
+    await guard.toolCall({ toolCallId: 'c2', toolName: 'search', run: () => 'x' });
+    clock.advance(2_000);
+
+    expect((await guard.limitReached())?.eventType).toBe('wall_clock_blocked');
   });
 
   it('runs the calls of a plan nobody configured when the application allows it', async () => {

@@ -137,7 +137,9 @@ describe('leash mcp sessions without a policy', () => {
 
     await expect(runMcpSession(options)).rejects.toMatchObject({
       code: 'PLAN_NOT_CONFIGURED',
-      message: expect.stringContaining('plan "agent-l" is not configured: give --policy FILE'),
+      message: expect.stringContaining(
+        'plan "agent-l" is not configured, so it has no limits to hold the agent to: give --policy FILE',
+      ),
     });
     expect(await service.getGuardrails('agent-l')).toBeNull();
   });
