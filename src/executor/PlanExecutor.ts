@@ -10,6 +10,7 @@ import {
   invalid,
   isGuardrailError,
   isGuardrailViolationError,
+  isStoreOutcomeUnknownError,
 } from '../errors.js';
 import type { GuardCheck } from '../GuardCheck.js';
 import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
@@ -190,19 +191,16 @@ export class PlanExecutor {
       let sent: ToolCallBegun | null = null;
       // Decisions run in order, so the next one to run is always the count of those completed.
       while (completed.length < plan.decisions.length) {
+        // Checks are sent ahead only in a run that cannot be interrupted (see #runDecision).
+        if (signal?.aborted) throw new ToolFailed(interrupted(signal));
         const decision = plan.decisions[completed.length] as Decision;
-        // Checks sent ahead were made before an interruption was seen: a pause stands, a reservation is
-        // given back.
-        const early = sent === null ? null : guardedBy(decision, sent);
-        sent = null;
-        if (signal?.aborted && (early === null || !('paused' in early))) {
-          await early?.reservation?.release();
-          throw new ToolFailed(interrupted(signal));
-        }
         const resuming = paused?.decisionId === decision.id ? paused : null;
         paused = null;
         const guarded =
-          early ?? (await this.#guardDecision(plan, decision, resuming, resuming !== null && stepTaken));
+          sent === null
+            ? await this.#guardDecision(plan, decision, resuming, resuming !== null && stepTaken)
+            : guardedBy(decision, sent);
+        sent = null;
         if ('paused' in guarded) {
           paused = guarded.paused;
           throw new Paused_(guarded.approval);
@@ -311,9 +309,10 @@ export class PlanExecutor {
    * The next decision's checks are sent with the settlement, so that a store that writes the updates
    * made together in one transaction (SQLite, PostgreSQL) commits once for both; they are decided only
    * if the settlement is made within the budget, and answer null otherwise (the run stops, or asks
-   * again). Not while someone listens for `decision`: a listener sees the decision settled before the
-   * next one is checked. Resolves with those checks, or null; refused (a store that failed), they wrote
-   * nothing, and are asked again.
+   * again). Not while someone listens for `decision` (a listener sees the decision settled before the
+   * next one is checked), nor in a run that can be interrupted. Resolves with those checks, or null;
+   * refused (a store that failed), they wrote nothing, and are asked again; lost on their way
+   * (StoreOutcomeUnknownError), they may have been written, and the run ends on the error.
    */
   async #runDecision(
     plan: Plan,
@@ -386,8 +385,10 @@ export class PlanExecutor {
       });
       const settling = call?.commit(outcome.actual);
       const next = plan.decisions[completed.length + 1];
+      // Not in a run that can be interrupted: a step taken ahead for a decision an interruption then
+      // stops would stay taken.
       const ahead =
-        service && call?.open && next && !outcome.problem && !signal?.aborted && !this.#listening('decision')
+        service && call?.open && next && !outcome.problem && signal === null && !this.#listening('decision')
           ? this.#begin(service, plan, next, call.id)
           : null;
       // Awaited below if the run goes on; if the settlement failed, that says why the run ended.
@@ -399,7 +400,13 @@ export class PlanExecutor {
       if (settled?.eventType === 'budget_overrun') throw new GuardrailViolationError(settled);
       // A tool that misreported its cost was charged its estimate; it ran, but the run stops here.
       if (outcome.problem) throw new ToolFailed(outcome.problem);
-      return ahead === null ? null : ahead.catch(() => null);
+      return ahead === null
+        ? null
+        : ahead.catch((error: unknown) => {
+            // Checks that may have been written are not asked for again: the run ends on the store's error.
+            if (isStoreOutcomeUnknownError(error)) throw error;
+            return null;
+          });
     }
   }
 

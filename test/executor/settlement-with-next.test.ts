@@ -6,6 +6,7 @@ import {
   MemoryStore,
   PlanExecutor,
   SqliteStore,
+  StoreOutcomeUnknownError,
   toolResult,
   type GuardrailStore,
   type ToolCallBegin,
@@ -127,26 +128,37 @@ describe('a decision settled with the next one checked', () => {
     },
   );
 
-  it('gives back the reservation of the next decision when the run is interrupted as it is checked', async () => {
+  it('sends no checks ahead in a run that can be interrupted, so that none stays taken', async () => {
     const controller = new AbortController();
     const { service } = await harness([echo]);
-    const interrupting = withBegin(service, (real, planId, call) => {
-      if (call.after !== undefined) controller.abort();
+    const sent: (string | undefined)[] = [];
+    const watched = withBegin(service, (real, planId, call) => {
+      sent.push(call.after);
       return real(planId, call);
     });
-    const executor = new PlanExecutor({ service: interrupting, tools: [echo] });
+    const executor = new PlanExecutor({ service: watched, tools: [echo] });
 
     const result = await executor.execute(planOf(decisions(2)), { signal: controller.signal });
 
-    expect([
-      result.status,
-      (result.error as { code?: string }).code,
-      result.completed.map((c) => c.decisionId),
-    ]).toEqual(['failed', 'RUN_INTERRUPTED', ['d1']]);
-    expect([(await eventsOf(service)).at(-1), (await guardrailsOf(service)).budgetReserved]).toEqual([
-      'budget_released',
-      0,
+    expect([result.status, sent]).toEqual(['completed', [undefined, undefined]]);
+  });
+
+  it('ends the run on checks sent ahead whose answer was lost, asking for none again', async () => {
+    const { service } = await harness([echo]);
+    const lost = new StoreOutcomeUnknownError('the connection was lost after the update was sent');
+    const losing = withBegin(service, (real, planId, call) =>
+      call.after === undefined ? real(planId, call) : Promise.reject(lost),
+    );
+    const executor = new PlanExecutor({ service: losing, tools: [echo] });
+
+    const result = await executor.execute(planOf(decisions(2)));
+
+    expect([result.status, result.error, result.completed.map((c) => c.decisionId)]).toEqual([
+      'failed',
+      lost,
+      ['d1'],
     ]);
+    expect(await eventsOf(service)).toEqual(ONE_DECISION);
   });
 
   it('asks for the checks again when the service refuses them with the settlement', async () => {
