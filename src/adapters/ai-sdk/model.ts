@@ -101,7 +101,7 @@ export function guardModel(model: GuardedLanguageModel, options: GuardModelOptio
 
 /**
  * The call as the provider gets it: capped at the output its estimate set aside (the caller's own
- * `maxOutputTokens`, else the guard's), so that it cannot cost more than was reserved.
+ * `maxOutputTokens`, else the guard's), so that its answer is no longer than the output reserved for.
  */
 function capped(params: CallOptions, estimate: TokenEstimate, abortSignal: AbortSignal): CallOptions {
   return { ...params, maxOutputTokens: estimate.maxOutputTokens, abortSignal };

@@ -150,7 +150,7 @@ export function leashMiddleware(options: LeashMiddlewareOptions) {
     },
     wrapModelCall: async (request, handler) => {
       const id = (modelId as string | undefined) ?? modelNameOf(request.model) ?? 'unnamed-model';
-      // Capped at what is set aside, so that the call cannot cost more than its estimate.
+      // Capped at what is set aside, so that its answer is no longer than the output reserved for.
       const cap = outputCap(request.model, maxOut as number);
       const estimate = { inputTokens: promptTokens(request), maxOutputTokens: cap.tokens };
       // Used as much as it may have: a call whose answer says nothing of its usage, or whose answer

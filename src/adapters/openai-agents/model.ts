@@ -70,7 +70,7 @@ export function guardModelProvider(provider: ModelProvider, options: GuardModelO
 
 /**
  * The request as the provider gets it: capped at the output its estimate set aside (its own `maxTokens`,
- * else the guard's `maxOutputTokens`), so that it cannot cost more than was reserved.
+ * else the guard's `maxOutputTokens`), so that its answer is no longer than the output reserved for.
  */
 function capped(request: ModelRequest, estimate: TokenEstimate, signal: AbortSignal): ModelRequest {
   return {
