@@ -37,8 +37,9 @@ export interface PostgresStoreOptions {
    * left idle inside a transaction as long (`idle_in_transaction_session_timeout`), which unlocks a plan
    * whose writer went silent; default 30 000 ms. The store's statements take milliseconds: what takes
    * longer is waiting for a plan's row another writer holds, and thirty seconds lets a queue of writers
-   * of one busy plan through while no check hangs for minutes. `null` leaves both to the server's
-   * settings (for a pooler such as PgBouncer that refuses them at connection).
+   * of one busy plan through while no check hangs for minutes. It bounds every statement of the store,
+   * `migrate()` and pruning among them: raise it for a prune of millions of entries. `null` leaves both
+   * to the server's settings (for a pooler such as PgBouncer that refuses them at connection).
    */
   statementTimeoutMs?: number | null;
   /**
