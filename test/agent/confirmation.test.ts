@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { RunGuard } from '../../src/index.js';
 import { trailOf } from '../support/service.js';
-import { counted, eventTypes, guarded, LOCAL_STORES, PLAN } from './support.js';
+import { counted, eventTypes, guarded, LOCAL_STORES, PLAN, type GuardOptions } from './support.js';
 
 const DEPLOY = { requiredConfirmations: ['deploy'] };
 const ANN = { by: 'ann', reason: 'reviewed' };
@@ -157,13 +157,22 @@ describe.each(LOCAL_STORES)('RunGuard confirmations on %s', (_name, makeStore) =
     expect(out.allowed === false && out.approval?.operation).toBe('deploy');
   });
 
-  it('leaves an approval approved when the budget refuses the approved call', async () => {
-    const { guard, service } = await guarded(makeStore, { ...DEPLOY, toolBudget: 1 });
+  /**
+   * A deploy costing 2 asked for, approved, and refused by a budget of 1 (`rules` the guard's tool rules):
+   * the guard, the service, the tool, the call and the refusal.
+   */
+  async function approvedThenRefused(rules: GuardOptions = {}) {
+    const { guard, service } = await guarded(makeStore, { ...DEPLOY, toolBudget: 1 }, rules);
     const tool = counted('deployed');
     const call = { toolCallId: 'c1', toolName: 'deploy', input: { to: 'prod' }, estimate: 2, run: tool.run };
     await guard.toolCall(call);
     await service.approve('a1', ANN);
     const refused = await guard.toolCall(call);
+    return { guard, service, tool, call, refused };
+  }
+
+  it('leaves an approval approved when the budget refuses the approved call', async () => {
+    const { service, tool, refused } = await approvedThenRefused();
     expect(refused.allowed === false && refused.check.eventType).toBe('budget_blocked');
     expect((await service.getApproval('a1'))?.status).toBe('approved');
     expect(await eventTypes(service)).not.toContain('confirmation_grant_used');
@@ -171,12 +180,7 @@ describe.each(LOCAL_STORES)('RunGuard confirmations on %s', (_name, makeStore) =
   });
 
   it('runs an approved call once its budget allows it, after a refusal', async () => {
-    const { guard, service } = await guarded(makeStore, { ...DEPLOY, toolBudget: 1 });
-    const tool = counted('deployed');
-    const call = { toolCallId: 'c1', toolName: 'deploy', input: { to: 'prod' }, estimate: 2, run: tool.run };
-    await guard.toolCall(call);
-    await service.approve('a1', ANN);
-    await guard.toolCall(call);
+    const { guard, service, tool, call } = await approvedThenRefused();
     await service.configureGuardrails(PLAN, { ...DEPLOY, toolBudget: 5 });
     const out = await guard.toolCall(call);
     const again = await guard.toolCall(call);
@@ -188,12 +192,7 @@ describe.each(LOCAL_STORES)('RunGuard confirmations on %s', (_name, makeStore) =
 
   it('runs an approved call of a tool allowed once a plan after its budget refused it', async () => {
     const rules = { tools: { deploy: { maxCallsPerPlan: 1 } } };
-    const { guard, service } = await guarded(makeStore, { ...DEPLOY, toolBudget: 1 }, rules);
-    const tool = counted('deployed');
-    const call = { toolCallId: 'c1', toolName: 'deploy', input: { to: 'prod' }, estimate: 2, run: tool.run };
-    await guard.toolCall(call);
-    await service.approve('a1', ANN);
-    await guard.toolCall(call);
+    const { guard, service, tool, call } = await approvedThenRefused(rules);
     await service.configureGuardrails(PLAN, { ...DEPLOY, toolBudget: 5 });
 
     const out = await guard.toolCall(call);
