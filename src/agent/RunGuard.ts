@@ -9,6 +9,8 @@ import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailServi
 import type { BudgetReservation } from '../service/BudgetReservation.js';
 import type { Approval } from '../store/GuardrailStore.js';
 import { operationsToConfirm } from './calls.js';
+import { OneAtATime } from './oneAtATime.js';
+import { PlanStart } from './planStart.js';
 import { endedText, endsTheRun } from './denied.js';
 import {
   openModelCall,
@@ -40,8 +42,6 @@ export type { Denied, OpenedModelCall, ToolCallDone, ToolCallOutcome } from './o
 export type { RunGuardOptions } from './runGuardOptions.js';
 export type { UnconfiguredPlans } from './unconfigured.js';
 
-const STARTED: Promise<void> = Promise.resolve();
-
 /**
  * Guards a live agent loop's tool calls under one plan's guardrails, as the executor does for a plan's
  * decisions. Per call, each check audited in the plan's log: wall clock → step (one tool call is one
@@ -67,15 +67,14 @@ export class RunGuard {
    * of one plan running calls with one id (a model's `call_0`) reserve apart rather than share one.
    */
   readonly #reservations = `tool:${randomUUID().slice(0, 8)}:`;
-  #started: Promise<void> | null = null;
-  /** True once the plan's start time is known to be set: calls then do not wait for it. */
-  #hasStarted = false;
+  /** The plan's start, marked on first use. */
+  readonly #start: PlanStart;
   /** Model call ids of calls opened through this guard and not settled yet. */
   readonly #openModelCalls = new Set<string>();
   /** The price and estimate of the last model call opened through this guard, to foresee the next. */
   #lastModel: { readonly rates: ModelRates | null; readonly estimate: TokenEstimate } | null = null;
-  /** The last call in flight per tool call id: calls with one id go one at a time. */
-  readonly #inFlight = new Map<string, Promise<unknown>>();
+  /** Calls with one tool call id go one at a time. */
+  readonly #byCallId = new OneAtATime();
   /** The last limit that refused a call of this guard, or that {@link limitReached} found. */
   #lastLimit: GuardCheck | null = null;
 
@@ -83,6 +82,7 @@ export class RunGuard {
     this.#s = runGuardSettings(options);
     this.service = this.#s.service;
     this.planId = this.#s.planId;
+    this.#start = new PlanStart(this.service, this.planId);
   }
 
   /**
@@ -165,7 +165,7 @@ export class RunGuard {
   ): Promise<
     { readonly allowed: true; readonly handle: ModelCallHandle; readonly wall: GuardCheck } | Denied
   > {
-    await this.#start();
+    await this.#start.mark();
     const wall = (): Promise<GuardCheck> => this.service.checkWallClock(this.planId);
     const opened = await openModelCall(
       this.service,
@@ -197,7 +197,7 @@ export class RunGuard {
       return Promise.reject(error);
     }
     const n = this.#calls++; // taken before any await: parallel calls are numbered apart
-    return this.#oneAtATime(call.toolCallId, async () => this.#noted(await this.#guardToolCall(call, n)));
+    return this.#byCallId.run(call.toolCallId, async () => this.#noted(await this.#guardToolCall(call, n)));
   }
 
   /**
@@ -233,19 +233,19 @@ export class RunGuard {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.#oneAtATime(call.toolCallId, async () => {
+    return this.#byCallId.run(call.toolCallId, async () => {
       const { service, planId } = this;
       const ask = this.#ask(call);
       const g = this.#configuredOrAllowed(await service.getGuardrails(planId));
       // The plan has started already: the guard need not mark it.
-      if (g?.startTime != null) this.#hasStarted = true;
+      if (g?.startTime != null) this.#start.seen();
       // A call that needs no person by the plan as it stands now has nothing to find: an approval asked
       // for under a list since changed is left unused, and the SDK answers the call no.
       const always = ask.alwaysRequire.length > 0;
       if (g === null || (!always && !ask.operation.some((op) => g.requiresConfirmation(op)))) return null;
       const asked = stillAsked(ask, await service.findApproval(planId, ask.decisionId));
       if (asked !== null) return asked;
-      await this.#start();
+      await this.#start.mark();
       if (!(await service.checkWallClock(planId)).allowed) return null;
       return (await this.#confirm(ask))?.approval ?? null;
     });
@@ -290,48 +290,14 @@ export class RunGuard {
    */
   #configuredOrAllowed<G>(g: G | null): G | null {
     if (g !== null) return g;
-    // A start marked on no plan set nothing: once the plan is configured, the next call marks it.
-    this.#hasStarted = false;
-    this.#started = null;
+    this.#start.forget();
     if (this.#s.unconfiguredPlans === 'deny') throw notConfigured(this.planId);
     return g;
   }
 
-  /** Runs `task` once the calls with the same tool call id before it are done, as they started. */
-  #oneAtATime<R>(toolCallId: string, task: () => Promise<R>): Promise<R> {
-    const before = this.#inFlight.get(toolCallId);
-    // Nothing before it with this id: it starts now, without waiting a tick for an empty queue.
-    const running = before === undefined ? task() : before.then(task, task);
-    this.#inFlight.set(toolCallId, running);
-    const forget = (): void => {
-      if (this.#inFlight.get(toolCallId) === running) this.#inFlight.delete(toolCallId);
-    };
-    running.then(forget, forget);
-    return running;
-  }
-
-  /** Sets the plan's start time on first use, so the wall clock runs from the agent's first call. */
-  #start(): Promise<void> {
-    if (this.#hasStarted) return STARTED;
-    if (this.#started === null) {
-      const started = this.service.markStarted(this.planId);
-      // A start that failed (a store out of reach) is asked for again by the next call.
-      started.then(
-        () => {
-          this.#hasStarted = true;
-        },
-        () => {
-          if (this.#started === started) this.#started = null;
-        },
-      );
-      this.#started = started;
-    }
-    return this.#started;
-  }
-
   async #guardToolCall<T>(call: ValidRequest<T>, n: number): Promise<ToolCallOutcome<T>> {
     const { service, planId } = this;
-    if (!this.#hasStarted) await this.#start();
+    if (!this.#start.known) await this.#start.mark();
     const ask = this.#ask(call);
     const asked = stillAsked(ask, await service.findApproval(planId, ask.decisionId));
     // Every check before the call runs is one update of the plan; a call asked for already goes on only

@@ -12,9 +12,6 @@ import {
   isGuardrailViolationError,
   isStoreOutcomeUnknownError,
 } from '../errors.js';
-import type { GuardCheck } from '../GuardCheck.js';
-import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
-import type { BudgetReservation } from '../service/BudgetReservation.js';
 import type { ToolCallBegun } from '../service/toolCall.js';
 import type { Approval } from '../store/GuardrailStore.js';
 import { validatePlan, type Decision, type Plan } from './Plan.js';
@@ -27,7 +24,8 @@ import {
   type Paused,
 } from './state.js';
 import { isRetryable, type Tool } from './tools.js';
-import { deny, Invoker, operationsOf } from './invocation.js';
+import { beginDecision, decisionAsk, guardedBy, type Guarded, type Pause } from './decisionChecks.js';
+import { deny, Invoker } from './invocation.js';
 import { backoff, interrupted, runSignal } from './interruption.js';
 import {
   executorSettings,
@@ -61,18 +59,6 @@ class Paused_ {
 /** Ends a run from deep inside it: a tool failed for good. */
 class ToolFailed {
   constructor(readonly error: unknown) {}
-}
-
-/** What a decision's checks let through: the wall clock to run by and, for a guarded plan, its reservation. */
-interface Guarded {
-  readonly wall: GuardCheck | null;
-  readonly reservation?: BudgetReservation;
-}
-
-/** A decision waiting for a person. */
-interface Pause {
-  readonly paused: Paused;
-  readonly approval: Approval;
 }
 
 /**
@@ -235,11 +221,11 @@ export class PlanExecutor {
     if (!service) return { wall: null };
     if (!resuming && !stepTaken) {
       // A decision met for the first time: every check before its first try is one update of the plan.
-      const begun = await this.#begin(service, plan, decision, undefined);
+      const begun = await beginDecision(this.#s, this.#invoker, service, plan, decision, undefined);
       if (begun !== null) return guardedBy(decision, begun);
       // Not configured: the checks, one by one, answer as the service's options say.
     }
-    const ask = this.#ask(decision);
+    const ask = decisionAsk(this.#s, decision);
     const wall = await service.checkWallClock(plan.id);
     deny(wall);
     if (!stepTaken) deny(await service.takeStep(plan.id));
@@ -259,47 +245,6 @@ export class PlanExecutor {
       paused: { decisionId: decision.id, approvalId: request.approval.id },
       approval: request.approval,
     };
-  }
-
-  /** The confirmation a decision asks for: its operations, its input, and the tool's own rule. */
-  #ask(decision: Decision) {
-    const tool = this.#s.tools.get(decision.tool) as Tool;
-    const rule = this.#s.toolRules.get(tool.name);
-    // One literal, not a spread: spreading then adding a key leaves V8's fast path on every decision.
-    return {
-      decisionId: decision.id,
-      operation: operationsOf(decision, tool, rule),
-      input: decision.input,
-      // What the person asked is shown of the step, as for an agent's call.
-      preview: decision.input,
-      alwaysRequire: rule?.requiresConfirmation ? [tool.name] : [],
-      ttlMs: this.#s.approvalTtlMs,
-    };
-  }
-
-  /**
-   * Every check before a decision's first try, in one update of the plan; with `after`, only once that
-   * reservation (the decision before's) is settled within the budget, else null.
-   */
-  #begin(
-    service: AutonomyGuardrailService,
-    plan: Plan,
-    decision: Decision,
-    after: string | undefined,
-  ): Promise<ToolCallBegun | null> {
-    const tool = this.#s.tools.get(decision.tool) as Tool;
-    const max = this.#s.toolRules.get(tool.name)?.maxCallsPerPlan ?? null;
-    const confirm = this.#ask(decision);
-    const rule = max === null ? undefined : { name: tool.name, maxCallsPerPlan: max };
-    const estimate = this.#invoker.estimateOf(tool, decision);
-    const reservationId = runtimeKeyOf(decision.id, '#1');
-    // Without `after` when there is none: a service of another copy of leash may not know the key.
-    return service.beginToolCall(
-      plan.id,
-      after === undefined
-        ? { confirm, tool: rule, estimate, reservationId }
-        : { confirm, tool: rule, estimate, reservationId, after },
-    );
   }
 
   /**
@@ -389,7 +334,7 @@ export class PlanExecutor {
       // stops would stay taken.
       const ahead =
         service && call?.open && next && !outcome.problem && signal === null && !this.#listening('decision')
-          ? this.#begin(service, plan, next, call.id)
+          ? beginDecision(this.#s, this.#invoker, service, plan, next, call.id)
           : null;
       // Awaited below if the run goes on; if the settlement failed, that says why the run ended.
       ahead?.catch(() => {});
@@ -452,14 +397,6 @@ export class PlanExecutor {
       }
     }
   }
-}
-
-/** What a decision's checks, made in one update, let through; throws the violation of one that refused. */
-function guardedBy(decision: Decision, begun: ToolCallBegun): Pause | Guarded {
-  const { check, approval, reservation, wallClock } = begun;
-  if (reservation !== undefined) return { wall: wallClock, reservation };
-  if (approval === undefined) throw new GuardrailViolationError(check);
-  return { paused: { decisionId: decision.id, approvalId: approval.id }, approval };
 }
 
 /** A failure to end the run with: guard errors as they are, anything else as the tool's error. */
