@@ -3,7 +3,6 @@ import { createServer, type Server, type Socket } from 'node:net';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
-  AuditEntry,
   AutonomyGuardrails,
   AutonomyGuardrailService,
   GuardrailValidationError,
@@ -12,6 +11,7 @@ import {
 import { verifyAuditLog } from '../../src/audit/verify.js';
 import { APPROVAL_STATUSES } from '../../src/store/GuardrailStore.js';
 import { runStoreContract } from '../../src/testing/index.js';
+import { stepEntry } from '../support/service.js';
 import { vitestFunctions } from '../support/testFunctions.js';
 import { runSqlStoreSuite } from './sqlSuite.js';
 import {
@@ -24,17 +24,6 @@ import { relayTo } from './postgres-relay.js';
 import { OLD_APPROVAL } from './approval-fixture.js';
 
 const skip = await skipWithoutServer('test/store/postgres.test.ts');
-
-const T0 = Date.parse('2026-11-30T10:00:00.000Z');
-
-function stepEntry(i: number): AuditEntry {
-  return AuditEntry.create({
-    eventType: 'step_allowed',
-    guardName: 'step_limit',
-    timestamp: T0 + i,
-    details: { i },
-  });
-}
 
 /** The rejection of `promise`; fails the test when it resolves. */
 async function rejection(promise: Promise<unknown>): Promise<Record<string, unknown>> {

@@ -1,26 +1,16 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { AuditEntry, AuditTrail, AutonomyGuardrails } from '../../src/index.js';
+import { AuditTrail, AutonomyGuardrails } from '../../src/index.js';
 import { SqliteStore } from '../../src/store/sqlite/SqliteStore.js';
+import { stepEntry } from '../support/service.js';
 import { tempFiles } from '../support/tempFiles.js';
 
 // The audit window `get` answers with: kept for the plans this store committed last, read again from
 // the database whenever anything else may have changed it.
 
-const T0 = Date.parse('2026-11-30T10:00:00.000Z');
-
-function entry(i: number): AuditEntry {
-  return AuditEntry.create({
-    eventType: 'step_allowed',
-    guardName: 'step_limit',
-    timestamp: T0 + i,
-    details: { i },
-  });
-}
-
 /** An update of `planId` that records entry `i`. */
 function record(store: SqliteStore, planId: string, i: number): Promise<unknown> {
-  return store.update(planId, () => ({ result: null, audit: entry(i) }));
+  return store.update(planId, () => ({ result: null, audit: stepEntry(i) }));
 }
 
 /** The details' `i` of the entries `get` answers with, oldest first. */
@@ -104,7 +94,7 @@ describe('the audit window of SqliteStore.get', () => {
     await record(store, 'p', 1);
     await store.get('p');
     const trail = new AuditTrail();
-    trail.add(entry(7));
+    trail.add(stepEntry(7));
 
     await store.put('p', AutonomyGuardrails.create(), trail);
 

@@ -3,15 +3,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  AuditEntry,
-  AuditTrail,
-  AutonomyGuardrails,
-  AutonomyGuardrailService,
-  GuardrailError,
-} from '../../src/index.js';
+import { AuditTrail, AutonomyGuardrails, AutonomyGuardrailService, GuardrailError } from '../../src/index.js';
 import { verifyAuditLog } from '../../src/audit/verify.js';
 import { runStoreContract } from '../../src/testing/index.js';
+import { stepEntry, T0 } from '../support/service.js';
 import { vitestFunctions } from '../support/testFunctions.js';
 import { APPROVAL_STATUSES, type Approval, type GuardrailStore } from '../../src/store/GuardrailStore.js';
 import { SQLITE_SCHEMA_VERSION, SqliteStore } from '../../src/store/sqlite/SqliteStore.js';
@@ -19,20 +14,9 @@ import { fieldOf } from '../support/thrown.js';
 import { OLD_APPROVAL } from './approval-fixture.js';
 import { runSqlStoreSuite } from './sqlSuite.js';
 
-const T0 = Date.parse('2026-11-30T10:00:00.000Z');
-
 async function migrated(store: SqliteStore): Promise<SqliteStore> {
   await store.migrate();
   return store;
-}
-
-function entry(i: number): AuditEntry {
-  return AuditEntry.create({
-    eventType: 'step_allowed',
-    guardName: 'step_limit',
-    timestamp: T0 + i,
-    details: { i },
-  });
 }
 
 function guardrails(): AutonomyGuardrails {
@@ -343,9 +327,9 @@ describe('SqliteStore', () => {
       const db = connect(':memory:');
       const store = await open({ database: db });
       await store.put('p', guardrails());
-      for (let i = 0; i < 3; i++) await store.update('p', () => ({ result: null, audit: entry(i) }));
+      for (let i = 0; i < 3; i++) await store.update('p', () => ({ result: null, audit: stepEntry(i) }));
       const trail = new AuditTrail({ maxEntries: 5 });
-      trail.add(entry(9));
+      trail.add(stepEntry(9));
       await store.put('p', guardrails(), trail);
       const seqs = db.prepare('SELECT seq FROM leash_audit_entries ORDER BY seq').pluck().all();
       expect(seqs).toEqual([1, 2, 3, 4]);
@@ -355,7 +339,7 @@ describe('SqliteStore', () => {
       const path = newFile();
       const first = await open({ path });
       await first.put('p', guardrails());
-      await first.update('p', () => ({ result: null, audit: entry(1), mutation: { steps: 2 } }));
+      await first.update('p', () => ({ result: null, audit: stepEntry(1), mutation: { steps: 2 } }));
       await first.close();
       const record = await (await open({ path })).get('p');
       expect([record?.guardrails.stepCount, record?.audit.size]).toEqual([2, 1]);
@@ -469,7 +453,7 @@ describe('SqliteStore', () => {
       const commits = other.prepare<[], number>('PRAGMA data_version').pluck();
       const before = commits.get() as number;
       await Promise.all(
-        Array.from({ length: 10 }, (_, i) => store.update('p', () => ({ result: i, audit: entry(i) }))),
+        Array.from({ length: 10 }, (_, i) => store.update('p', () => ({ result: i, audit: stepEntry(i) }))),
       );
       expect([(commits.get() as number) - before, (await store.readAuditLog('p')).length]).toEqual([1, 10]);
     });
@@ -492,7 +476,7 @@ describe('SqliteStore', () => {
         "CREATE TRIGGER refuse_q BEFORE INSERT ON leash_audit_entries WHEN NEW.plan_id = 'q' BEGIN SELECT RAISE(ABORT, 'refused'); END",
       );
       // Last, so that the store's cache of p is what it committed after everything else.
-      await store.update('p', () => ({ result: null, audit: entry(0) }));
+      await store.update('p', () => ({ result: null, audit: stepEntry(0) }));
       let tries = 0;
       let read: Promise<AutonomyGuardrails | null> | undefined;
       // One transaction: p's steps, then q's entry, which cannot be written. Tried again alone, p's
@@ -504,7 +488,7 @@ describe('SqliteStore', () => {
         }),
         store.update('q', () => {
           read ??= store.getGuardrails('p');
-          return { result: null, audit: entry(1) };
+          return { result: null, audit: stepEntry(1) };
         }),
       ];
       await Promise.allSettled(updates);

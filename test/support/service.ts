@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import {
+  AuditEntry,
   AutonomyGuardrailService,
   GuardrailValidationError,
   ManualClock,
@@ -13,6 +14,16 @@ import {
 
 export const T0 = Date.parse('2026-11-30T10:00:00.000Z');
 export const T0_ISO = '2026-11-30T10:00:00.000Z';
+
+/** An allowed step check at T0 + `i` ms, its details `{ i }`: an entry a store test can tell apart. */
+export function stepEntry(i: number): AuditEntry {
+  return AuditEntry.create({
+    eventType: 'step_allowed',
+    guardName: 'step_limit',
+    timestamp: T0 + i,
+    details: { i },
+  });
+}
 
 /** A service on a ManualClock at T0 with `plan` configured by `init`. */
 export async function configured(init: GuardrailsInit, options: AutonomyGuardrailServiceOptions = {}) {
