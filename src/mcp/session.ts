@@ -39,6 +39,8 @@ export interface McpSessionOptions {
   readonly signal?: AbortSignal;
   /** Told what a person should know (the plan id, the upstream's end); default nothing. */
   readonly log?: (line: string) => void;
+  /** Called once the client's transport is started and takes messages, with the session's plan id. */
+  readonly ready?: (planId: string) => void;
 }
 
 /** The next `mcp-<name>-<n>` plan id free in the store. */
@@ -155,6 +157,7 @@ export async function runMcpSession(options: McpSessionOptions): Promise<{ planI
     if (options.signal?.aborted) finish();
     await server.connect(options.clientTransport ?? new StdioServerTransport());
     log(`leash mcp: session plan "${planId}"`);
+    options.ready?.(planId);
     await over;
     return { planId };
   } finally {
