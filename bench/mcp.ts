@@ -78,15 +78,13 @@ function inProcess(store: () => Promise<GuardrailStore>): (dir: string) => Promi
   return async (dir) => {
     const service = new AutonomyGuardrailService({ clock: systemClock, store: await store() });
     await service.configureGuardrails(PLAN_ID, { ...ROOMY_LIMITS, startTime: null });
-    const upstream = new Client({ name: 'leash-mcp', version: '1' });
-    await upstream.connect(upstreamTransport(dir));
     const proxy = createMcpProxy({
-      upstream,
+      upstream: () => upstreamTransport(dir),
       guard: new RunGuard({ service, planId: PLAN_ID, recordCalls: true }),
     });
     const [client, server] = InMemoryTransport.createLinkedPair();
     await proxy.connect(server);
-    return { transport: client, close: () => upstream.close() };
+    return { transport: client, close: () => proxy.close() };
   };
 }
 

@@ -1,27 +1,4 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  CallToolRequestSchema,
-  CompleteRequestSchema,
-  GetPromptRequestSchema,
-  ListPromptsRequestSchema,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ListToolsRequestSchema,
-  LoggingMessageNotificationSchema,
-  PromptListChangedNotificationSchema,
-  ReadResourceRequestSchema,
-  ResourceListChangedNotificationSchema,
-  ResourceUpdatedNotificationSchema,
-  SetLevelRequestSchema,
-  SubscribeRequestSchema,
-  ToolListChangedNotificationSchema,
-  UnsubscribeRequestSchema,
-  ErrorCode,
-  McpError,
-  type ServerCapabilities,
-} from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { randomUUID } from 'node:crypto';
 import type { RunGuard } from '../agent/RunGuard.js';
 import { NonRetryableError, toolResult } from '../agent/toolResult.js';
@@ -33,6 +10,7 @@ import { inputHash } from '../service/hash.js';
 import type { Approval } from '../store/GuardrailStore.js';
 import { eitherAborts } from '../signals.js';
 import { approvalText, denialText, errorResult } from './denials.js';
+import { Relay, type ClientRequest, type Reply, type RpcError } from './relay.js';
 import {
   confirmedCallId,
   hiddenBy,
@@ -42,27 +20,24 @@ import {
   type ToolAnnotations,
 } from './rules.js';
 
-/** Any result, every field kept: the proxy passes on what the upstream said, not what this SDK knows. */
-const Loose = z.looseObject({});
-type LooseResult = z.infer<typeof Loose>;
+type Params = Record<string, unknown>;
 
-/** No time limit of the proxy's own on a forwarded call: the client's, and the plan's wall clock, end it. */
-const NO_TIMEOUT_MS = 2_147_483_647;
-
-const GONE = 'the upstream server is gone (it exited); restart leash mcp';
+const GONE = 'the upstream server is gone; restart leash mcp';
 
 /** The `_meta` key under which an upstream may report what a call cost, in the budget's units. */
 export const COST_META_KEY = 'leash/cost';
 
 export interface McpProxyOptions {
-  /** The upstream server's client, connected. */
-  readonly upstream: Client;
+  /** Opens the upstream server's transport, not started: called once the client sent `initialize`. */
+  readonly upstream: () => Transport | Promise<Transport>;
   /** Guards every `tools/call` under the session's plan. */
   readonly guard: RunGuard;
   /** What the client is shown and which calls a person confirms; default every tool, none confirmed. */
   readonly rules?: McpRules;
   /** How the `leash approve` command shown for an approval starts, and its store; default `npx leash`. */
   readonly style?: CommandStyle;
+  /** Told what a person should know: the upstream's end. */
+  readonly log?: (line: string) => void;
 }
 
 /** A tool as `tools/list` gives it, read no further than the proxy needs. */
@@ -71,21 +46,19 @@ interface ListedTool {
   readonly annotations?: ToolAnnotations;
 }
 
-function listedTools(result: LooseResult): ListedTool[] {
-  const tools = (result as { tools?: unknown }).tools;
+function listedTools(result: Params): ListedTool[] {
+  const tools = result['tools'];
   if (!Array.isArray(tools)) return [];
   return tools.filter(
     (t): t is ListedTool => typeof t === 'object' && t !== null && typeof (t as ListedTool).name === 'string',
   );
 }
 
-/** Whether an error is the upstream's answer (a JSON-RPC error it sent), not a call left unanswered. */
-function answered(error: unknown): boolean {
-  return (
-    error instanceof McpError &&
-    error.code !== ErrorCode.ConnectionClosed &&
-    error.code !== ErrorCode.RequestTimeout
-  );
+/** The upstream answered a `tools/call` with a JSON-RPC error: nothing ran; the client gets it as it is. */
+class UpstreamRefused extends NonRetryableError {
+  constructor(readonly rpc: RpcError) {
+    super(`the upstream server answered with an error: ${rpc.message}`);
+  }
 }
 
 function isAmount(value: unknown): value is number {
@@ -98,97 +71,51 @@ function spent(approval: Approval, now: number): boolean {
 }
 
 /**
- * An MCP server that shows its client the upstream server's tools (less those the rules hide, schemas and
- * annotations untouched), resources, prompts and completions, and passes every `tools/call` through the
- * run guard: steps, budget (a tool's `cost_per_call`, or the cost the upstream reports under `_meta`
- * `leash/cost`), calls per tool and per session, the wall clock, and a person's confirmation, each audited
- * in the plan's log with the tool and its input's hash. A refused call is an `isError` result that says
- * which limit refused it and how to raise it; the session goes on. A person confirms in the client when
- * it can be asked (elicitation), else with `leash approve`.
+ * A proxy between an MCP client and its server that passes the conversation on as it is — tools,
+ * resources, prompts, completions, logging, the server's own requests of the client (sampling,
+ * elicitation, roots, pings) and every notification, in order — except for what leash is for: every
+ * `tools/call` goes through the run guard (steps, budget: a tool's `cost_per_call` or the cost the
+ * upstream reports under `_meta` `leash/cost`; calls per tool and per session, the wall clock, a
+ * person's confirmation), each audited in the plan's log with the tool and its input's hash; the tools
+ * the rules hide are left out of `tools/list`; and the server's title says leash guards it. A refused call
+ * is an `isError` result that says which limit refused it and how to raise it; the session goes on. A
+ * person confirms in the client when it can be asked (elicitation), else with `leash approve`.
  */
-export function createMcpProxy(options: McpProxyOptions): Server {
-  const { upstream, guard } = options;
+export function createMcpProxy(options: McpProxyOptions): Relay {
+  const { guard } = options;
   const rules = options.rules ?? mcpRules(null);
   const style = options.style ?? DEFAULT_STYLE;
-  const upstreamCaps = upstream.getServerCapabilities() ?? {};
-  // Tasks are not passed on: the proxy answers each call itself, once it ran.
-  const { tasks: _tasks, ...kept } = upstreamCaps as ServerCapabilities & { tasks?: unknown };
-  const capabilities: ServerCapabilities = {
-    ...kept,
-    ...(upstreamCaps.tools ? { tools: { ...upstreamCaps.tools, listChanged: true } } : {}),
-  };
-  const info = upstream.getServerVersion() ?? { name: 'upstream', version: '0' };
-  const instructions = upstream.getInstructions();
-  const server = new Server(
-    { ...info, title: `${info.title ?? info.name} (guarded by leash)` },
-    { capabilities, ...(instructions === undefined ? {} : { instructions }) },
-  );
-
-  let initialized = false;
-  server.oninitialized = () => {
-    initialized = true;
-  };
-  /** A notification for the client; dropped before it initialized, or once it went away. */
-  const tell = (send: () => Promise<void>): void => {
-    if (initialized) send().catch(() => undefined);
-  };
-
-  const forward = <S extends Parameters<Server['setRequestHandler']>[0]>(schema: S): void => {
-    server.setRequestHandler(schema, (request, extra) => {
-      const { method, params } = request as { method: string; params?: Record<string, unknown> };
-      return upstream.request({ method, ...(params ? { params } : {}) } as never, Loose, {
-        signal: extra.signal,
-      }) as never;
-    });
-  };
-  if (upstreamCaps.resources) {
-    forward(ListResourcesRequestSchema);
-    forward(ListResourceTemplatesRequestSchema);
-    forward(ReadResourceRequestSchema);
-    if (upstreamCaps.resources.subscribe) {
-      forward(SubscribeRequestSchema);
-      forward(UnsubscribeRequestSchema);
-    }
-    upstream.setNotificationHandler(ResourceListChangedNotificationSchema, () =>
-      tell(() => server.sendResourceListChanged()),
-    );
-    upstream.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) =>
-      tell(() => server.sendResourceUpdated(n.params)),
-    );
-  }
-  if (upstreamCaps.prompts) {
-    forward(ListPromptsRequestSchema);
-    forward(GetPromptRequestSchema);
-    upstream.setNotificationHandler(PromptListChangedNotificationSchema, () =>
-      tell(() => server.sendPromptListChanged()),
-    );
-  }
-  if (upstreamCaps.completions) forward(CompleteRequestSchema);
-  if (upstreamCaps.logging) {
-    forward(SetLevelRequestSchema);
-    upstream.setNotificationHandler(LoggingMessageNotificationSchema, (n) =>
-      tell(() => server.sendLoggingMessage(n.params)),
-    );
-  }
-  if (!upstreamCaps.tools) return server;
 
   /** The annotations of every tool the upstream listed, by name, from its newest list. */
   let annotations = new Map<string, ToolAnnotations | undefined>();
-  upstream.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-    annotations = new Map();
-    tell(() => server.sendToolListChanged());
+
+  const relay: Relay = new Relay({
+    upstream: options.upstream,
+    ...(options.log ? { log: options.log } : {}),
+    hooks: {
+      answer: (request) => (request.method === 'tools/call' ? guardedCall(request) : undefined),
+      result: (method, result) => {
+        if (method === 'initialize') return initialized(result);
+        if (method !== 'tools/list') return result;
+        const tools = listedTools(result);
+        for (const t of tools) annotations.set(t.name, t.annotations);
+        return { ...result, tools: tools.filter((t) => hiddenBy(rules, t.name) === null) };
+      },
+      notified: (method) => {
+        if (method === 'notifications/tools/list_changed') annotations = new Map();
+      },
+    },
   });
 
-  server.setRequestHandler(ListToolsRequestSchema, async (request, extra) => {
-    const result = await upstream.request(
-      { method: 'tools/list', ...(request.params ? { params: request.params } : {}) },
-      Loose,
-      { signal: extra.signal },
-    );
-    const tools = listedTools(result);
-    for (const t of tools) annotations.set(t.name, t.annotations);
-    return { ...result, tools: tools.filter((t) => hiddenBy(rules, t.name) === null) } as never;
-  });
+  /** The upstream's answer to `initialize`, but for leash's name in the title and no tasks. */
+  function initialized(result: Params): Params {
+    const info = (result['serverInfo'] ?? {}) as { name?: unknown; title?: unknown };
+    const name =
+      typeof info.title === 'string' ? info.title : typeof info.name === 'string' ? info.name : 'upstream';
+    // Tasks are not passed on: the proxy answers each call itself, once it ran.
+    const { tasks: _tasks, ...capabilities } = (result['capabilities'] ?? {}) as Params;
+    return { ...result, capabilities, serverInfo: { ...info, title: `${name} (guarded by leash)` } };
+  }
 
   /** A tool's annotations, listing the upstream's tools when the client calls one it never listed. */
   async function annotationsOf(name: string, signal: AbortSignal): Promise<ToolAnnotations | undefined> {
@@ -196,13 +123,17 @@ export function createMcpProxy(options: McpProxyOptions): Server {
       const fresh = new Map<string, ToolAnnotations | undefined>();
       let cursor: string | undefined;
       do {
-        const page = await upstream.request(
-          { method: 'tools/list', ...(cursor === undefined ? {} : { params: { cursor } }) },
-          Loose,
-          { signal },
+        const page = await relay.requestUpstream(
+          'tools/list',
+          cursor === undefined ? undefined : { cursor },
+          signal,
         );
-        for (const t of listedTools(page)) fresh.set(t.name, t.annotations);
-        const next = (page as { nextCursor?: unknown }).nextCursor;
+        if (!('result' in page))
+          throw new Error(
+            `the upstream's tools could not be listed: ${'error' in page ? page.error.message : page.lost}`,
+          );
+        for (const t of listedTools(page.result)) fresh.set(t.name, t.annotations);
+        const next = page.result['nextCursor'];
         cursor = typeof next === 'string' ? next : undefined;
       } while (cursor !== undefined);
       annotations = fresh;
@@ -212,6 +143,8 @@ export function createMcpProxy(options: McpProxyOptions): Server {
 
   /** How many times each same call (tool and input) was asked of a person: its next ask's number. */
   const asks = new Map<string, number>();
+  const sessionTag = `mcp-${randomUUID().slice(0, 8)}`;
+  let calls = 0;
 
   /**
    * The decision id a call runs under: for one a person must confirm, the id of its approval (asked in
@@ -219,7 +152,7 @@ export function createMcpProxy(options: McpProxyOptions): Server {
    */
   async function decisionOf(
     call: { toolName: string; input: unknown; requiresConfirmation: boolean },
-    extra: { signal: AbortSignal },
+    request: ClientRequest,
   ): Promise<string> {
     const hash = inputHash({ tool: call.toolName, input: call.input });
     const key = `${call.toolName}\u0000${hash}`;
@@ -229,34 +162,36 @@ export function createMcpProxy(options: McpProxyOptions): Server {
       if (approval === null) return `${sessionTag}:${++calls}`;
       if (spent(approval, guard.service.clock.now())) continue;
       asks.set(key, ask);
-      if (approval.status === 'pending') await askInClient(approval, call, extra.signal);
+      if (approval.status === 'pending') await askInClient(approval, call, request);
       return toolCallId;
     }
   }
-  const sessionTag = `mcp-${randomUUID().slice(0, 8)}`;
-  let calls = 0;
 
-  /** Asks the person in the client, when it can ask, and records their answer; else leaves it pending. */
+  /**
+   * Asks the person in the client, when it can ask, and records their answer; else leaves it pending.
+   * The question is leash's own request, answered to leash: never one of the upstream's.
+   */
   async function askInClient(
     approval: Approval,
     call: { toolName: string; input: unknown },
-    signal: AbortSignal,
+    request: ClientRequest,
   ): Promise<void> {
-    if (server.getClientCapabilities()?.elicitation === undefined) return;
-    const by = server.getClientVersion()?.name ?? 'mcp client';
-    let answer: string;
-    try {
-      const r = await server.elicitInput(
-        {
-          message: `Allow "${call.toolName}" to run with ${JSON.stringify(call.input)}? (leash approval ${approval.id}; it runs once)`,
-          requestedSchema: { type: 'object', properties: {} },
-        },
-        { signal, timeout: NO_TIMEOUT_MS },
-      );
-      answer = r.action;
-    } catch {
-      return; // unanswered: the approval stays pending, for `leash approve`
-    }
+    const client = relay.clientInit;
+    if ((client?.['capabilities'] as Params | undefined)?.['elicitation'] === undefined) return;
+    const info = client?.['clientInfo'] as { name?: unknown } | undefined;
+    const by = typeof info?.name === 'string' ? info.name : 'mcp client';
+    const reply = await relay.requestClient(
+      'elicitation/create',
+      {
+        message: `Allow "${call.toolName}" to run with ${JSON.stringify(call.input)}? (leash approval ${approval.id}; it runs once)`,
+        requestedSchema: { type: 'object', properties: {} },
+      },
+      request.id,
+      request.signal,
+    );
+    // Unanswered: the approval stays pending, for `leash approve`.
+    if (!('result' in reply)) return;
+    const answer = reply.result['action'];
     const decide =
       answer === 'accept'
         ? guard.service.approve(approval.id, { by, reason: `accepted in ${by}` })
@@ -268,99 +203,87 @@ export function createMcpProxy(options: McpProxyOptions): Server {
     await decide.catch(() => undefined);
   }
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+  /** Sends the call upstream as the client made it, with the input the guard let through. */
+  async function callUpstream(
+    toolName: string,
+    params: Params,
+    input: unknown,
+    signal: AbortSignal,
+  ): Promise<unknown> {
+    const reply = await relay.requestUpstream('tools/call', { ...params, arguments: input }, signal);
+    if ('error' in reply) {
+      // The upstream refused the request: nothing ran, nothing is charged. The client decides whether to
+      // call again: the proxy never repeats a call on its own.
+      throw new UpstreamRefused(reply.error);
+    }
+    if ('lost' in reply) {
+      // Never sent: nothing ran, nothing is charged.
+      if (!reply.sent) throw new NonRetryableError(`"${toolName}" was not sent: ${reply.lost}`);
+      // Sent and never answered (cancelled, or the upstream went away): it may have run, so it is
+      // charged its estimate (fail closed).
+      const text = `"${toolName}" may have run, but no answer came (${reply.lost}); it is charged its estimate`;
+      return toolResult(errorResult(text), { cost: guard.ruleFor(toolName)?.costPerCall ?? 0 });
+    }
+    const cost = (reply.result['_meta'] as Params | undefined)?.[COST_META_KEY];
+    // A cost that is not an amount is not taken: the call is charged its estimate.
+    return isAmount(cost) ? toolResult(reply.result, { cost }) : reply.result;
+  }
+
+  async function guardedCall(request: ClientRequest): Promise<Reply> {
     // `task` is dropped: the proxy answers the call once it ran (it does not pass the tasks capability on).
-    const { name: toolName, arguments: args, _meta, task: _task, ...rest } = request.params;
-    const input = args ?? {};
+    const { task: _task, ...params } = request.params ?? {};
+    const toolName = params['name'];
+    if (typeof toolName !== 'string') {
+      return { error: { code: -32602, message: 'tools/call needs params.name, a string' } };
+    }
+    const input = params['arguments'] ?? {};
+    const { signal } = request;
     // Once the guard checks the call, its own entries record what became of it.
     let checked = false;
     try {
-      // Nothing can run: no check is made, no step taken.
-      if (upstream.transport === undefined) throw new NonRetryableError(GONE);
+      // Nothing can run: no check is made, no step taken; the refusal is recorded.
+      if (relay.gone !== null) {
+        await guard.refuse({ toolName, input }, GONE).catch(() => undefined);
+        const text = `the upstream server is gone (${relay.gone}): "${toolName}" was not sent and nothing was charged; restart leash mcp`;
+        return { result: errorResult(text) };
+      }
       const hidden = hiddenBy(rules, toolName);
       if (hidden !== null) {
         const d = await guard.refuse({ toolName, input }, `"${toolName}" is hidden: ${hidden}`);
-        return errorResult(denialText(d, toolName)) as never;
+        return { result: errorResult(denialText(d, toolName)) };
       }
-      const destructive =
-        rules.confirmDestructive && isDestructive(await annotationsOf(toolName, extra.signal));
+      const destructive = rules.confirmDestructive && isDestructive(await annotationsOf(toolName, signal));
       const call = { toolName, input, requiresConfirmation: destructive };
       checked = true;
-      const toolCallId = await decisionOf(call, extra);
+      const toolCallId = await decisionOf(call, request);
       // Cancelled while a person was asked: the call is not made, and a grant given meanwhile stays unused.
-      if (extra.signal.aborted) return errorResult(`the client cancelled the call of "${toolName}"`) as never;
-      const progressToken = _meta?.progressToken;
+      if (signal.aborted) return { result: errorResult(`the client cancelled the call of "${toolName}"`) };
       const outcome = await guard.toolCall({
         ...call,
         toolCallId,
-        signal: extra.signal,
+        signal,
         run: async (ctx) => {
-          if (upstream.transport === undefined) {
-            throw new NonRetryableError(GONE);
-          }
-          const [signal, done] = eitherAborts(extra.signal, ctx.signal);
-          let result: LooseResult;
+          const [both, done] = eitherAborts(signal, ctx.signal);
           try {
-            const meta = _meta === undefined ? undefined : { ..._meta, progressToken: undefined };
-            result = await upstream.request(
-              {
-                method: 'tools/call',
-                params: {
-                  ...rest,
-                  name: toolName,
-                  arguments: ctx.input as Record<string, unknown>,
-                  ...(meta ? { _meta: meta } : {}),
-                },
-              },
-              Loose,
-              {
-                signal,
-                timeout: NO_TIMEOUT_MS,
-                ...(progressToken === undefined
-                  ? {}
-                  : {
-                      resetTimeoutOnProgress: true,
-                      onprogress: (p) =>
-                        void extra
-                          .sendNotification({
-                            method: 'notifications/progress',
-                            params: { ...p, progressToken },
-                          })
-                          .catch(() => undefined),
-                    }),
-              },
-            );
-          } catch (error) {
-            if (answered(error)) {
-              // The upstream refused the request: nothing ran, nothing is charged. The client decides
-              // whether to call again: the proxy never repeats a call on its own.
-              throw new NonRetryableError(`the upstream server answered with an error: ${errorTail(error)}`, {
-                cause: error,
-              });
-            }
-            // Sent and never answered (cancelled, or the upstream went away): it may have run, so it is
-            // charged its estimate (fail closed).
-            const text = `"${toolName}" may have run, but no answer came (${errorTail(error)}); it is charged its estimate`;
-            return toolResult(errorResult(text), { cost: guard.ruleFor(toolName)?.costPerCall ?? 0 });
+            return await callUpstream(toolName, params, ctx.input, both);
           } finally {
             done();
           }
-          const cost = (result._meta as Record<string, unknown> | undefined)?.[COST_META_KEY];
-          // A cost that is not an amount is not taken: the call is charged its estimate.
-          return isAmount(cost) ? toolResult(result, { cost }) : result;
         },
       });
-      if (outcome.allowed) return outcome.output as never;
+      if (outcome.allowed) return { result: outcome.output as Params };
       if (outcome.approval?.status === 'pending')
-        return errorResult(approvalText(outcome.approval, toolName, style)) as never;
-      return errorResult(denialText(outcome, toolName)) as never;
+        return { result: errorResult(approvalText(outcome.approval, toolName, style)) };
+      return { result: errorResult(denialText(outcome, toolName)) };
     } catch (error) {
-      // Refused before any check because the upstream is gone (or went away while its tool was looked
-      // up): recorded like any other refusal. A store that cannot record it leaves the answer the same.
-      if (!checked && upstream.transport === undefined)
+      if (error instanceof UpstreamRefused) return { error: error.rpc };
+      // Refused before any check because the upstream went away while its tool was looked up: recorded
+      // like any other refusal. A store that cannot record it leaves the answer the same.
+      if (!checked && relay.gone !== null)
         await guard.refuse({ toolName, input }, GONE).catch(() => undefined);
-      return errorResult(`"${toolName}" failed: ${errorTail(error)}`) as never;
+      return { result: errorResult(`"${toolName}" failed: ${errorTail(error)}`) };
     }
-  });
-  return server;
+  }
+
+  return relay;
 }

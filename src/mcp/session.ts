@@ -1,7 +1,5 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { RunGuard } from '../agent/RunGuard.js';
@@ -13,6 +11,7 @@ import type { CommandStyle } from '../runner/commandLine.js';
 import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
 import { validatePlanId } from '../ids.js';
 import { createMcpProxy } from './proxy.js';
+import type { Relay } from './relay.js';
 import { recordSessionEnd, recordSessionStart } from './record.js';
 import { mcpRules } from './rules.js';
 
@@ -78,7 +77,15 @@ async function sessionPlan(
   return planId;
 }
 
-function upstreamTransport(upstream: Upstream, env: NodeJS.ProcessEnv, cwd: string | undefined): Transport {
+/**
+ * Opens the upstream's transport each time it is called: a process to start (stdio), or a Streamable HTTP
+ * URL, which is checked here, before anything starts.
+ */
+function upstreamOpener(
+  upstream: Upstream,
+  env: NodeJS.ProcessEnv,
+  cwd: string | undefined,
+): () => Transport {
   if ('url' in upstream) {
     let url: URL;
     try {
@@ -89,48 +96,41 @@ function upstreamTransport(upstream: Upstream, env: NodeJS.ProcessEnv, cwd: stri
         `--upstream-url must be a URL, got "${upstream.url}"`,
       );
     }
-    return new StreamableHTTPClientTransport(url);
+    return () => new StreamableHTTPClientTransport(url);
   }
   const strings: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) if (typeof v === 'string') strings[k] = v;
-  return new StdioClientTransport({
-    command: upstream.command,
-    args: [...upstream.args],
-    env: strings,
-    ...(cwd === undefined ? {} : { cwd }),
-    stderr: 'inherit',
-  });
+  return () =>
+    new StdioClientTransport({
+      command: upstream.command,
+      args: [...upstream.args],
+      env: strings,
+      ...(cwd === undefined ? {} : { cwd }),
+      stderr: 'inherit',
+    });
 }
 
 /**
- * One client session of `leash mcp`: configures its plan (see {@link sessionPlan}), connects to the upstream
- * server, serves the guarded proxy to the client, and resolves once the session is over (the client went
- * away, or `signal` aborted), with the upstream stopped. The plan's document says that the session runs,
- * then when it ended and its steps (see `record.ts`). An upstream that exits makes every later call an
- * error result: it is not restarted.
+ * One client session of `leash mcp`: configures its plan (see {@link sessionPlan}), serves the guarded
+ * proxy to the client, starts the upstream server once the client sent `initialize`, and resolves once
+ * the session is over (the client went away, or `signal` aborted), with the upstream stopped. The plan's
+ * document says that the session runs, then when it ended and its steps (see `record.ts`). An upstream
+ * that exits makes every later call an error result: it is not restarted.
  */
 export async function runMcpSession(options: McpSessionOptions): Promise<{ planId: string }> {
   const { service, policy } = options;
   const log = options.log ?? (() => undefined);
   if (options.planId !== undefined) validatePlanId(options.planId);
-  // Known before the upstream starts: a plan that cannot be guarded starts nothing.
+  const open = upstreamOpener(options.upstream, options.env ?? process.env, options.cwd);
+  // Known before anything starts: a plan that cannot be guarded starts nothing.
   const planId = await sessionPlan(service, policy, options.planId, options.policyName);
-  const upstream = new Client({ name: 'leash-mcp', version: '1' });
-  const upstreamTransportOf = upstreamTransport(options.upstream, options.env ?? process.env, options.cwd);
-  let closing = false;
-  upstream.onclose = () => {
-    if (!closing) log('leash mcp: the upstream server went away; every further call is an error result');
-  };
-  await upstream.connect(upstreamTransportOf);
-
-  // From here on the upstream runs: whatever fails, it is stopped before this returns.
   let finish = (): void => undefined;
   const over = new Promise<void>((resolve) => {
     finish = resolve;
   });
   // The stdio transport does not notice its input ending: the client went away.
   const onEnd = (): void => finish();
-  let server: Server | undefined;
+  let proxy: Relay | undefined;
   /** The plan and the revision of its document that says the session runs, once saved. */
   let started: { planId: string; revision: number } | null = null;
   try {
@@ -142,26 +142,26 @@ export async function runMcpSession(options: McpSessionOptions): Promise<{ planI
       ...(policy === null ? {} : { tools: toolRules(policy), approvalTtlMs: approvalTtlMs(policy) }),
       recordCalls: true,
     });
-    server = createMcpProxy({
-      upstream,
+    proxy = createMcpProxy({
+      upstream: open,
       guard,
       rules: mcpRules(policy),
+      log,
       ...(options.style === undefined ? {} : { style: options.style }),
     });
-    server.onclose = () => finish();
+    void proxy.closed.then(finish);
     if (options.clientTransport === undefined) {
       process.stdin.once('end', onEnd);
       process.stdin.once('close', onEnd);
     }
     options.signal?.addEventListener('abort', onEnd, { once: true });
     if (options.signal?.aborted) finish();
-    await server.connect(options.clientTransport ?? new StdioServerTransport());
+    await proxy.connect(options.clientTransport ?? new StdioServerTransport());
     log(`leash mcp: session plan "${planId}"`);
     options.ready?.(planId);
     await over;
     return { planId };
   } finally {
-    closing = true;
     // Its end is known now: the plan's wall clock stops here, whatever the upstream takes to stop.
     if (started !== null) {
       await recordSessionEnd(service, started.planId, started.revision).catch((error: unknown) =>
@@ -171,12 +171,8 @@ export async function runMcpSession(options: McpSessionOptions): Promise<{ planI
     options.signal?.removeEventListener('abort', onEnd);
     process.stdin.off('end', onEnd);
     process.stdin.off('close', onEnd);
-    await server?.close().catch(() => undefined);
-    // A Streamable HTTP server is told the session ended; a process gets its stdin ended, then SIGTERM,
-    // then SIGKILL: nothing is left behind.
-    if (upstreamTransportOf instanceof StreamableHTTPClientTransport) {
-      await upstreamTransportOf.terminateSession().catch(() => undefined);
-    }
-    await upstream.close().catch(() => undefined);
+    // The client's transport closes; a Streamable HTTP upstream is told the session ended, a process gets
+    // its stdin ended, then SIGTERM, then SIGKILL: nothing is left behind.
+    await proxy?.close();
   }
 }

@@ -69,12 +69,11 @@ async function setUp(policy: unknown = { version: 1 }) {
     PLAN,
     p.guardrails?.tool_budget === undefined ? {} : { toolBudget: p.guardrails.tool_budget },
   );
-  const [up1, up2] = InMemoryTransport.createLinkedPair();
-  await upstreamServer().connect(up2);
-  const upstream = new Client({ name: 'proxy', version: '1' });
-  await upstream.connect(up1);
+  // `upstream` is the server's end of the link: closing it is the server going away.
+  const [up1, upstream] = InMemoryTransport.createLinkedPair();
+  await upstreamServer().connect(upstream);
   const guard = new RunGuard({ service, planId: PLAN, recordCalls: true, tools: toolRules(p) });
-  const proxy = createMcpProxy({ upstream, guard, rules: mcpRules(p) });
+  const proxy = createMcpProxy({ upstream: () => up1, guard, rules: mcpRules(p) });
   const [c1, c2] = InMemoryTransport.createLinkedPair();
   await proxy.connect(c2);
   const client = new Client({ name: 'editor', version: '1' });
@@ -199,12 +198,12 @@ describe('refused calls in the plan’s log', () => {
 
   it('records a call refused because the upstream went away while its tool was looked up', async () => {
     const { call, store, upstream } = await setUp({ version: 1, mcp: { confirm_destructive: true } });
-    const request = upstream.request.bind(upstream);
+    const receive = upstream.onmessage;
     // The upstream goes away as the proxy asks it for the tool's annotations.
-    upstream.request = (async (...args: Parameters<typeof request>) => {
-      await upstream.close();
-      return request(...args);
-    }) as typeof upstream.request;
+    upstream.onmessage = (message, extra) => {
+      if ((message as { method?: string }).method === 'tools/list') void upstream.close();
+      else receive?.(message, extra);
+    };
     const r = await call('wipe');
     expect(r.isError).toBe(true);
     expect(await lastEntry(store)).toMatchObject({

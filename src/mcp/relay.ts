@@ -1,0 +1,462 @@
+import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { errorTail } from '../errors.js';
+
+// A relay of JSON-RPC messages between an MCP client and its server, as they are: every request, answer
+// and notification goes on in the order it came, with its params, results and errors untouched. Only the
+// ids of requests change on the way (each side numbers its own), and what a hook answers or rewrites.
+// The upstream is opened once the client sent `initialize`, and initialized with that very request: its
+// protocol version, capabilities and name.
+
+type Id = string | number;
+type Params = Record<string, unknown>;
+
+/** A JSON-RPC error as the side that answered wrote it. */
+export interface RpcError {
+  readonly code: number;
+  readonly message: string;
+  readonly data?: unknown;
+}
+
+/**
+ * What became of a request: its result, the error it was answered with, or no answer (`lost`) with why
+ * and whether it reached the other side at all (`sent`).
+ */
+export type Reply =
+  | { readonly result: Params }
+  | { readonly error: RpcError }
+  | { readonly lost: string; readonly sent: boolean };
+
+/** A client request in flight, as the hooks see it. */
+export interface ClientRequest {
+  readonly id: Id;
+  readonly method: string;
+  readonly params: Params | undefined;
+  /** Aborts when the client cancels the request, or the session ends. */
+  readonly signal: AbortSignal;
+}
+
+export interface RelayHooks {
+  /** Answers a client request in leash's place; undefined forwards it. Called once the session is up. */
+  readonly answer?: (request: ClientRequest) => Promise<Reply> | undefined;
+  /** Rewrites the upstream's result of a forwarded request before the client sees it. */
+  readonly result?: (method: string, result: Params) => Params;
+  /** Told of each notification of the upstream before the client is. */
+  readonly notified?: (method: string, params: Params | undefined) => void;
+}
+
+export interface RelayOptions {
+  /** Opens the upstream's transport, not started: called once, when the client sent `initialize`. */
+  readonly upstream: () => Transport | Promise<Transport>;
+  readonly hooks?: RelayHooks;
+  /** Told what a person should know: the upstream's end. */
+  readonly log?: (line: string) => void;
+}
+
+/** The code of an answer the relay gives for an upstream that cannot answer (the SDK's ConnectionClosed). */
+export const UPSTREAM_GONE_CODE = -32000;
+const INTERNAL_ERROR = -32603;
+
+/** What a request was answered with, as a message body. */
+function body(reply: Reply): { result: Params } | { error: RpcError } {
+  if ('lost' in reply) return { error: { code: UPSTREAM_GONE_CODE, message: reply.lost } };
+  return reply;
+}
+
+const isResponse = (m: Msg): boolean => !('method' in m);
+type Msg = JSONRPCMessage & { id?: Id; method?: string; params?: Params };
+
+/** A client request in flight: its cancellation. */
+interface InFlight {
+  readonly abort: AbortController;
+}
+
+/**
+ * One session of a client and its upstream. {@link Relay.connect} starts on the client's transport;
+ * `closed` resolves once the client went away or {@link Relay.close} ended the session, the upstream
+ * stopped.
+ */
+export class Relay {
+  readonly #options: RelayOptions;
+  #client: Transport | undefined;
+  #upstream: Transport | undefined;
+  /** Why the upstream cannot answer any more; null while it can (or before it started). */
+  #gone: string | null = null;
+  #up = false;
+  /** Client messages that came while the upstream was being opened: handled once it is. */
+  #held: Msg[] | null = [];
+  #clientInit: Params | undefined;
+  #upstreamInit: Params | undefined;
+  #nextUpId = 0;
+  #nextClientId = 0;
+  readonly #upPending = new Map<number, (reply: Reply) => void>();
+  readonly #clientPending = new Map<Id, (reply: Reply) => void>();
+  /** The upstream's requests relayed to the client: the client's id of each, by the upstream's. */
+  readonly #relayed = new Map<Id, number>();
+  readonly #inFlight = new Map<Id, InFlight>();
+  /** Which client request a progress token belongs to, for the HTTP front's stream of that request. */
+  readonly #progressOf = new Map<unknown, Id>();
+  #toClient: Promise<void> = Promise.resolve();
+  #probing = false;
+  #closing = false;
+  #resolveClosed!: () => void;
+  readonly closed = new Promise<void>((resolve) => {
+    this.#resolveClosed = resolve;
+  });
+
+  constructor(options: RelayOptions) {
+    this.#options = options;
+  }
+
+  /** The client's `initialize` params (capabilities, clientInfo); undefined before it came. */
+  get clientInit(): Params | undefined {
+    return this.#clientInit;
+  }
+
+  /** The upstream's `initialize` result as it sent it; undefined before it came. */
+  get upstreamInit(): Params | undefined {
+    return this.#upstreamInit;
+  }
+
+  /** Why the upstream cannot be reached any more ("it exited"), or null. */
+  get gone(): string | null {
+    return this.#gone;
+  }
+
+  async connect(client: Transport): Promise<void> {
+    this.#client = client;
+    client.onmessage = (m) => this.#fromClient(m as Msg);
+    client.onclose = () => void this.close();
+    client.onerror = () => undefined;
+    await client.start();
+  }
+
+  /** Ends the session: the client's transport closed, the upstream stopped, every call in flight aborted. */
+  async close(): Promise<void> {
+    if (this.#closing) return this.closed;
+    this.#closing = true;
+    for (const f of this.#inFlight.values()) f.abort.abort(new Error('the session ended'));
+    this.#settleAll(this.#upPending, 'the session ended', true);
+    this.#settleAll(this.#clientPending, 'the session ended', true);
+    await this.#client?.close().catch(() => undefined);
+    const up = this.#upstream as (Transport & { terminateSession?: () => Promise<void> }) | undefined;
+    if (up !== undefined && this.#gone === null) await up.terminateSession?.().catch(() => undefined);
+    await up?.close().catch(() => undefined);
+    this.#resolveClosed();
+    return this.closed;
+  }
+
+  /**
+   * Sends a request to the upstream; resolves with what became of it. When `signal` aborts first, the
+   * upstream is told the request is cancelled, and it resolves as lost.
+   */
+  requestUpstream(method: string, params: Params | undefined, signal?: AbortSignal): Promise<Reply> {
+    return new Promise((resolve) => this.#toUpstream(method, params, signal, resolve));
+  }
+
+  /** {@link requestUpstream}, `settle` called with the reply in the turn it came (nothing overtakes it). */
+  #toUpstream(
+    method: string,
+    params: Params | undefined,
+    signal: AbortSignal | undefined,
+    settle: (reply: Reply) => void,
+  ): void {
+    if (this.#gone !== null)
+      return settle({ lost: `the upstream server is gone (${this.#gone})`, sent: false });
+    const upstream = this.#upstream;
+    if (upstream === undefined) return settle({ lost: 'the upstream server is not started', sent: false });
+    const id = this.#nextUpId++;
+    this.#pending(this.#upPending, id, signal, settle, {
+      send: (settled) => {
+        upstream
+          .send({ jsonrpc: '2.0', id, method, ...(params ? { params } : {}) })
+          .catch((error: unknown) => {
+            if (!this.#upPending.delete(id)) return;
+            settled({ lost: `the upstream server could not be reached (${errorTail(error)})`, sent: false });
+            this.#probe();
+          });
+      },
+      cancel: (reason) => {
+        void upstream
+          .send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } })
+          .catch(() => undefined);
+      },
+    });
+  }
+
+  /** Sends a request of leash's own to the client, on the stream of `related` when the front has streams. */
+  requestClient(
+    method: string,
+    params: Params,
+    related: Id | undefined,
+    signal?: AbortSignal,
+  ): Promise<Reply> {
+    const id = this.#nextClientId++;
+    return new Promise((resolve) =>
+      this.#pending(this.#clientPending, id, signal, resolve, {
+        send: () =>
+          this.#sendClient(
+            () => ({ jsonrpc: '2.0', id, method, params }),
+            () => this.#open(related),
+          ),
+        cancel: (reason) =>
+          this.#sendClient(() => ({
+            jsonrpc: '2.0',
+            method: 'notifications/cancelled',
+            params: { requestId: id, reason },
+          })),
+      }),
+    );
+  }
+
+  /**
+   * Registers a request's settlement and sends it; when `signal` aborts first, cancels it and settles it
+   * as lost (it may have been acted on).
+   */
+  #pending(
+    table: Map<Id, (reply: Reply) => void>,
+    id: Id,
+    signal: AbortSignal | undefined,
+    settle: (reply: Reply) => void,
+    how: { send: (settled: (reply: Reply) => void) => void; cancel: (reason: string) => void },
+  ): void {
+    const onAbort = (): void => {
+      if (!table.delete(id)) return;
+      const reason = errorTail(signal?.reason ?? 'cancelled');
+      how.cancel(reason);
+      settle({ lost: `cancelled (${reason})`, sent: true });
+    };
+    const settled = (reply: Reply): void => {
+      signal?.removeEventListener('abort', onAbort);
+      settle(reply);
+    };
+    table.set(id, settled);
+    if (signal?.aborted) return onAbort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    how.send(settled);
+  }
+
+  #settleAll(table: Map<Id, (reply: Reply) => void>, lost: string, sent: boolean): void {
+    const settles = [...table.values()];
+    table.clear();
+    for (const settle of settles) settle({ lost, sent });
+  }
+
+  /** `related` while it is a client request still in flight: the HTTP front answers on its stream. */
+  #open(related: Id | undefined): Id | undefined {
+    return related !== undefined && this.#inFlight.has(related) ? related : undefined;
+  }
+
+  /** The client request most recently made and still in flight, if any. */
+  #latest(): Id | undefined {
+    let last: Id | undefined;
+    for (const id of this.#inFlight.keys()) last = id;
+    return last;
+  }
+
+  /**
+   * Queues a message for the client: sent in the order queued, built when its turn comes (null: none).
+   * `related` names the client request on whose stream it goes, for the HTTP front.
+   */
+  #sendClient(build: () => JSONRPCMessage | null, related?: () => Id | undefined): void {
+    const client = this.#client;
+    if (client === undefined) return;
+    this.#toClient = this.#toClient.then(async () => {
+      const message = build();
+      if (message === null) return;
+      const relatedRequestId = related?.();
+      const options: TransportSendOptions | undefined =
+        relatedRequestId === undefined ? undefined : { relatedRequestId };
+      await client.send(message, options).catch(() => undefined);
+    });
+  }
+
+  /** Answers a client request: the request is no longer in flight once its answer is sent. */
+  #answer(id: Id, reply: Reply): void {
+    this.#sendClient(() => {
+      const f = this.#inFlight.get(id);
+      this.#inFlight.delete(id);
+      // Cancelled by the client: no answer, as an MCP server gives none.
+      if (f?.abort.signal.aborted) return null;
+      return { jsonrpc: '2.0', id, ...body(reply) } as JSONRPCMessage;
+    });
+  }
+
+  #sendUpstream(message: JSONRPCMessage): void {
+    if (this.#gone !== null) return;
+    this.#upstream?.send(message).catch(() => this.#probe());
+  }
+
+  #fromClient(m: Msg): void {
+    if (isResponse(m)) {
+      const settle = this.#clientPending.get(m.id as Id);
+      if (settle === undefined) return;
+      this.#clientPending.delete(m.id as Id);
+      settle('error' in m ? { error: m.error as RpcError } : { result: (m as { result: Params }).result });
+      return;
+    }
+    if (!this.#up) {
+      if (m.method === 'initialize' && m.id !== undefined && this.#clientInit === undefined) {
+        void this.#initialize(m.id, m.params ?? {});
+      } else this.#held?.push(m);
+      return;
+    }
+    if (m.id === undefined) return this.#clientNotification(m);
+    this.#clientRequest(m.id, m.method as string, m.params);
+  }
+
+  #clientNotification(m: Msg): void {
+    if (m.method === 'notifications/cancelled') {
+      const f = this.#inFlight.get(m.params?.['requestId'] as Id);
+      if (f === undefined) return;
+      f.abort.abort(new Error(String(m.params?.['reason'] ?? 'cancelled by the client')));
+      return;
+    }
+    this.#sendUpstream(m);
+  }
+
+  #clientRequest(id: Id, method: string, params: Params | undefined): void {
+    const f: InFlight = { abort: new AbortController() };
+    this.#inFlight.set(id, f);
+    const token = (params?.['_meta'] as Params | undefined)?.['progressToken'];
+    if (token !== undefined) this.#progressOf.set(token, id);
+    const done = (reply: Reply): void => {
+      if (token !== undefined) this.#progressOf.delete(token);
+      this.#answer(id, reply);
+    };
+    const answered = this.#options.hooks?.answer?.({ id, method, params, signal: f.abort.signal });
+    if (answered !== undefined) {
+      answered.then(done, (error: unknown) =>
+        done({ error: { code: INTERNAL_ERROR, message: errorTail(error) } }),
+      );
+      return;
+    }
+    // Answered in the turn the upstream's answer came, so what the upstream sends after it stays after
+    // it; the client's cancellation goes upstream under the id the request went with.
+    const rewrite = this.#options.hooks?.result;
+    this.#toUpstream(method, params, f.abort.signal, (reply) =>
+      done('result' in reply && rewrite ? { result: rewrite(method, reply.result) } : reply),
+    );
+  }
+
+  async #initialize(id: Id, params: Params): Promise<void> {
+    this.#clientInit = params;
+    const fail = (message: string): void => {
+      this.#options.log?.(`leash mcp: ${message}`);
+      this.#sendClient(() => ({ jsonrpc: '2.0', id, error: { code: INTERNAL_ERROR, message } }));
+    };
+    let upstream: Transport;
+    try {
+      upstream = await this.#options.upstream();
+      this.#upstream = upstream;
+      upstream.onmessage = (m) => this.#fromUpstream(m as Msg);
+      upstream.onclose = () => {
+        if (!this.#closing) this.#lose('it exited');
+      };
+      upstream.onerror = () => this.#probe();
+      await upstream.start();
+    } catch (error) {
+      this.#gone = 'it could not be started';
+      fail(`the upstream server could not be started: ${errorTail(error)}`);
+      return this.#release();
+    }
+    const reply = await this.requestUpstream('initialize', params);
+    if ('result' in reply) {
+      this.#upstreamInit = reply.result;
+      const version = reply.result['protocolVersion'];
+      if (typeof version === 'string') upstream.setProtocolVersion?.(version);
+      const rewrite = this.#options.hooks?.result;
+      this.#sendClient(() => ({
+        jsonrpc: '2.0',
+        id,
+        result: rewrite ? rewrite('initialize', reply.result) : reply.result,
+      }));
+    } else this.#sendClient(() => ({ jsonrpc: '2.0', id, ...body(reply) }) as JSONRPCMessage);
+    this.#release();
+  }
+
+  /** The session is up: the messages held meanwhile are handled, in the order they came. */
+  #release(): void {
+    this.#up = true;
+    const held = this.#held ?? [];
+    this.#held = null;
+    for (const m of held) this.#fromClient(m);
+  }
+
+  #fromUpstream(m: Msg): void {
+    if (isResponse(m)) {
+      const settle = this.#upPending.get(m.id as number);
+      if (settle === undefined) return;
+      this.#upPending.delete(m.id as number);
+      settle('error' in m ? { error: m.error as RpcError } : { result: (m as { result: Params }).result });
+      return;
+    }
+    if (m.id !== undefined) return this.#relayRequest(m.id, m.method as string, m.params);
+    const method = m.method as string;
+    this.#options.hooks?.notified?.(method, m.params);
+    if (method === 'notifications/cancelled') {
+      const upId = m.params?.['requestId'] as Id;
+      const clientId = this.#relayed.get(upId);
+      if (clientId === undefined) return;
+      this.#relayed.delete(upId);
+      this.#clientPending.delete(clientId);
+      this.#sendClient(() => ({ ...m, params: { ...m.params, requestId: clientId } }) as JSONRPCMessage);
+      return;
+    }
+    const token = (m.params as Params | undefined)?.['progressToken'];
+    const related =
+      method === 'notifications/progress'
+        ? () => this.#open(this.#progressOf.get(token))
+        : method.endsWith('/list_changed') || method === 'notifications/resources/updated'
+          ? undefined
+          : () => this.#latest();
+    this.#sendClient(() => m, related);
+  }
+
+  /** A request of the upstream's (sampling, elicitation, roots, ping) asked of the client; its answer sent back. */
+  #relayRequest(upId: Id, method: string, params: Params | undefined): void {
+    const clientId = this.#nextClientId++;
+    this.#relayed.set(upId, clientId);
+    this.#clientPending.set(clientId, (reply) => {
+      this.#relayed.delete(upId);
+      if ('lost' in reply) return;
+      this.#sendUpstream({ jsonrpc: '2.0', id: upId, ...reply } as JSONRPCMessage);
+    });
+    const related = this.#latest();
+    this.#sendClient(
+      () => ({ jsonrpc: '2.0', id: clientId, method, ...(params ? { params } : {}) }) as JSONRPCMessage,
+      () => this.#open(related) ?? this.#latest(),
+    );
+  }
+
+  /**
+   * After a transport error: whether the upstream still takes messages. A ping it cannot be sent means
+   * it is gone.
+   */
+  #probe(): void {
+    const upstream = this.#upstream;
+    if (this.#probing || this.#gone !== null || this.#closing || upstream === undefined) return;
+    this.#probing = true;
+    const id = this.#nextUpId++;
+    this.#upPending.set(id, () => undefined);
+    upstream.send({ jsonrpc: '2.0', id, method: 'ping' }).then(
+      () => {
+        this.#probing = false;
+      },
+      (error: unknown) => {
+        this.#probing = false;
+        this.#lose(`it cannot be reached: ${errorTail(error)}`);
+      },
+    );
+  }
+
+  /** The upstream is gone (`reason` says how): every request still waiting for it is answered at once. */
+  #lose(reason: string): void {
+    if (this.#gone !== null || this.#closing) return;
+    this.#gone = reason;
+    this.#options.log?.(
+      `leash mcp: the upstream server is gone (${reason}); every further call is an error result`,
+    );
+    this.#settleAll(this.#upPending, `the upstream server is gone (${reason})`, true);
+  }
+}

@@ -1,0 +1,321 @@
+// What a client sees through the proxy against what it sees of the same server directly: the server's
+// requests of the client, notifications in their order, errors as written, initialization. An upstream
+// McpServer, the proxy and SDK clients, linked in memory.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  CreateMessageRequestSchema,
+  ErrorCode,
+  McpError,
+  ElicitRequestSchema,
+  ListRootsRequestSchema,
+  ToolListChangedNotificationSchema,
+  type CallToolResult,
+  type ClientCapabilities,
+} from '@modelcontextprotocol/sdk/types.js';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import {
+  AutonomyGuardrailService,
+  ManualClock,
+  MemoryStore,
+  RunGuard,
+  validatePolicy,
+} from '../../src/index.js';
+import { createMcpProxy } from '../../src/mcp/proxy.js';
+import { mcpRules } from '../../src/mcp/rules.js';
+
+const PLAN = 'session';
+const CAPABILITIES: ClientCapabilities = { sampling: {}, elicitation: {}, roots: { listChanged: true } };
+
+/** A server that asks its client things from its tools, reports progress, and fails in its own words. */
+function upstreamServer(): McpServer {
+  const server = new McpServer({ name: 'upstream', version: '1.0.0' });
+  server.registerTool('sample', {}, async () => {
+    const r = await server.server.createMessage({
+      messages: [{ role: 'user', content: { type: 'text', text: 'say hi' } }],
+      maxTokens: 10,
+    });
+    return { content: [{ type: 'text', text: `sampled: ${JSON.stringify(r.content)}` }] };
+  });
+  server.registerTool('ask', {}, async () => {
+    const r = await server.server.elicitInput({
+      message: 'your name?',
+      requestedSchema: { type: 'object', properties: { name: { type: 'string' } } },
+    });
+    return { content: [{ type: 'text', text: `${r.action}: ${JSON.stringify(r.content ?? null)}` }] };
+  });
+  server.registerTool('roots', {}, async () => {
+    const r = await server.server.listRoots();
+    return { content: [{ type: 'text', text: r.roots.map((root) => root.uri).join(',') }] };
+  });
+  server.registerTool('count', {}, async (extra) => {
+    const progressToken = extra._meta?.progressToken as string;
+    for (let progress = 1; progress <= 4; progress++) {
+      await extra.sendNotification({
+        method: 'notifications/progress',
+        params: { progressToken, progress, total: 4 },
+      });
+    }
+    return { content: [{ type: 'text', text: 'counted' }] };
+  });
+  server.registerTool('strict', { inputSchema: { n: z.number() } }, async ({ n }) => ({
+    content: [{ type: 'text', text: `n=${n}` }],
+  }));
+  server.registerResource('readme', 'file:///readme', {}, async (uri) => ({
+    contents: [{ uri: uri.href, text: 'read me' }],
+  }));
+  return server;
+}
+
+type Upstream = McpServer | Server;
+
+/** A client with `capabilities` that answers sampling, elicitation and roots, linked to `transport`. */
+async function clientOn(transport: InMemoryTransport, capabilities = CAPABILITIES): Promise<Client> {
+  const client = new Client({ name: 'editor', version: '1' }, { capabilities });
+  if (capabilities.sampling) {
+    client.setRequestHandler(CreateMessageRequestSchema, async () => ({
+      role: 'assistant',
+      content: { type: 'text', text: 'hi' },
+      model: 'test-model',
+    }));
+  }
+  if (capabilities.elicitation) {
+    client.setRequestHandler(ElicitRequestSchema, async (request) => ({
+      action: 'accept',
+      // leash's own question asks for nothing; the server's asks for a name.
+      content:
+        'requestedSchema' in request.params && 'name' in request.params.requestedSchema.properties
+          ? { name: 'ann' }
+          : {},
+    }));
+  }
+  if (capabilities.roots) {
+    client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: 'file:///work' }] }));
+  }
+  await client.connect(transport);
+  return client;
+}
+
+/** A client of `server` with nothing between them. */
+async function direct(server: Upstream, capabilities?: ClientCapabilities): Promise<Client> {
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  await server.connect(b);
+  return clientOn(a, capabilities);
+}
+
+/** A client of `server` through the proxy, on a plan with no limits but the policy's. */
+async function proxied(
+  server: Upstream,
+  capabilities?: ClientCapabilities,
+  policy: unknown = { version: 1 },
+) {
+  const store = new MemoryStore();
+  const service = new AutonomyGuardrailService({ clock: new ManualClock(Date.UTC(2026, 0, 1)), store });
+  await service.configureGuardrails(PLAN, {});
+  let opened = 0;
+  const proxy = createMcpProxy({
+    upstream: async () => {
+      opened++;
+      const [a, b] = InMemoryTransport.createLinkedPair();
+      await server.connect(b);
+      return a;
+    },
+    guard: new RunGuard({ service, planId: PLAN, recordCalls: true }),
+    rules: mcpRules(validatePolicy(policy)),
+  });
+  const [c1, c2] = InMemoryTransport.createLinkedPair();
+  await proxy.connect(c2);
+  const openedBeforeClient = opened;
+  const client = await clientOn(c1, capabilities);
+  return { client, store, openedBeforeClient };
+}
+
+const text = (r: unknown) =>
+  (r as CallToolResult).content.map((c) => (c.type === 'text' ? c.text : '')).join('');
+
+/** The error a promise rejects with, as the client shows it. */
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => 'resolved',
+    (e: unknown) => (e instanceof Error ? `${(e as { code?: unknown }).code} ${e.message}` : String(e)),
+  );
+
+describe('the server’s requests of the client', () => {
+  it('relays a sampling request to the client and its answer back', async () => {
+    const { client } = await proxied(upstreamServer());
+    expect(text(await client.callTool({ name: 'sample' }))).toBe('sampled: {"type":"text","text":"hi"}');
+  });
+
+  it('relays an elicitation request of the server untouched, not as a confirmation of leash', async () => {
+    const { client, store } = await proxied(upstreamServer());
+    expect(text(await client.callTool({ name: 'ask' }))).toBe('accept: {"name":"ann"}');
+    expect(await store.listApprovals({ planId: PLAN })).toEqual([]);
+  });
+
+  it('relays a roots request to the client', async () => {
+    const { client } = await proxied(upstreamServer());
+    expect(text(await client.callTool({ name: 'roots' }))).toBe('file:///work');
+  });
+
+  it('gives the server the client’s own error for a request the client cannot serve', async () => {
+    const none: ClientCapabilities = {};
+    const directly = text(await (await direct(upstreamServer(), none)).callTool({ name: 'roots' }));
+    const through = text(await (await proxied(upstreamServer(), none)).client.callTool({ name: 'roots' }));
+    expect(through).toBe(directly);
+  });
+
+  it('keeps the server’s elicitation apart from leash’s own confirmation in the same session', async () => {
+    const policy = { version: 1, mcp: { confirm_destructive: true } };
+    const { client, store } = await proxied(upstreamServer(), CAPABILITIES, policy);
+    // `ask` has no annotations: leash asks first (its own elicitation, accepted), then the server asks.
+    expect(text(await client.callTool({ name: 'ask' }))).toBe('accept: {"name":"ann"}');
+    const approvals = await store.listApprovals({ planId: PLAN });
+    expect(approvals.map((a) => [a.toolName, a.status])).toEqual([['ask', 'used']]);
+  });
+});
+
+describe('notifications and results in the server’s order', () => {
+  it('delivers every progress notification of a call before its result, 20 calls out of 20', async () => {
+    const { client } = await proxied(upstreamServer());
+    const sequences = await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        const seen: string[] = [];
+        await client.callTool({ name: 'count' }, undefined, {
+          onprogress: (p) => void seen.push(`${p.progress}/${p.total}`),
+        });
+        seen.push('result');
+        return seen.join(' ');
+      }),
+    );
+    expect(new Set(sequences)).toEqual(new Set(['1/4 2/4 3/4 4/4 result']));
+  });
+
+  it('passes on a tools/list_changed the server sends as the client initializes', async () => {
+    const server = upstreamServer();
+    server.server.oninitialized = () => server.sendToolListChanged();
+    const [c1, c2] = InMemoryTransport.createLinkedPair();
+    let changed = 0;
+    const store = new MemoryStore();
+    const service = new AutonomyGuardrailService({ clock: new ManualClock(0), store });
+    await service.configureGuardrails(PLAN, {});
+    const proxy = createMcpProxy({
+      upstream: async () => {
+        const [a, b] = InMemoryTransport.createLinkedPair();
+        await server.connect(b);
+        return a;
+      },
+      guard: new RunGuard({ service, planId: PLAN }),
+    });
+    await proxy.connect(c2);
+    const client = new Client({ name: 'editor', version: '1' });
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changed++);
+    await client.connect(c1);
+    await expect.poll(() => changed).toBe(1);
+  });
+  it('keeps a notification the server sends right after an answer after that answer', async () => {
+    const store = new MemoryStore();
+    const service = new AutonomyGuardrailService({ clock: new ManualClock(0), store });
+    await service.configureGuardrails(PLAN, {});
+    const [up, server] = InMemoryTransport.createLinkedPair();
+    // A server scripted message by message: it answers, then at once tells of an update.
+    server.onmessage = (m) => {
+      const { id, method } = m as { id?: number; method?: string };
+      if (method === 'initialize') {
+        void server.send({
+          jsonrpc: '2.0',
+          id: id as number,
+          result: {
+            protocolVersion: '2025-06-18',
+            capabilities: { resources: {} },
+            serverInfo: { name: 's', version: '1' },
+          },
+        });
+      } else if (method === 'resources/read') {
+        void server.send({ jsonrpc: '2.0', id: id as number, result: { contents: [] } });
+        void server.send({
+          jsonrpc: '2.0',
+          method: 'notifications/resources/updated',
+          params: { uri: 'file:///a' },
+        });
+      }
+    };
+    await server.start();
+    const proxy = createMcpProxy({ upstream: () => up, guard: new RunGuard({ service, planId: PLAN }) });
+    const [c1, c2] = InMemoryTransport.createLinkedPair();
+    await proxy.connect(c2);
+    const client = new Client({ name: 'editor', version: '1' });
+    await client.connect(c1);
+    const seen: string[] = [];
+    const receive = c1.onmessage;
+    c1.onmessage = (m, extra) => {
+      seen.push('method' in m ? m.method : 'answer');
+      receive?.(m, extra);
+    };
+    await client.readResource({ uri: 'file:///a' });
+    await expect.poll(() => seen).toEqual(['answer', 'notifications/resources/updated']);
+  });
+});
+
+describe('errors as the server wrote them', () => {
+  it('answers a failed resources/read with the server’s error, not prefixed', async () => {
+    const read = (c: Client) => failure(c.readResource({ uri: 'file:///missing' }));
+    const directly = await read(await direct(upstreamServer()));
+    expect(directly).toContain('not found');
+    expect(await read((await proxied(upstreamServer())).client)).toBe(directly);
+  });
+
+  it('answers a tools/call the server refuses with its JSON-RPC error as it is', async () => {
+    const refusing = () => {
+      const server = new Server({ name: 'strict', version: '1' }, { capabilities: { tools: {} } });
+      server.setRequestHandler(CallToolRequestSchema, async () => {
+        throw new McpError(ErrorCode.InvalidParams, 'no such tool: nope');
+      });
+      return server;
+    };
+    const call = (c: Client) => failure(c.callTool({ name: 'nope' }));
+    const directly = await call(await direct(refusing()));
+    expect(directly).toMatch(/^-32602 .*no such tool: nope$/);
+    expect(await call((await proxied(refusing())).client)).toBe(directly);
+  });
+
+  it('answers tools/list of a server without tools with the server’s own error', async () => {
+    const bare = () => new Server({ name: 'bare', version: '1' }, { capabilities: { prompts: {} } });
+    const list = (c: Client) => failure(c.request({ method: 'tools/list' }, z.looseObject({})));
+    const directly = await list(await direct(bare()));
+    expect(directly).toContain('-32601');
+    expect(await list((await proxied(bare())).client)).toBe(directly);
+  });
+});
+
+describe('initialization', () => {
+  it('starts the upstream only once the client sent initialize', async () => {
+    const { openedBeforeClient } = await proxied(upstreamServer());
+    expect(openedBeforeClient).toBe(0);
+  });
+
+  it('initializes the upstream with the client’s protocol version, capabilities and name', async () => {
+    const [seen, seenDirectly] = [upstreamServer(), upstreamServer()];
+    await direct(seenDirectly);
+    const { client } = await proxied(seen);
+    const initialized = (s: McpServer) => ({
+      capabilities: s.server.getClientCapabilities(),
+      client: s.server.getClientVersion(),
+    });
+    expect(initialized(seen)).toEqual(initialized(seenDirectly));
+    expect(initialized(seen).capabilities).toMatchObject(CAPABILITIES);
+    expect(await client.ping()).toEqual({});
+  });
+
+  it('shows the server’s own name, with leash’s in its title', async () => {
+    const { client } = await proxied(upstreamServer());
+    expect(client.getServerVersion()).toEqual({
+      name: 'upstream',
+      version: '1.0.0',
+      title: 'upstream (guarded by leash)',
+    });
+  });
+});

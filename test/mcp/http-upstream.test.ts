@@ -1,0 +1,123 @@
+// A `leash mcp` session in this process in front of a Streamable HTTP server in a process of its own
+// (server-everything), which is killed while a call runs.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { AutonomyGuardrailService, MemoryStore, systemClock, validatePolicy } from '../../src/index.js';
+import { runMcpSession } from '../../src/mcp/session.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+const LONG = 'trigger-long-running-operation';
+const PLAN = 'http-session';
+
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const c of children.splice(0)) c.kill('SIGKILL');
+});
+
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+/** server-everything over Streamable HTTP, once it listens. */
+async function everythingOverHttp(): Promise<{ url: string; process: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  children.push(child);
+  await new Promise<void>((resolve, reject) => {
+    let seen = '';
+    child.stderr?.on('data', (d: Buffer) => {
+      seen += d.toString();
+      if (seen.includes('listening on port')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`server-everything exited (${code}): ${seen}`)));
+  });
+  return { url: `http://127.0.0.1:${port}/mcp`, process: child };
+}
+
+const text = (r: unknown) =>
+  (r as CallToolResult).content.map((c) => (c.type === 'text' ? c.text : '')).join('');
+
+describe('an HTTP upstream killed while a call runs', { timeout: 20_000 }, () => {
+  async function session() {
+    const upstream = await everythingOverHttp();
+    const store = new MemoryStore();
+    const service = new AutonomyGuardrailService({ clock: systemClock, store });
+    const policy = validatePolicy({
+      version: 1,
+      guardrails: { tool_budget: 10 },
+      tools: { [LONG]: { cost_per_call: 2 }, echo: { cost_per_call: 1 } },
+    });
+    const [c1, c2] = InMemoryTransport.createLinkedPair();
+    const ended = new AbortController();
+    const over = runMcpSession({
+      service,
+      policy,
+      planId: PLAN,
+      policyName: 'http',
+      upstream: { url: upstream.url },
+      clientTransport: c2,
+      signal: ended.signal,
+    });
+    const client = new Client({ name: 'editor', version: '1' });
+    await client.connect(c1);
+    const spent = async () => (await service.getGuardrails(PLAN))?.budgetSpent;
+    const end = async () => {
+      ended.abort();
+      await over;
+    };
+    return { client, store, upstream, spent, end };
+  }
+
+  /** Starts the long call and resolves once the server reported progress on it, with its answer. */
+  async function inFlight(client: Client): Promise<{ answer: Promise<unknown> }> {
+    let progressed!: () => void;
+    const first = new Promise<void>((resolve) => (progressed = resolve));
+    const answer = client.callTool({ name: LONG, arguments: { duration: 60, steps: 60 } }, undefined, {
+      onprogress: () => progressed(),
+      timeout: 120_000,
+    });
+    await first;
+    return { answer };
+  }
+
+  it('answers the call in flight within a second, charged its estimate since it may have run', async () => {
+    const s = await session();
+    const { answer } = await inFlight(s.client);
+    s.upstream.process.kill('SIGKILL');
+    const killed = Date.now();
+    const r = await answer;
+    expect(Date.now() - killed).toBeLessThan(1_000);
+    expect(text(r)).toMatch(/may have run, but no answer came \(the upstream server is gone/);
+    expect(await s.spent()).toBe(2);
+    await s.end();
+  });
+
+  it('refuses a later call without charging it, and records the refusal', async () => {
+    const s = await session();
+    const { answer } = await inFlight(s.client);
+    s.upstream.process.kill('SIGKILL');
+    await answer;
+    const r = await s.client.callTool({ name: 'echo', arguments: { message: 'hi' } });
+    expect(text(r)).toMatch(/the upstream server is gone .*"echo" was not sent and nothing was charged/);
+    expect(await s.spent()).toBe(2);
+    expect((await s.store.readAuditLog(PLAN)).at(-1)?.entry).toMatchObject({
+      event_type: 'tool_calls_blocked',
+      details: { tool: 'echo', limit: 0 },
+    });
+    await s.end();
+  });
+});
