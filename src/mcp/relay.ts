@@ -306,6 +306,15 @@ export class Relay {
   }
 
   #clientNotification(m: Msg): void {
+    if (m.method === 'notifications/initialized') {
+      // Sent before anything that follows it, as a client does: an HTTP upstream opens its stream for
+      // the server's own requests once this is delivered, before the first call can need it.
+      this.#up = false;
+      this.#held = [];
+      const delivered = this.#upstream?.send(m) ?? Promise.resolve();
+      void delivered.catch(() => this.#probe()).finally(() => this.#release());
+      return;
+    }
     if (m.method === 'notifications/cancelled') {
       const f = this.#inFlight.get(m.params?.['requestId'] as Id);
       if (f === undefined) return;
