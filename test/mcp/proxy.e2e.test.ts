@@ -1,22 +1,20 @@
 // `leash mcp` as a client's editor runs it: a process spawned by the MCP SDK's own Client, in front of the
 // real filesystem server from the registry, on a SQLite file that `leash approve` opens from another
 // process.
-import { spawn, spawnSync } from 'node:child_process';
-import { createServer } from 'node:net';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startEverythingHttp } from '../support/everything.js';
+import { leashArgs } from '../support/leashBin.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const BIN = join(ROOT, 'src/cli/bin.ts');
-const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 const FS_SERVER = join(ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
-const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 
 const POLICY = `version: 1
 guardrails:
@@ -54,7 +52,7 @@ function workspace(): { dir: string; files: string } {
 
 /** The arguments of node that start `leash mcp` on the workspace's store. */
 function mcpArgs(): string[] {
-  return ['--import', TSX, BIN, 'mcp', '--db', 'leash.db'];
+  return leashArgs('mcp', '--db', 'leash.db');
 }
 
 /** `leash mcp` spawned by an SDK client; `elicit` makes the client one that can ask its user. */
@@ -93,7 +91,7 @@ async function connect(
 }
 
 function leash(dir: string, ...args: string[]) {
-  const r = spawnSync(process.execPath, ['--import', TSX, BIN, ...args, '--db', 'leash.db'], {
+  const r = spawnSync(process.execPath, leashArgs(...args, '--db', 'leash.db'), {
     cwd: dir,
     encoding: 'utf8',
     timeout: 60_000,
@@ -290,25 +288,12 @@ describe('leash mcp in front of the filesystem server', { timeout: 60_000 }, () 
   });
 
   it('guards a server it reaches over Streamable HTTP with --upstream-url', async () => {
-    const port = await new Promise<number>((resolve) => {
-      const probe = createServer().listen(0, '127.0.0.1', () => {
-        const { port: free } = probe.address() as { port: number };
-        probe.close(() => resolve(free));
-      });
-    });
-    const server = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
-      env: { ...process.env, PORT: String(port) },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const server = await startEverythingHttp();
     try {
-      await new Promise<void>((resolve, reject) => {
-        server.stderr.on('data', (d: Buffer) => d.toString().includes('listening') && resolve());
-        server.once('exit', () => reject(new Error('the server exited')));
-      });
       const { dir } = workspace();
       const transport = new StdioClientTransport({
         command: process.execPath,
-        args: [...mcpArgs(), '--upstream-url', `http://127.0.0.1:${port}/mcp`],
+        args: [...mcpArgs(), '--upstream-url', server.url],
         cwd: dir,
         stderr: 'ignore',
       });
@@ -320,7 +305,7 @@ describe('leash mcp in front of the filesystem server', { timeout: 60_000 }, () 
       const audit = leash(dir, 'audit', 'mcp-session-1', '--format', 'jsonl');
       expect(audit.stdout).toContain('"tool":"echo"');
     } finally {
-      server.kill();
+      await server.stop();
     }
   });
 });
