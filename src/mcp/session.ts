@@ -3,6 +3,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { RunGuard } from '../agent/RunGuard.js';
+import { OneAtATime } from '../agent/oneAtATime.js';
 import { notConfigured } from '../agent/unconfigured.js';
 import { errorTail, GuardrailValidationError } from '../errors.js';
 import { approvalTtlMs, policyToGuardrailsInit, toolRules } from '../policy/policy.js';
@@ -42,6 +43,9 @@ export interface McpSessionOptions {
   readonly ready?: (planId: string) => void;
 }
 
+/** The default plan ids being allocated, by policy name. */
+const allocating = new OneAtATime();
+
 /** The next `mcp-<name>-<n>` plan id free in the store. */
 async function nextPlanId(service: AutonomyGuardrailService, name: string): Promise<string> {
   const prefix = `mcp-${name}-`;
@@ -66,15 +70,23 @@ async function sessionPlan(
   given: string | undefined,
   policyName: string,
 ): Promise<string> {
-  const planId = given ?? (await nextPlanId(service, policyName));
-  if (policy !== null) await service.configureGuardrails(planId, policyToGuardrailsInit(policy));
-  else if (given === undefined) await service.configureGuardrails(planId, {});
-  else if ((await service.getGuardrails(planId)) === null) {
+  if (given === undefined) {
+    const init = policy === null ? {} : policyToGuardrailsInit(policy);
+    // One at a time in this process: two sessions starting together (`leash mcp --listen`) would both
+    // find the same number free between listing the plans and configuring the next one.
+    return allocating.run(policyName, async () => {
+      const planId = await nextPlanId(service, policyName);
+      await service.configureGuardrails(planId, init);
+      return planId;
+    });
+  }
+  if (policy !== null) await service.configureGuardrails(given, policyToGuardrailsInit(policy));
+  else if ((await service.getGuardrails(given)) === null) {
     const ways =
       'give --policy FILE to configure it from a policy, or configure it first (leash run, or configureGuardrails in code)';
-    throw notConfigured(planId, ways);
+    throw notConfigured(given, ways);
   }
-  return planId;
+  return given;
 }
 
 /**

@@ -157,3 +157,26 @@ describe('leash mcp sessions without a policy', () => {
     expect((await service.getGuardrails('agent-1'))?.maxSteps).toBe(1);
   });
 });
+
+describe('leash mcp sessions started together', () => {
+  it('each get a plan id of their own', { timeout: 60_000 }, async () => {
+    const service = new AutonomyGuardrailService();
+    const ended = new AbortController();
+    const ids: string[] = [];
+    const sessions = Array.from({ length: 3 }, () => {
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+      const running = runMcpSession({
+        ...sessionOn(service, undefined),
+        clientTransport: serverSide,
+        signal: ended.signal,
+        ready: (planId) => ids.push(planId),
+      });
+      return { running, connected: new Client({ name: 'test', version: '1' }).connect(clientSide) };
+    });
+    await Promise.all(sessions.map((s) => s.connected));
+    ended.abort();
+    await Promise.all(sessions.map((s) => s.running));
+
+    expect(ids.sort()).toEqual(['mcp-session-1', 'mcp-session-2', 'mcp-session-3']);
+  });
+});
