@@ -1,4 +1,5 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { GuardrailValidationError } from '../errors.js';
 
 /**
  * Default name of the session cookie. Browsers send a cookie to every port of its host, so a server names
@@ -12,6 +13,42 @@ export const MIN_TOKEN_LENGTH = 32;
 /** A fresh access token: 32 random bytes, base64url. */
 export function newToken(): string {
   return randomBytes(32).toString('base64url');
+}
+
+/**
+ * The access token a server uses: `given`, when it is long enough, else a new one. `command` names the
+ * command that takes it from LEASH_TOKEN, for the message. The token itself stays out of the message: it
+ * may be a real secret with a typo.
+ */
+export function accessToken(given: string | undefined, command: string): string {
+  if (given === undefined) return newToken();
+  if (typeof given !== 'string' || given.length < MIN_TOKEN_LENGTH) {
+    throw new GuardrailValidationError(
+      'token',
+      `token must be a string of at least ${MIN_TOKEN_LENGTH} characters (LEASH_TOKEN sets it for ${command}), got ${typeof given === 'string' ? `${given.length} characters` : typeof given}`,
+    );
+  }
+  return given;
+}
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+
+/**
+ * The Host header values a server bound to `host:port` answers to. Bound to loopback, every loopback
+ * name; otherwise the bound address alone. Either way a DNS-rebinding page, whose requests name its own
+ * host, gets 421. Port 80 also appears without it, as browsers leave the default port out.
+ * @example
+ * allowedHostsFor('127.0.0.1', 4580); // ['127.0.0.1:4580', 'localhost:4580', '[::1]:4580']
+ * allowedHostsFor('10.0.0.5', 4580); // ['10.0.0.5:4580']
+ */
+export function allowedHostsFor(host: string, port: number): string[] {
+  const names = LOOPBACK.has(host.toLowerCase()) ? ['127.0.0.1', 'localhost', '[::1]'] : [bracketed(host)];
+  return names.flatMap((h) => (port === 80 ? [h, `${h}:80`] : [`${h}:${port}`]));
+}
+
+/** An IPv6 address as a URL and a Host header write it: in brackets. */
+export function bracketed(host: string): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
 /**

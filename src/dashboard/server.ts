@@ -5,9 +5,8 @@ import type { Hono } from 'hono';
 import type { Clock } from '../clock.js';
 import type { CommandStyle } from '../runner/commandLine.js';
 import type { PlanRunner } from '../runner/runner.js';
-import { GuardrailValidationError } from '../errors.js';
 import { createDashboardApp } from './app.js';
-import { MIN_TOKEN_LENGTH, newToken, TOKEN_COOKIE } from './security.js';
+import { accessToken, allowedHostsFor, bracketed, TOKEN_COOKIE } from './security.js';
 
 export interface DashboardOptions {
   runner: PlanRunner;
@@ -38,26 +37,6 @@ export interface RunningDashboard {
   close(): Promise<void>;
 }
 
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
-
-/**
- * The Host header values a dashboard bound to `host:port` answers to. Bound to loopback, every loopback
- * name; otherwise the bound address alone. Either way a DNS-rebinding page, whose requests name its own
- * host, gets 421. Port 80 also appears without it, as browsers leave the default port out.
- * @example
- * allowedHostsFor('127.0.0.1', 4580); // ['127.0.0.1:4580', 'localhost:4580', '[::1]:4580']
- * allowedHostsFor('10.0.0.5', 4580); // ['10.0.0.5:4580']
- */
-export function allowedHostsFor(host: string, port: number): string[] {
-  const names = LOOPBACK.has(host.toLowerCase()) ? ['127.0.0.1', 'localhost', '[::1]'] : [bracketed(host)];
-  return names.flatMap((h) => (port === 80 ? [h, `${h}:80`] : [`${h}:${port}`]));
-}
-
-/** An IPv6 address as a URL and a Host header write it: in brackets. */
-function bracketed(host: string): string {
-  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
-}
-
 /**
  * Starts the dashboard's HTTP server on `host:port`.
  * @example
@@ -65,15 +44,8 @@ function bracketed(host: string): string {
  * console.log(`${url}/?token=${token}`);
  */
 export async function startDashboard(o: DashboardOptions): Promise<RunningDashboard> {
-  // Checked before listening, so a refused token leaves no port open. The token itself stays out of the
-  // message: it may be a real secret with a typo.
-  if (o.token !== undefined && (typeof o.token !== 'string' || o.token.length < MIN_TOKEN_LENGTH)) {
-    throw new GuardrailValidationError(
-      'token',
-      `token must be a string of at least ${MIN_TOKEN_LENGTH} characters (LEASH_TOKEN sets it for \`leash serve\`), got ${typeof o.token === 'string' ? `${o.token.length} characters` : typeof o.token}`,
-    );
-  }
-  const token = o.token ?? newToken();
+  // Checked before listening, so a refused token leaves no port open.
+  const token = accessToken(o.token, '`leash serve`');
   const log = o.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
   const running = new Set<Promise<unknown>>();
   // The app is made once the port is known (its allowed Host names carry it); nothing arrives before.

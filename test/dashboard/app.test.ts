@@ -1,7 +1,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { allowedHostsFor } from '../../src/dashboard/server.js';
+import { allowedHostsFor } from '../../src/dashboard/security.js';
 import { GuardrailError } from '../../src/errors.js';
 import { EXECUTION_KEY } from '../../src/executor/state.js';
 import type { JsonObject } from '../../src/json.js';

@@ -2,7 +2,8 @@ import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PlanRunner } from '../../src/runner/runner.js';
 import { isGuardrailValidationError } from '../../src/errors.js';
-import { allowedHostsFor, startDashboard, type RunningDashboard } from '../../src/dashboard/server.js';
+import { allowedHostsFor } from '../../src/dashboard/security.js';
+import { startDashboard, type RunningDashboard } from '../../src/dashboard/server.js';
 import { MemoryStore } from '../../src/store/memory/MemoryStore.js';
 
 let running: RunningDashboard | undefined;
