@@ -23,6 +23,7 @@ import {
   type PageContext,
 } from './pages/index.js';
 import {
+  bearerToken,
   csrfToken,
   secretsEqual,
   securityHeaders,
@@ -116,7 +117,7 @@ export function createDashboardApp(o: DashboardAppOptions): Hono {
   app.use(async (c, next) => {
     const url = new URL(c.req.url);
     const fromQuery = url.searchParams.get('token');
-    const bearer = /^Bearer\s+(.+)$/i.exec(c.req.header('authorization') ?? '')?.[1]?.trim();
+    const bearer = bearerToken(c.req.header('authorization'));
     const raw = fromQuery ?? bearer;
     const cookie = raw === undefined ? getCookie(c, cookieName) : undefined;
     const ok =

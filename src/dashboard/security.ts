@@ -51,6 +51,11 @@ export function bracketed(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
+/** The token of an `Authorization: Bearer <token>` header, or undefined without one. */
+export function bearerToken(header: string | undefined): string | undefined {
+  return /^Bearer\s+(.+)$/i.exec(header ?? '')?.[1]?.trim();
+}
+
 /**
  * Compares two secrets in time that does not depend on where they differ. Both are hashed first, so
  * the buffers compared always have the same length and the length of the secret does not leak either.

@@ -1,0 +1,331 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  StreamableHTTPServerTransport,
+  type EventId,
+  type EventStore,
+  type StreamId,
+} from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import {
+  ErrorCode,
+  isInitializeRequest,
+  isJSONRPCRequest,
+  type JSONRPCMessage,
+  type RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
+import { accessToken, allowedHostsFor, bearerToken, bracketed, secretsEqual } from '../dashboard/security.js';
+import { errorTail, invalid } from '../errors.js';
+import { DEFAULT_MAX_SESSIONS, SESSION_EVENTS } from './limits.js';
+import { runMcpSession, type McpSessionOptions } from './session.js';
+
+// `leash mcp --listen`: the guard proxy over Streamable HTTP. Each client session (`Mcp-Session-Id`) is a
+// `runMcpSession` of its own: its own plan, and its own upstream (a process, or a session of an HTTP
+// server), stopped when the session ends. An MCP session is stateful on both sides (the client's
+// capabilities, subscriptions, the log level), so one upstream is never shared between two clients.
+
+/** The path of the endpoint. */
+export const MCP_PATH = '/mcp';
+
+/** Largest initialize request read; the transport bounds the requests of a session itself. */
+const MAX_INITIALIZE_BYTES = 1024 * 1024;
+
+/** The codes the SDK's transport answers its HTTP errors with: a server error, and an unknown session. */
+const SERVER_ERROR = -32000;
+const SESSION_NOT_FOUND = -32001;
+
+export interface McpListenerOptions extends Omit<
+  McpSessionOptions,
+  'planId' | 'clientTransport' | 'signal' | 'ready'
+> {
+  /** Address to bind; keep a loopback one (the CLI's default is 127.0.0.1) unless you know why. */
+  readonly host: string;
+  /** Port to listen on; 0 picks a free one (see the returned `url`). */
+  readonly port: number;
+  /** Bearer token every request must carry, at least 32 characters; 32 random bytes when not given. */
+  readonly token?: string;
+  /** Sessions open at once (starting ones included); default {@link DEFAULT_MAX_SESSIONS}. */
+  readonly maxSessions?: number;
+}
+
+export interface RunningMcpListener {
+  /** The endpoint, with the actual port: `http://127.0.0.1:4590/mcp`. */
+  readonly url: string;
+  readonly token: string;
+  /** Stops listening, ends every session and waits until their upstreams are stopped. */
+  close(): Promise<void>;
+}
+
+/**
+ * The events of one session's SSE streams, for a client that reconnects with `Last-Event-ID`: the newest
+ * `capacity` of the session, whatever their stream (the oldest dropped first), so a long session's memory
+ * stays bounded. An event's id is `<stream id>:<n>`, n rising through the session.
+ */
+export class SessionEvents implements EventStore {
+  readonly #events = new Map<number, { readonly streamId: StreamId; readonly message: JSONRPCMessage }>();
+  #last = 0;
+
+  constructor(readonly capacity = SESSION_EVENTS) {}
+
+  async storeEvent(streamId: StreamId, message: JSONRPCMessage): Promise<EventId> {
+    const n = ++this.#last;
+    this.#events.set(n, { streamId, message });
+    if (this.#events.size > this.capacity) this.#events.delete(this.#events.keys().next().value as number);
+    return `${streamId}:${n}`;
+  }
+
+  async getStreamIdForEventId(eventId: EventId): Promise<StreamId | undefined> {
+    return this.#parse(eventId)?.streamId;
+  }
+
+  async replayEventsAfter(
+    lastEventId: EventId,
+    { send }: { send: (eventId: EventId, message: JSONRPCMessage) => Promise<void> },
+  ): Promise<StreamId> {
+    const last = this.#parse(lastEventId);
+    if (last === undefined) throw new Error(`no event ${JSON.stringify(lastEventId)} in this session`);
+    // The map itself, not a copy: an event stored while the replay runs is replayed too, as the transport
+    // sends it to the stream only once the replay registered it.
+    for (const [n, event] of this.#events) {
+      if (n > last.n && event.streamId === last.streamId) await send(`${event.streamId}:${n}`, event.message);
+    }
+    return last.streamId;
+  }
+
+  #parse(eventId: EventId): { streamId: StreamId; n: number } | undefined {
+    const at = eventId.lastIndexOf(':');
+    const n = Number(eventId.slice(at + 1));
+    if (at <= 0 || !Number.isSafeInteger(n) || n < 1 || n > this.#last) return undefined;
+    return { streamId: eventId.slice(0, at), n };
+  }
+}
+
+/** Answers with a JSON-RPC error, unless an answer is already on its way. */
+function refuse(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  options: { code?: number; id?: RequestId | null; headers?: Record<string, string> } = {},
+): void {
+  if (res.headersSent || res.writableEnded) return;
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    error: { code: options.code ?? SERVER_ERROR, message },
+    id: options.id ?? null,
+  });
+  res.writeHead(status, { 'Content-Type': 'application/json', ...options.headers }).end(body);
+}
+
+/** The body of a request, or null past `limit` bytes. */
+async function bodyOf(req: IncomingMessage, limit: number): Promise<string | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) return null;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function isJson(contentType: string | undefined): boolean {
+  return contentType?.split(';')[0]?.trim().toLowerCase() === 'application/json';
+}
+
+/**
+ * Starts `leash mcp`'s Streamable HTTP endpoint on `host:port`, path `/mcp`. Every request needs
+ * `Authorization: Bearer <token>`, a Host header naming the address it listens on, and an `Origin`, when
+ * it has one, of that address (DNS rebinding). An `initialize` without a session id starts a session:
+ * its plan (`mcp-<policyName>-<n>`), its upstream, and its id (`Mcp-Session-Id`) in the answer; a
+ * `DELETE` with its id ends it, answered once its upstream is stopped.
+ * @example
+ * const { url, token, close } = await startMcpListener({ service, policy: null, policyName: 'session',
+ *   upstream: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'] },
+ *   host: '127.0.0.1', port: 0 });
+ */
+export async function startMcpListener(options: McpListenerOptions): Promise<RunningMcpListener> {
+  const { host, port: wanted, token: given, maxSessions = DEFAULT_MAX_SESSIONS, ...session } = options;
+  // Checked before listening, so a refused option leaves no port open.
+  const token = accessToken(given, '`leash mcp --listen`');
+  if (!Number.isSafeInteger(maxSessions) || maxSessions < 1) {
+    invalid('maxSessions', 'a positive integer', maxSessions);
+  }
+  const log = options.log ?? (() => undefined);
+
+  /** The sessions a client can reach, by id. */
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  /** Every session from its start to the end of its `runMcpSession`, with what ends it. */
+  const running = new Map<Promise<unknown>, AbortController>();
+  let closing = false;
+  // Known once listening (the Host names carry the port); no request is read before.
+  let hosts = new Set<string>();
+  let origins = new Set<string>();
+
+  /** Starts a session for the client's `initialize`, and hands the request to it once it takes messages. */
+  function start(req: IncomingMessage, res: ServerResponse, initialize: JSONRPCMessage & { id: RequestId }) {
+    const ended = new AbortController();
+    let handed = false;
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: randomUUID,
+      eventStore: new SessionEvents(),
+      onsessioninitialized: (id) => void sessions.set(id, transport),
+      // DELETE is answered once the upstream is stopped.
+      onsessionclosed: async () => {
+        ended.abort();
+        await run.catch(() => undefined);
+      },
+    });
+    // A client gone before the session took its request cannot learn the session's id: nobody could use it.
+    const gone = (): void => {
+      if (!handed) ended.abort();
+    };
+    res.once('close', gone);
+    const run = runMcpSession({
+      ...session,
+      clientTransport: transport,
+      signal: ended.signal,
+      ready: () => {
+        res.off('close', gone);
+        if (ended.signal.aborted) return refuse(res, 503, 'leash mcp is stopping', { id: initialize.id });
+        handed = true;
+        transport.handleRequest(req, res, initialize).then(
+          // Refused by the transport (a bad header): the session has no id, and no client.
+          () => void (transport.sessionId === undefined && ended.abort()),
+          (error: unknown) => {
+            log(`leash mcp: the initialize request failed: ${errorTail(error)}`);
+            ended.abort();
+          },
+        );
+      },
+    });
+    running.set(run, ended);
+    run.then(
+      ({ planId }) => log(`leash mcp: session plan "${planId}" ended`),
+      (error: unknown) => {
+        log(`leash mcp: a session ${handed ? 'failed' : 'could not start'}: ${errorTail(error)}`);
+        if (!handed) {
+          refuse(res, 500, `leash mcp could not start the session: ${errorTail(error)}`, {
+            code: ErrorCode.InternalError,
+            id: initialize.id,
+          });
+        }
+      },
+    );
+    void run
+      .catch(() => undefined)
+      .finally(() => {
+        running.delete(run);
+        if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
+      });
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const target = req.url ?? '/';
+    // Both names a request gives for the server must be allowed: the Host header, and the target's host
+    // when the target is absolute (`POST http://127.0.0.1:4590/mcp`).
+    const absolute = /^https?:\/\//i.test(target) ? new URL(target).host : undefined;
+    const named = [req.headers.host, absolute];
+    if (req.headers.host === undefined || named.some((h) => h !== undefined && !hosts.has(h.toLowerCase()))) {
+      return refuse(res, 421, 'Misdirected Request: this server answers only on the address it printed');
+    }
+    const origin = req.headers.origin;
+    if (origin !== undefined && !origins.has(origin.toLowerCase())) {
+      return refuse(res, 403, `Forbidden: requests from the origin ${origin} are refused`);
+    }
+    const bearer = bearerToken(req.headers.authorization);
+    if (bearer === undefined || !secretsEqual(bearer, token)) {
+      return refuse(res, 401, 'Unauthorized: send the token as "Authorization: Bearer <token>"', {
+        headers: { 'WWW-Authenticate': 'Bearer realm="leash mcp"' },
+      });
+    }
+    if (new URL(target, 'http://leash').pathname !== MCP_PATH) {
+      return refuse(res, 404, `Not Found: the MCP endpoint is ${MCP_PATH}`);
+    }
+    const id = req.headers['mcp-session-id'];
+    if (id !== undefined) {
+      const transport = sessions.get(String(id));
+      if (transport === undefined) return refuse(res, 404, 'Session not found', { code: SESSION_NOT_FOUND });
+      return transport.handleRequest(req, res);
+    }
+    if (req.method !== 'POST') {
+      if (req.method === 'GET' || req.method === 'DELETE') {
+        return refuse(res, 400, 'Bad Request: Mcp-Session-Id header is required');
+      }
+      return refuse(res, 405, 'Method Not Allowed', { headers: { Allow: 'GET, POST, DELETE' } });
+    }
+    // Only an initialize starts a session: it is read here, before anything starts.
+    if (!isJson(req.headers['content-type'])) {
+      return refuse(res, 415, 'Unsupported Media Type: Content-Type must be application/json');
+    }
+    const accept = req.headers.accept ?? '';
+    if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
+      return refuse(
+        res,
+        406,
+        'Not Acceptable: Client must accept both application/json and text/event-stream',
+      );
+    }
+    const text = await bodyOf(req, MAX_INITIALIZE_BYTES);
+    if (text === null) {
+      return refuse(
+        res,
+        413,
+        `Payload Too Large: an initialize request is at most ${MAX_INITIALIZE_BYTES} bytes`,
+        {
+          headers: { Connection: 'close' },
+        },
+      );
+    }
+    let message: unknown;
+    try {
+      message = JSON.parse(text);
+    } catch {
+      return refuse(res, 400, 'Parse error: Invalid JSON', { code: ErrorCode.ParseError });
+    }
+    if (!isJSONRPCRequest(message) || !isInitializeRequest(message)) {
+      return refuse(res, 400, 'Bad Request: Mcp-Session-Id header is required');
+    }
+    if (closing) return refuse(res, 503, 'leash mcp is stopping', { id: message.id });
+    if (running.size >= maxSessions) {
+      return refuse(
+        res,
+        503,
+        `sessions open: ${running.size} of at most ${maxSessions} (--max-sessions); end one (DELETE) or raise --max-sessions`,
+        { id: message.id },
+      );
+    }
+    start(req, res, message);
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      log(`leash mcp: a request failed: ${errorTail(error)}`);
+      refuse(res, 500, 'Internal Server Error');
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(wanted, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  server.on('error', (error) => log(`leash mcp: ${error.message}`));
+  const { port } = server.address() as AddressInfo;
+  hosts = new Set(allowedHostsFor(host, port).map((h) => h.toLowerCase()));
+  origins = new Set([...hosts].map((h) => `http://${h}`));
+
+  return {
+    url: `http://${bracketed(host)}:${port}${MCP_PATH}`,
+    token,
+    async close() {
+      closing = true;
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const ended of running.values()) ended.abort();
+      await Promise.allSettled([...running.keys()]);
+      // What is left are connections of no session (idle keep-alives, a request being read).
+      server.closeAllConnections();
+      await stopped;
+    },
+  };
+}
