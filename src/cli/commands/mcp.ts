@@ -2,6 +2,7 @@
 import { basename } from 'node:path';
 import { GuardrailValidationError } from '../../errors.js';
 import { AutonomyGuardrailService } from '../../service/AutonomyGuardrailService.js';
+import { DEFAULT_MAX_SESSIONS } from '../../mcp/limits.js';
 import { dbArgument, openStore, storeTarget } from '../openStore.js';
 import type { CliContext } from '../context.js';
 import type { Command } from 'commander';
@@ -11,7 +12,7 @@ export function registerMcp(program: Command, c: CliContext): void {
   program
     .command('mcp')
     .description(
-      'guard an MCP server: the client talks MCP to leash over stdio, leash to the server; every tool call is checked and audited',
+      'guard an MCP server: the client talks MCP to leash over stdio (or HTTP with --listen), leash to the server; every tool call is checked and audited',
     )
     .argument('[command...]', 'the upstream server’s command and its arguments, after --')
     .option(
@@ -20,46 +21,122 @@ export function registerMcp(program: Command, c: CliContext): void {
     )
     .option('--plan <id>', 'plan id of the session (default mcp-<policy name>-<n>, the next free n)')
     .option('--upstream-url <url>', 'connect to a Streamable HTTP server instead of starting one')
+    .option(
+      '--listen <[host:]port>',
+      'serve clients over Streamable HTTP at http://HOST:PORT/mcp instead of stdio (host default 127.0.0.1; port 0 picks a free one)',
+    )
+    .option(
+      '--max-sessions <n>',
+      `with --listen: sessions served at once, each a plan and an upstream of its own (default ${DEFAULT_MAX_SESSIONS})`,
+    )
     .addOption(dbOption())
     .addHelpText(
       'after',
       `
 The client starts leash in the server's place, so stdout carries MCP only; leash writes notes to stderr.
+With --listen, clients connect over HTTP with the token leash prints (set LEASH_TOKEN to choose it) as
+"Authorization: Bearer <token>"; each session is a plan and an upstream of its own. Ctrl-C stops it.
 
 Examples:
   $ ${c.leash} mcp --policy fs.policy.yaml -- npx -y @modelcontextprotocol/server-filesystem ~/notes
-  $ ${c.leash} mcp --policy leash.policy.yaml --upstream-url http://127.0.0.1:3001/mcp`,
+  $ ${c.leash} mcp --policy leash.policy.yaml --upstream-url http://127.0.0.1:3001/mcp
+  $ ${c.leash} mcp --policy fs.policy.yaml --listen 4590 -- npx -y @modelcontextprotocol/server-filesystem ~/notes`,
     )
-    .action(
-      async (command: string[], o: { policy?: string; plan?: string; upstreamUrl?: string; db?: string }) => {
-        const [exe, ...args] = command;
-        if ((exe === undefined) === (o.upstreamUrl === undefined)) {
-          throw new GuardrailValidationError(
-            'upstream',
-            'give the upstream server as a command after -- or with --upstream-url, one of the two',
-          );
-        }
-        const policy = readPolicy(o.policy);
-        const { runMcpSession } = await import('../../mcp/session.js');
-        const target = storeTarget(o.db, io.env);
-        const store = await openStore(o.db, io.cwd, io.env, { mustExist: false });
-        try {
+    .action(async (command: string[], o: McpFlags) => {
+      const [exe, ...args] = command;
+      if ((exe === undefined) === (o.upstreamUrl === undefined)) {
+        throw new GuardrailValidationError(
+          'upstream',
+          'give the upstream server as a command after -- or with --upstream-url, one of the two',
+        );
+      }
+      const listen = o.listen === undefined ? undefined : listenAddress(o.listen);
+      const maxSessions = o.maxSessions === undefined ? undefined : maxSessionsOf(o.maxSessions);
+      if (listen === undefined && maxSessions !== undefined) {
+        throw new GuardrailValidationError('max-sessions', '--max-sessions is for --listen only');
+      }
+      if (listen !== undefined && o.plan !== undefined) {
+        throw new GuardrailValidationError(
+          'plan',
+          '--plan cannot be given with --listen: each session over HTTP is a plan of its own, mcp-<policy name>-<n>',
+        );
+      }
+      const policy = readPolicy(o.policy);
+      const target = storeTarget(o.db, io.env);
+      const store = await openStore(o.db, io.cwd, io.env, { mustExist: false });
+      const log = (line: string): void => void io.stderr.write(`${line}\n`);
+      const session = {
+        service: new AutonomyGuardrailService({ store, clock }),
+        policy,
+        policyName: o.policy === undefined ? 'session' : basename(o.policy).replace(/\.(ya?ml|json)$/i, ''),
+        upstream: exe === undefined ? { url: o.upstreamUrl as string } : { command: exe, args },
+        env: io.env,
+        cwd: io.cwd,
+        style: { leash: c.style.leash, dbArg: dbArgument(target, io.cwd) },
+        log,
+      };
+      try {
+        if (listen === undefined) {
+          const { runMcpSession } = await import('../../mcp/session.js');
           await runMcpSession({
-            service: new AutonomyGuardrailService({ store, clock }),
-            policy,
+            ...session,
             ...(o.plan === undefined ? {} : { planId: o.plan }),
-            policyName:
-              o.policy === undefined ? 'session' : basename(o.policy).replace(/\.(ya?ml|json)$/i, ''),
-            upstream: exe === undefined ? { url: o.upstreamUrl as string } : { command: exe, args },
-            env: io.env,
-            cwd: io.cwd,
-            style: { leash: c.style.leash, dbArg: dbArgument(target, io.cwd) },
             ...(io.signal ? { signal: io.signal } : {}),
-            log: (line) => void io.stderr.write(`${line}\n`),
           });
-        } finally {
-          await store.close();
+          return;
         }
-      },
+        const { startMcpListener } = await import('../../mcp/listen.js');
+        const token = io.env['LEASH_TOKEN'];
+        const listener = await startMcpListener({
+          ...session,
+          ...listen,
+          ...(token ? { token } : {}),
+          ...(maxSessions === undefined ? {} : { maxSessions }),
+        });
+        log(`leash mcp: listening on ${listener.url}`);
+        log(
+          `leash mcp: clients send the header "Authorization: Bearer ${listener.token}" (keep it private; LEASH_TOKEN chooses it); Ctrl-C stops the server`,
+        );
+        await new Promise<void>((done) => {
+          if (io.signal?.aborted) done();
+          io.signal?.addEventListener('abort', () => done(), { once: true });
+        });
+        await listener.close();
+      } finally {
+        await store.close();
+      }
+    });
+}
+
+interface McpFlags {
+  policy?: string;
+  plan?: string;
+  upstreamUrl?: string;
+  listen?: string;
+  maxSessions?: string;
+  db?: string;
+}
+
+/** `--listen`'s `[host:]port`: a port alone binds 127.0.0.1; an IPv6 address is written in brackets. */
+export function listenAddress(given: string): { host: string; port: number } {
+  const m = /^(?:(\[[^\]]+\]|[^:[\]]+):)?(\d{1,5})$/.exec(given.trim());
+  const port = Number(m?.[2]);
+  if (m === null || port > 65535) {
+    throw new GuardrailValidationError(
+      'listen',
+      `--listen must be [host:]port, the port from 0 to 65535 (4590, 0.0.0.0:4590, [::1]:4590), got "${given}"`,
     );
+  }
+  return { host: m[1]?.replace(/^\[(.*)\]$/, '$1') ?? '127.0.0.1', port };
+}
+
+function maxSessionsOf(given: string): number {
+  const n = Number(given);
+  if (!/^\d+$/.test(given) || !Number.isSafeInteger(n) || n < 1) {
+    throw new GuardrailValidationError(
+      'max-sessions',
+      `--max-sessions must be an integer >= 1, got "${given}"`,
+    );
+  }
+  return n;
 }
