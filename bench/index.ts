@@ -25,7 +25,7 @@ import {
   START_MS,
 } from './fixtures.js';
 import { aiSdkGroups, aiSdkTargets, guardedCallCases } from './ai-sdk.js';
-import { mcpGroup, mcpTargets } from './mcp.js';
+import { mcpGroup, mcpHttpGroup, mcpHttpTargets, mcpTargets } from './mcp.js';
 import { runCases, runGroup, type BenchCase, type CaseResult, type GroupResult } from './harness.js';
 import {
   differenceTarget,
@@ -286,7 +286,10 @@ async function main(): Promise<void> {
   // the machine's drift moved them by more than the differences they are read for.
   const limiterGroup = [rateLimiterCase, ...serviceCases];
   const executorGroup = executorCases();
-  const groups = [...aiSdkGroups(), mcpGroup()];
+  const aiGroups = aiSdkGroups();
+  const mcp = mcpGroup();
+  const mcpHttp = mcpHttpGroup();
+  const groups = [...aiGroups, mcp, mcpHttp];
   // `npm run bench -- <text>` times only the cases whose name holds the text, each group of which one
   // does as a whole, and the targets of what it ran.
   const only = process.argv[2];
@@ -304,14 +307,14 @@ async function main(): Promise<void> {
   const limiterRun = holds(limiterGroup) ? await runGroup(limiterGroup, options) : undefined;
   const executorRun = holds(executorGroup) ? await runGroup(executorGroup, options) : undefined;
   const restRun = await runCases(restCases.filter(wanted), options);
-  const grouped: GroupResult[] = [];
-  for (const g of groups) if (holds(g)) grouped.push(await runGroup(g, options));
+  const grouped = new Map<readonly BenchCase[], GroupResult>();
+  for (const g of groups) if (holds(g)) grouped.set(g, await runGroup(g, options));
   const results = [
     ...syncRun,
     ...(limiterRun?.results ?? []),
     ...(executorRun?.results ?? []),
     ...restRun,
-    ...grouped.flatMap((g) => g.results),
+    ...[...grouped.values()].flatMap((g) => g.results),
   ];
 
   const ran = (...names: string[]): boolean => names.every((n) => results.some((r) => r.name === n));
@@ -323,9 +326,10 @@ async function main(): Promise<void> {
     ...(ran(NAMES.trailAdd(1_000_000), NAMES.trailAddCold(1_000_000), NAMES.trailAdd(10))
       ? trailTargets(results)
       : []),
-    // A kind's targets, when every case of its groups ran: the AI SDK's, then the MCP proxy's (last).
-    ...(ran(...namesOf(groups.slice(0, -1))) ? aiSdkTargets(grouped) : []),
-    ...(ran(...namesOf(groups.slice(-1))) ? mcpTargets(grouped.at(-1) as GroupResult) : []),
+    // A kind's targets, when every case of its groups ran: the AI SDK's, then the MCP proxy's.
+    ...(ran(...namesOf(aiGroups)) ? aiSdkTargets([...grouped.values()]) : []),
+    ...(ran(...namesOf([mcp])) ? mcpTargets(grouped.get(mcp) as GroupResult) : []),
+    ...(ran(...namesOf([mcpHttp])) ? mcpHttpTargets(grouped.get(mcpHttp) as GroupResult) : []),
   ];
   if (only !== undefined) {
     console.log(`\n${resultTable(results)}`);

@@ -1,13 +1,18 @@
 // What `leash mcp` adds to a tools/call: one SDK client calling the real filesystem server directly, and
-// through the proxy on the memory store, on a SQLite file, and as the `leash mcp` process a client spawns.
+// through the proxy on the memory store, on a SQLite file, and as the `leash mcp` process a client spawns;
+// then the everything server over HTTP, directly and through `leash mcp --listen`.
+import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { startMcpListener } from '../src/mcp/listen.js';
 import { createMcpProxy } from '../src/mcp/proxy.js';
 import {
   AutonomyGuardrailService,
@@ -23,6 +28,7 @@ import { differenceTarget, medianOf, type Target } from './report.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const FS_SERVER = join(ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
+const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 
 export const MCP_NAMES = {
   direct: 'tools/call read_text_file (filesystem server, direct)',
@@ -40,6 +46,12 @@ function files(): { dir: string; file: string } {
 function upstreamTransport(dir: string): StdioClientTransport {
   return new StdioClientTransport({ command: process.execPath, args: [FS_SERVER, dir], stderr: 'ignore' });
 }
+
+export const MCP_HTTP_NAMES = {
+  direct: 'tools/call echo (everything server over HTTP, direct)',
+  memory: 'tools/call echo (leash mcp --listen, MemoryStore)',
+  sqlite: 'tools/call echo (leash mcp --listen, SqliteStore file)',
+} as const;
 
 /** A transport to a server, and what else to close with the client on it. */
 interface Connection {
@@ -114,6 +126,105 @@ export function mcpGroup(): BenchCase[] {
   ];
 }
 
+/** A free port of the loopback interface, for a server that cannot be told to pick one. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+    probe.once('error', reject);
+  });
+}
+
+/**
+ * The everything server over Streamable HTTP, one process for every case of the group (the same upstream
+ * reached directly and through the listener): started by the first case prepared, stopped once every case
+ * released it.
+ */
+function everythingServer(): { acquire: () => Promise<string>; release: () => void } {
+  let running: Promise<{ url: string; stop: () => void }> | undefined;
+  let users = 0;
+  const start = async () => {
+    const port = await freePort();
+    const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
+      env: { ...process.env, PORT: String(port) },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    await new Promise<void>((resolve, reject) => {
+      child.stderr.on('data', (d: Buffer) => d.toString().includes('listening') && resolve());
+      child.once('exit', (code) => reject(new Error(`the everything server exited with ${code}`)));
+    });
+    return { url: `http://127.0.0.1:${port}/mcp`, stop: () => void child.kill() };
+  };
+  return {
+    acquire: async () => {
+      users++;
+      running ??= start();
+      return (await running).url;
+    },
+    release: () => {
+      if (--users > 0) return;
+      void running?.then((s) => s.stop());
+      running = undefined;
+    },
+  };
+}
+
+/** One case: a client over HTTP calling the everything server's `echo`, at the URL `connect` gives. */
+function echoCase(
+  name: string,
+  connect: () => Promise<{ url: string; token?: string; close: () => Promise<void> }>,
+): BenchCase {
+  return {
+    name,
+    async: true,
+    prepare: async () => {
+      const { url, token, close } = await connect();
+      const client = new Client({ name: 'bench', version: '1' });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(url), {
+          ...(token === undefined ? {} : { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
+        }),
+      );
+      const op = async () => {
+        const r = await client.callTool({ name: 'echo', arguments: { message: 'hello' } });
+        if (r.isError) fail(`${name}: ${JSON.stringify(r.content)}`);
+        return r;
+      };
+      await op();
+      return { op, release: () => void client.close().then(close) };
+    },
+  };
+}
+
+export function mcpHttpGroup(): BenchCase[] {
+  const upstream = everythingServer();
+  const listening = (store: () => Promise<GuardrailStore>) => async () => {
+    const url = await upstream.acquire();
+    const listener = await startMcpListener({
+      service: new AutonomyGuardrailService({ clock: systemClock, store: await store() }),
+      policy: null,
+      policyName: 'bench',
+      upstream: { url },
+      host: '127.0.0.1',
+      port: 0,
+    });
+    return { ...listener, close: () => listener.close().then(upstream.release) };
+  };
+  return [
+    echoCase(MCP_HTTP_NAMES.direct, async () => ({
+      url: await upstream.acquire(),
+      close: async () => upstream.release(),
+    })),
+    echoCase(
+      MCP_HTTP_NAMES.memory,
+      listening(async () => new MemoryStore({ keepLog: false })),
+    ),
+    echoCase(MCP_HTTP_NAMES.sqlite, listening(sqlite)),
+  ];
+}
+
 export function mcpTargets(group: GroupResult): Target[] {
   const over = (name: string) => group.over.find((o) => o.name === name) ?? fail(`no difference for ${name}`);
   return [
@@ -130,6 +241,21 @@ export function mcpTargets(group: GroupResult): Target[] {
     differenceTarget(
       'median time leash mcp adds per tools/call (leash mcp process, SqliteStore file)',
       medianOf(over(MCP_NAMES.process)),
+    ),
+  ];
+}
+
+export function mcpHttpTargets(group: GroupResult): Target[] {
+  const over = (name: string) => group.over.find((o) => o.name === name) ?? fail(`no difference for ${name}`);
+  return [
+    differenceTarget(
+      'median time leash mcp --listen adds per tools/call over HTTP (MemoryStore)',
+      medianOf(over(MCP_HTTP_NAMES.memory)),
+    ),
+    differenceTarget(
+      'median time leash mcp --listen adds per tools/call over HTTP (SqliteStore file)',
+      medianOf(over(MCP_HTTP_NAMES.sqlite)),
+      2_000_000,
     ),
   ];
 }
