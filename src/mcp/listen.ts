@@ -259,22 +259,13 @@ export async function startMcpListener(options: McpListenerOptions): Promise<Run
     }
     const accept = req.headers.accept ?? '';
     if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
-      return refuse(
-        res,
-        406,
-        'Not Acceptable: Client must accept both application/json and text/event-stream',
-      );
+      const accepted = 'Not Acceptable: Client must accept both application/json and text/event-stream';
+      return refuse(res, 406, accepted);
     }
     const text = await bodyOf(req, MAX_INITIALIZE_BYTES);
     if (text === null) {
-      return refuse(
-        res,
-        413,
-        `Payload Too Large: an initialize request is at most ${MAX_INITIALIZE_BYTES} bytes`,
-        {
-          headers: { Connection: 'close' },
-        },
-      );
+      const tooLarge = `Payload Too Large: an initialize request is at most ${MAX_INITIALIZE_BYTES} bytes`;
+      return refuse(res, 413, tooLarge, { headers: { Connection: 'close' } });
     }
     let message: unknown;
     try {

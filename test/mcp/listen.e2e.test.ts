@@ -175,8 +175,8 @@ describe('the address --listen names', () => {
   });
 
   it('is the host it gives, an IPv6 one out of its brackets', () => {
-    expect([listenAddress('0.0.0.0:4590'), listenAddress('[::1]:0')]).toEqual([
-      { host: '0.0.0.0', port: 4590 },
+    expect([listenAddress('10.0.0.5:4590'), listenAddress('[::1]:0')]).toEqual([
+      { host: '10.0.0.5', port: 4590 },
       { host: '::1', port: 0 },
     ]);
   });

@@ -215,6 +215,12 @@ describe('leash mcp --listen: sessions', () => {
     expect(r.status).toBe(400);
   });
 
+  it('starts no upstream for an initialize whose client does not take SSE, answering 406', async () => {
+    const f = await front();
+    const r = await post(f, INITIALIZE, { Accept: 'application/json' });
+    expect([r.status, upstreams(f)]).toEqual([406, []]);
+  });
+
   it('starts each session with a plan and an upstream process of its own', async () => {
     const f = await front();
     const [a, b] = [await connect(f), await connect(f)];

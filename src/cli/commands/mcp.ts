@@ -124,7 +124,7 @@ export function listenAddress(given: string): { host: string; port: number } {
   if (m === null || port > 65535) {
     throw new GuardrailValidationError(
       'listen',
-      `--listen must be [host:]port, the port from 0 to 65535 (4590, 0.0.0.0:4590, [::1]:4590), got "${given}"`,
+      `--listen must be [host:]port, the port from 0 to 65535 (4590, 10.0.0.5:4590, [::1]:4590), got "${given}"`,
     );
   }
   return { host: m[1]?.replace(/^\[(.*)\]$/, '$1') ?? '127.0.0.1', port };
