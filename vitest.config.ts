@@ -32,8 +32,6 @@ export default defineConfig({
         test: {
           name: 'conformance',
           include: ['test/conformance/**/*.test.ts'],
-          // Through `leash mcp --listen`, which is not there yet: enabled once it is.
-          exclude: [...configDefaults.exclude, 'test/conformance/listen.test.ts'],
           globalSetup: ['test/conformance/suite/install.ts'],
         },
       },

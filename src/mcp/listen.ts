@@ -16,7 +16,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { accessToken, allowedHostsFor, bearerToken, bracketed, secretsEqual } from '../dashboard/security.js';
 import { errorTail, invalid } from '../errors.js';
-import { DEFAULT_MAX_SESSIONS, SESSION_EVENTS } from './limits.js';
+import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS, SESSION_EVENTS } from './limits.js';
 import { runMcpSession, type McpSessionOptions } from './session.js';
 
 // `leash mcp --listen`: the guard proxy over Streamable HTTP. Each client session (`Mcp-Session-Id`) is a
@@ -46,6 +46,11 @@ export interface McpListenerOptions extends Omit<
   readonly token?: string;
   /** Sessions open at once (starting ones included); default {@link DEFAULT_MAX_SESSIONS}. */
   readonly maxSessions?: number;
+  /**
+   * How long a session may have no request and no stream open before it ends (by the service's clock);
+   * default {@link DEFAULT_IDLE_TIMEOUT_MS}.
+   */
+  readonly idleTimeoutMs?: number;
 }
 
 export interface RunningMcpListener {
@@ -54,6 +59,19 @@ export interface RunningMcpListener {
   readonly token: string;
   /** Stops listening, ends every session and waits until their upstreams are stopped. */
   close(): Promise<void>;
+  /**
+   * Ends the sessions idle for the timeout or longer and resolves with how many, once their upstreams
+   * are stopped. The listener does this every minute (or every timeout, when shorter) on its own.
+   */
+  expireIdle(): Promise<number>;
+}
+
+/** When a session was last busy: the requests and streams it has open, and since when it has none. */
+interface Activity {
+  open: number;
+  idleSince: number;
+  readonly ended: AbortController;
+  readonly run: Promise<unknown>;
 }
 
 /**
@@ -144,16 +162,38 @@ function isJson(contentType: string | undefined): boolean {
  *   host: '127.0.0.1', port: 0 });
  */
 export async function startMcpListener(options: McpListenerOptions): Promise<RunningMcpListener> {
-  const { host, port: wanted, token: given, maxSessions = DEFAULT_MAX_SESSIONS, ...session } = options;
+  const {
+    host,
+    port: wanted,
+    token: given,
+    maxSessions = DEFAULT_MAX_SESSIONS,
+    idleTimeoutMs = DEFAULT_IDLE_TIMEOUT_MS,
+    ...session
+  } = options;
   // Checked before listening, so a refused option leaves no port open.
   const token = accessToken(given, '`leash mcp --listen`');
   if (!Number.isSafeInteger(maxSessions) || maxSessions < 1) {
     invalid('maxSessions', 'a positive integer', maxSessions);
   }
+  if (!Number.isSafeInteger(idleTimeoutMs) || idleTimeoutMs < 1) {
+    invalid('idleTimeoutMs', 'a positive integer of milliseconds', idleTimeoutMs);
+  }
+  const { clock } = options.service;
   const log = options.log ?? (() => undefined);
 
   /** The sessions a client can reach, by id. */
   const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const activity = new Map<StreamableHTTPServerTransport, Activity>();
+
+  /** Counts `res` as the session busy until it closes. */
+  function busy(state: Activity | undefined, res: ServerResponse): void {
+    if (state === undefined) return;
+    state.open++;
+    res.once('close', () => {
+      state.open--;
+      if (state.open === 0) state.idleSince = clock.now();
+    });
+  }
   /** Every session from its start to the end of its `runMcpSession`, with what ends it. */
   const running = new Map<Promise<unknown>, AbortController>();
   let closing = false;
@@ -199,6 +239,9 @@ export async function startMcpListener(options: McpListenerOptions): Promise<Run
       },
     });
     running.set(run, ended);
+    const state: Activity = { open: 0, idleSince: clock.now(), ended, run };
+    activity.set(transport, state);
+    busy(state, res);
     run.then(
       ({ planId }) => log(`leash mcp: session plan "${planId}" ended`),
       (error: unknown) => {
@@ -215,6 +258,7 @@ export async function startMcpListener(options: McpListenerOptions): Promise<Run
       .catch(() => undefined)
       .finally(() => {
         running.delete(run);
+        activity.delete(transport);
         if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
       });
   }
@@ -245,6 +289,7 @@ export async function startMcpListener(options: McpListenerOptions): Promise<Run
     if (id !== undefined) {
       const transport = sessions.get(String(id));
       if (transport === undefined) return refuse(res, 404, 'Session not found', { code: SESSION_NOT_FOUND });
+      busy(activity.get(transport), res);
       return transport.handleRequest(req, res);
     }
     if (req.method !== 'POST') {
@@ -306,10 +351,23 @@ export async function startMcpListener(options: McpListenerOptions): Promise<Run
   hosts = new Set(allowedHostsFor(host, port).map((h) => h.toLowerCase()));
   origins = new Set([...hosts].map((h) => `http://${h}`));
 
+  async function expireIdle(): Promise<number> {
+    const now = clock.now();
+    const idle = [...activity.values()].filter((a) => a.open === 0 && now - a.idleSince >= idleTimeoutMs);
+    for (const a of idle) a.ended.abort();
+    if (idle.length > 0) log(`leash mcp: ${idle.length} idle session(s) ended (--idle-timeout)`);
+    await Promise.allSettled(idle.map((a) => a.run));
+    return idle.length;
+  }
+  const sweeper = setInterval(() => void expireIdle(), Math.min(60_000, idleTimeoutMs));
+  sweeper.unref();
+
   return {
     url: `http://${bracketed(host)}:${port}${MCP_PATH}`,
     token,
+    expireIdle,
     async close() {
+      clearInterval(sweeper);
       closing = true;
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const ended of running.values()) ended.abort();

@@ -17,7 +17,18 @@ const TOKEN = 'conformance-token-of-at-least-32-characters';
 async function startListening(upstream: string, db: string): Promise<RunningServer> {
   const leash = spawn(
     process.execPath,
-    leashArgs('mcp', '--listen', '127.0.0.1:0', '--db', db, '--upstream-url', upstream),
+    // The suite's clients end without a DELETE: every scenario's session stays open until the run ends.
+    leashArgs(
+      'mcp',
+      '--listen',
+      '127.0.0.1:0',
+      '--max-sessions',
+      '100',
+      '--db',
+      db,
+      '--upstream-url',
+      upstream,
+    ),
     { env: { ...process.env, LEASH_TOKEN: TOKEN }, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   const exited = new Promise<void>((resolve) => leash.once('exit', () => resolve()));

@@ -16,6 +16,8 @@ import { AutonomyGuardrailService } from '../../src/service/AutonomyGuardrailSer
 import { MemoryStore } from '../../src/store/memory/MemoryStore.js';
 import { SqliteStore } from '../../src/store/sqlite/SqliteStore.js';
 import { tempFiles } from '../support/tempFiles.js';
+import { T0 } from '../support/service.js';
+import { ManualClock } from '../../src/clock.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const UPSTREAM = join(ROOT, 'test/support/mcp-upstream.mjs');
@@ -32,6 +34,7 @@ interface Front {
   readonly pids: string;
   readonly logs: string[];
   readonly close: () => Promise<void>;
+  readonly expireIdle: () => Promise<number>;
 }
 
 /** A listener on a free loopback port, in front of the fixture, on a MemoryStore unless told; closed after. */
@@ -262,6 +265,40 @@ describe('leash mcp --listen: sessions', () => {
     const { transport } = await connect(f);
     await transport.terminateSession();
     expect(f.logs).toContain('leash mcp: session plan "mcp-session-1" ended');
+  });
+
+  it('ends a session its client left without a DELETE once idle for the timeout, stopping its upstream', async () => {
+    const clock = new ManualClock(T0);
+    const f = await front({
+      service: new AutonomyGuardrailService({ store: new MemoryStore(), clock }),
+      idleTimeoutMs: 60_000,
+    });
+    const { client } = await connect(f);
+    await client.callTool({ name: 'echo', arguments: { message: 'hi' } });
+    const [pid] = upstreams(f) as [number];
+    await client.close(); // the SDK's close sends no DELETE
+    // Its streams close as the client goes; a minute after the last of them, the session has been idle
+    // that long.
+    await expect
+      .poll(async () => {
+        clock.advance(60_000);
+        return f.expireIdle();
+      })
+      .toBe(1);
+    expect(alive(pid)).toBe(false);
+  });
+
+  it('keeps a session whose client holds its event stream open, however long it is quiet', async () => {
+    const clock = new ManualClock(T0);
+    const f = await front({
+      service: new AutonomyGuardrailService({ store: new MemoryStore(), clock }),
+      idleTimeoutMs: 60_000,
+    });
+    const { client } = await connect(f);
+    await client.callTool({ name: 'echo', arguments: { message: 'hi' } });
+    clock.advance(3_600_000);
+    expect(await f.expireIdle()).toBe(0);
+    expect(textOf(await client.callTool({ name: 'echo', arguments: { message: 'still' } }))).toBe('still');
   });
 
   it('ends every session and stops their upstreams when it closes', async () => {

@@ -2,7 +2,7 @@
 import { basename } from 'node:path';
 import { GuardrailValidationError } from '../../errors.js';
 import { AutonomyGuardrailService } from '../../service/AutonomyGuardrailService.js';
-import { DEFAULT_MAX_SESSIONS } from '../../mcp/limits.js';
+import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS } from '../../mcp/limits.js';
 import { dbArgument, openStore, storeTarget } from '../openStore.js';
 import type { CliContext } from '../context.js';
 import type { Command } from 'commander';
@@ -29,6 +29,10 @@ export function registerMcp(program: Command, c: CliContext): void {
       '--max-sessions <n>',
       `with --listen: sessions served at once, each a plan and an upstream of its own (default ${DEFAULT_MAX_SESSIONS})`,
     )
+    .option(
+      '--idle-timeout <seconds>',
+      `with --listen: a session with no request and no stream open this long ends, its upstream stopped (default ${DEFAULT_IDLE_TIMEOUT_MS / 1000})`,
+    )
     .addOption(dbOption())
     .addHelpText(
       'after',
@@ -51,9 +55,15 @@ Examples:
         );
       }
       const listen = o.listen === undefined ? undefined : listenAddress(o.listen);
-      const maxSessions = o.maxSessions === undefined ? undefined : maxSessionsOf(o.maxSessions);
-      if (listen === undefined && maxSessions !== undefined) {
-        throw new GuardrailValidationError('max-sessions', '--max-sessions is for --listen only');
+      const maxSessions = o.maxSessions === undefined ? undefined : countOf('max-sessions', o.maxSessions);
+      const idleSeconds = o.idleTimeout === undefined ? undefined : countOf('idle-timeout', o.idleTimeout);
+      for (const [flag, given] of [
+        ['max-sessions', maxSessions],
+        ['idle-timeout', idleSeconds],
+      ] as const) {
+        if (listen === undefined && given !== undefined) {
+          throw new GuardrailValidationError(flag, `--${flag} is for --listen only`);
+        }
       }
       if (listen !== undefined && o.plan !== undefined) {
         throw new GuardrailValidationError(
@@ -92,6 +102,7 @@ Examples:
           ...listen,
           ...(token ? { token } : {}),
           ...(maxSessions === undefined ? {} : { maxSessions }),
+          ...(idleSeconds === undefined ? {} : { idleTimeoutMs: idleSeconds * 1000 }),
         });
         log(`leash mcp: listening on ${listener.url}`);
         log(
@@ -114,6 +125,7 @@ interface McpFlags {
   upstreamUrl?: string;
   listen?: string;
   maxSessions?: string;
+  idleTimeout?: string;
   db?: string;
 }
 
@@ -130,13 +142,11 @@ export function listenAddress(given: string): { host: string; port: number } {
   return { host: m[1]?.replace(/^\[(.*)\]$/, '$1') ?? '127.0.0.1', port };
 }
 
-function maxSessionsOf(given: string): number {
+/** A flag's whole number, 1 or more. */
+function countOf(flag: string, given: string): number {
   const n = Number(given);
   if (!/^\d+$/.test(given) || !Number.isSafeInteger(n) || n < 1) {
-    throw new GuardrailValidationError(
-      'max-sessions',
-      `--max-sessions must be an integer >= 1, got "${given}"`,
-    );
+    throw new GuardrailValidationError(flag, `--${flag} must be an integer >= 1, got "${given}"`);
   }
   return n;
 }
