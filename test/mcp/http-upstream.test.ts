@@ -1,51 +1,26 @@
 // A `leash mcp` session in this process in front of a Streamable HTTP server in a process of its own
 // (server-everything), which is killed while a call runs.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
-import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AutonomyGuardrailService, MemoryStore, systemClock, validatePolicy } from '../../src/index.js';
 import { runMcpSession } from '../../src/mcp/session.js';
+import { startEverythingHttp, type RunningServer } from '../support/everything.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const LONG = 'trigger-long-running-operation';
 const PLAN = 'http-session';
 
-const children: ChildProcess[] = [];
-afterEach(() => {
-  for (const c of children.splice(0)) c.kill('SIGKILL');
+const running: RunningServer[] = [];
+afterEach(async () => {
+  for (const server of running.splice(0)) await server.stop();
 });
 
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
-/** server-everything over Streamable HTTP, once it listens. */
-async function everythingOverHttp(): Promise<{ url: string; process: ChildProcess }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
-    env: { ...process.env, PORT: String(port) },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  children.push(child);
-  await new Promise<void>((resolve, reject) => {
-    let seen = '';
-    child.stderr?.on('data', (d: Buffer) => {
-      seen += d.toString();
-      if (seen.includes('listening on port')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`server-everything exited (${code}): ${seen}`)));
-  });
-  return { url: `http://127.0.0.1:${port}/mcp`, process: child };
+/** server-everything over Streamable HTTP, stopped after the test. */
+async function everythingOverHttp() {
+  const server = await startEverythingHttp();
+  running.push(server);
+  return server;
 }
 
 const text = (r: unknown) =>

@@ -1,6 +1,6 @@
 // The MCP reference server `server-everything`, started over Streamable HTTP for the tests that need a
 // real upstream server behind a URL.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
@@ -31,7 +31,7 @@ export interface RunningServer {
  * server-everything over Streamable HTTP, resolved once it listens. It takes its port from `PORT` and
  * logs that variable rather than the port it got, so a free port is picked for it beforehand.
  */
-export async function startEverythingHttp(): Promise<RunningServer> {
+export async function startEverythingHttp(): Promise<RunningServer & { readonly process: ChildProcess }> {
   const port = await freePort();
   const server = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
     env: { ...process.env, PORT: String(port) },
@@ -48,6 +48,7 @@ export async function startEverythingHttp(): Promise<RunningServer> {
   });
   return {
     url: `http://127.0.0.1:${port}/mcp`,
+    process: server,
     stop: async () => {
       if (server.exitCode === null && server.signalCode === null) server.kill();
       await exited;
