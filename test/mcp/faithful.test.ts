@@ -3,6 +3,7 @@
 // McpServer, the proxy and SDK clients, linked in memory.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
@@ -108,29 +109,41 @@ async function direct(server: Upstream, capabilities?: ClientCapabilities): Prom
 }
 
 /** A client of `server` through the proxy, on a plan with no limits but the policy's. */
-async function proxied(
-  server: Upstream,
-  capabilities?: ClientCapabilities,
-  policy: unknown = { version: 1 },
-) {
-  const store = new MemoryStore();
-  const service = new AutonomyGuardrailService({ clock: new ManualClock(Date.UTC(2026, 0, 1)), store });
-  await service.configureGuardrails(PLAN, {});
+/** Opens a link to `server` each time the proxy asks for its upstream, counting how many it opened. */
+function linkTo(server: Upstream): { open: () => Promise<Transport>; opened: () => number } {
   let opened = 0;
-  const proxy = createMcpProxy({
-    upstream: async () => {
+  return {
+    open: async () => {
       opened++;
       const [a, b] = InMemoryTransport.createLinkedPair();
       await server.connect(b);
       return a;
     },
+    opened: () => opened,
+  };
+}
+
+/** The proxy in front of `upstream` on a plan with no limits but the policy's; `client` is its client's end. */
+async function proxyTo(upstream: () => Transport | Promise<Transport>, policy: unknown = { version: 1 }) {
+  const store = new MemoryStore();
+  const service = new AutonomyGuardrailService({ clock: new ManualClock(Date.UTC(2026, 0, 1)), store });
+  await service.configureGuardrails(PLAN, {});
+  const proxy = createMcpProxy({
+    upstream,
     guard: new RunGuard({ service, planId: PLAN, recordCalls: true }),
     rules: mcpRules(validatePolicy(policy)),
   });
-  const [c1, c2] = InMemoryTransport.createLinkedPair();
-  await proxy.connect(c2);
-  const openedBeforeClient = opened;
-  const client = await clientOn(c1, capabilities);
+  const [client, end] = InMemoryTransport.createLinkedPair();
+  await proxy.connect(end);
+  return { client, store };
+}
+
+/** A client of `server` through the proxy. */
+async function proxied(server: Upstream, capabilities?: ClientCapabilities, policy?: unknown) {
+  const link = linkTo(server);
+  const { client: end, store } = await proxyTo(link.open, policy);
+  const openedBeforeClient = link.opened();
+  const client = await clientOn(end, capabilities);
   return { client, store, openedBeforeClient };
 }
 
@@ -197,29 +210,14 @@ describe('notifications and results in the server’s order', () => {
   it('passes on a tools/list_changed the server sends as the client initializes', async () => {
     const server = upstreamServer();
     server.server.oninitialized = () => server.sendToolListChanged();
-    const [c1, c2] = InMemoryTransport.createLinkedPair();
     let changed = 0;
-    const store = new MemoryStore();
-    const service = new AutonomyGuardrailService({ clock: new ManualClock(0), store });
-    await service.configureGuardrails(PLAN, {});
-    const proxy = createMcpProxy({
-      upstream: async () => {
-        const [a, b] = InMemoryTransport.createLinkedPair();
-        await server.connect(b);
-        return a;
-      },
-      guard: new RunGuard({ service, planId: PLAN }),
-    });
-    await proxy.connect(c2);
+    const { client: end } = await proxyTo(linkTo(server).open);
     const client = new Client({ name: 'editor', version: '1' });
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changed++);
-    await client.connect(c1);
+    await client.connect(end);
     await expect.poll(() => changed).toBe(1);
   });
   it('keeps a notification the server sends right after an answer after that answer', async () => {
-    const store = new MemoryStore();
-    const service = new AutonomyGuardrailService({ clock: new ManualClock(0), store });
-    await service.configureGuardrails(PLAN, {});
     const [up, server] = InMemoryTransport.createLinkedPair();
     // A server scripted message by message: it answers, then at once tells of an update.
     server.onmessage = (m) => {
@@ -244,9 +242,7 @@ describe('notifications and results in the server’s order', () => {
       }
     };
     await server.start();
-    const proxy = createMcpProxy({ upstream: () => up, guard: new RunGuard({ service, planId: PLAN }) });
-    const [c1, c2] = InMemoryTransport.createLinkedPair();
-    await proxy.connect(c2);
+    const { client: c1 } = await proxyTo(() => up);
     const client = new Client({ name: 'editor', version: '1' });
     await client.connect(c1);
     const seen: string[] = [];
@@ -308,6 +304,21 @@ describe('initialization', () => {
     expect(initialized(seen)).toEqual(initialized(seenDirectly));
     expect(initialized(seen).capabilities).toMatchObject(CAPABILITIES);
     expect(await client.ping()).toEqual({});
+  });
+
+  it('initializes the upstream with the protocol version the client asked for', async () => {
+    const { client: c1 } = await proxyTo(linkTo(upstreamServer()).open);
+    const answers: unknown[] = [];
+    c1.onmessage = (m) => void answers.push(m);
+    await c1.start();
+    const older = '2025-03-26';
+    await c1.send({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: older, capabilities: {}, clientInfo: { name: 'old-editor', version: '1' } },
+    });
+    await expect.poll(() => answers).toMatchObject([{ id: 1, result: { protocolVersion: older } }]);
   });
 
   it('shows the server’s own name, with leash’s in its title', async () => {
