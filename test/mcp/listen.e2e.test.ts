@@ -10,6 +10,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { listenAddress } from '../../src/cli/commands/mcp.js';
 import { main } from '../../src/cli/main.js';
+import { alive } from '../support/processes.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = join(ROOT, 'src/cli/bin.ts');
@@ -73,15 +74,6 @@ async function listen(): Promise<{ child: ChildProcessWithoutNullStreams; lines:
 function exited(child: ChildProcessWithoutNullStreams): Promise<number | null> {
   if (child.exitCode !== null) return Promise.resolve(child.exitCode);
   return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** A client of the endpoint the first line names, with the token; closed by its caller. */

@@ -18,6 +18,7 @@ import { SqliteStore } from '../../src/store/sqlite/SqliteStore.js';
 import { tempFiles } from '../support/tempFiles.js';
 import { T0 } from '../support/service.js';
 import { ManualClock } from '../../src/clock.js';
+import { alive } from '../support/processes.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const UPSTREAM = join(ROOT, 'test/support/mcp-upstream.mjs');
@@ -76,15 +77,6 @@ function textOf(r: unknown): string {
 /** The pids of the upstream processes `f` started. */
 function upstreams(f: Front): number[] {
   return readdirSync(f.pids).map(Number);
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 const INITIALIZE = {
@@ -267,14 +259,20 @@ describe('leash mcp --listen: sessions', () => {
     expect(f.logs).toContain('leash mcp: session plan "mcp-session-1" ended');
   });
 
-  it('ends a session its client left without a DELETE once idle for the timeout, stopping its upstream', async () => {
-    const clock = new ManualClock(T0);
+  /** A listener whose sessions end after a minute idle by `clock`, with a client that made a call. */
+  async function quietMinute(clock: ManualClock) {
     const f = await front({
       service: new AutonomyGuardrailService({ store: new MemoryStore(), clock }),
       idleTimeoutMs: 60_000,
     });
     const { client } = await connect(f);
     await client.callTool({ name: 'echo', arguments: { message: 'hi' } });
+    return { f, client };
+  }
+
+  it('ends a session its client left without a DELETE once idle for the timeout, stopping its upstream', async () => {
+    const clock = new ManualClock(T0);
+    const { f, client } = await quietMinute(clock);
     const [pid] = upstreams(f) as [number];
     await client.close(); // the SDK's close sends no DELETE
     // Its streams close as the client goes; a minute after the last of them, the session has been idle
@@ -290,12 +288,7 @@ describe('leash mcp --listen: sessions', () => {
 
   it('keeps a session whose client holds its event stream open, however long it is quiet', async () => {
     const clock = new ManualClock(T0);
-    const f = await front({
-      service: new AutonomyGuardrailService({ store: new MemoryStore(), clock }),
-      idleTimeoutMs: 60_000,
-    });
-    const { client } = await connect(f);
-    await client.callTool({ name: 'echo', arguments: { message: 'hi' } });
+    const { f, client } = await quietMinute(clock);
     clock.advance(3_600_000);
     expect(await f.expireIdle()).toBe(0);
     expect(textOf(await client.callTool({ name: 'echo', arguments: { message: 'still' } }))).toBe('still');

@@ -12,6 +12,7 @@ import { ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEverythingHttp } from '../support/everything.js';
 import { leashArgs } from '../support/leashBin.js';
+import { alive } from '../support/processes.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const FS_SERVER = join(ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
@@ -120,15 +121,6 @@ function childrenOf(pid: number): number[] {
       }
     })
     .map(Number);
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function until(condition: () => boolean, ms = 5_000): Promise<boolean> {
