@@ -1,9 +1,7 @@
 // What `leash mcp` adds to a tools/call: one SDK client calling the real filesystem server directly, and
 // through the proxy on the memory store, on a SQLite file, and as the `leash mcp` process a client spawns;
 // then the everything server over HTTP, directly and through `leash mcp --listen`.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,10 +23,10 @@ import {
 import { fail, PLAN_ID, ROOMY_LIMITS } from './fixtures.js';
 import type { BenchCase, GroupResult } from './harness.js';
 import { differenceTarget, medianOf, type Target } from './report.js';
+import { startEverythingHttp, type RunningServer } from '../test/support/everything.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const FS_SERVER = join(ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
-const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 
 export const MCP_NAMES = {
   direct: 'tools/call read_text_file (filesystem server, direct)',
@@ -126,41 +124,18 @@ export function mcpGroup(): BenchCase[] {
   ];
 }
 
-/** A free port of the loopback interface, for a server that cannot be told to pick one. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-    probe.once('error', reject);
-  });
-}
-
 /**
  * The everything server over Streamable HTTP, one process for every case of the group (the same upstream
  * reached directly and through the listener): started by the first case prepared, stopped once every case
  * released it.
  */
 function everythingServer(): { acquire: () => Promise<string>; release: () => void } {
-  let running: Promise<{ url: string; stop: () => void }> | undefined;
+  let running: Promise<RunningServer> | undefined;
   let users = 0;
-  const start = async () => {
-    const port = await freePort();
-    const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
-      env: { ...process.env, PORT: String(port) },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    await new Promise<void>((resolve, reject) => {
-      child.stderr.on('data', (d: Buffer) => d.toString().includes('listening') && resolve());
-      child.once('exit', (code) => reject(new Error(`the everything server exited with ${code}`)));
-    });
-    return { url: `http://127.0.0.1:${port}/mcp`, stop: () => void child.kill() };
-  };
   return {
     acquire: async () => {
       users++;
-      running ??= start();
+      running ??= startEverythingHttp();
       return (await running).url;
     },
     release: () => {
