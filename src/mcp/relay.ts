@@ -64,6 +64,33 @@ function body(reply: Reply): { result: Params } | { error: RpcError } {
 }
 
 const isResponse = (m: Msg): boolean => !('method' in m);
+
+/** The network error under a failed fetch (`fetch failed`, its cause `ECONNREFUSED`), or the error's own code. */
+function codeOf(error: unknown): unknown {
+  const e = error as { code?: unknown; cause?: { code?: unknown } } | null;
+  return e?.cause?.code ?? e?.code;
+}
+
+/** Errors of a connection that never opened, or of a pipe the other end closed: nothing was taken. */
+const UNOPENED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);
+
+/**
+ * Whether a send that failed provably never reached the upstream: no connection (or a closed pipe), or an
+ * HTTP refusal of the request itself (a 4xx but 408) from the server's transport, before any handler.
+ */
+function neverDelivered(error: unknown): boolean {
+  if (error instanceof Error && error.message === 'Not connected') return true;
+  const code = codeOf(error);
+  if (typeof code === 'number') return code >= 400 && code < 500 && code !== 408;
+  return typeof code === 'string' && UNOPENED.has(code);
+}
+
+/** Whether a failed ping says the upstream is gone: no connection, or its session unknown (404). */
+function unreachable(error: unknown): boolean {
+  if (error instanceof Error && error.message === 'Not connected') return true;
+  const code = codeOf(error);
+  return code === 404 || (typeof code === 'string' && UNOPENED.has(code));
+}
 type Msg = JSONRPCMessage & { id?: Id; method?: string; params?: Params };
 
 /** A client request in flight: its cancellation. */
@@ -172,7 +199,11 @@ export class Relay {
           .send({ jsonrpc: '2.0', id, method, ...(params ? { params } : {}) })
           .catch((error: unknown) => {
             if (!this.#upPending.delete(id)) return;
-            settled({ lost: `the upstream server could not be reached (${errorTail(error)})`, sent: false });
+            // Only a request that provably never got there is uncharged: one the upstream may have taken
+            // before its answer failed may have run.
+            const sent = !neverDelivered(error);
+            const why = sent ? 'its answer failed' : 'it could not be reached';
+            settled({ lost: `the upstream server took no answer back: ${why} (${errorTail(error)})`, sent });
             this.#probe();
           });
       },
@@ -454,7 +485,8 @@ export class Relay {
       },
       (error: unknown) => {
         this.#probing = false;
-        this.#lose(`it cannot be reached: ${errorTail(error)}`);
+        // A refusal of the moment (503, a timeout) leaves the session to the next call.
+        if (unreachable(error)) this.#lose(`it cannot be reached: ${errorTail(error)}`);
       },
     );
   }

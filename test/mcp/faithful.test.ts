@@ -27,6 +27,7 @@ import {
   validatePolicy,
 } from '../../src/index.js';
 import { createMcpProxy } from '../../src/mcp/proxy.js';
+import { policyToGuardrailsInit, toolRules } from '../../src/policy/policy.js';
 import { mcpRules } from '../../src/mcp/rules.js';
 
 const PLAN = 'session';
@@ -125,17 +126,19 @@ function linkTo(server: Upstream): { open: () => Promise<Transport>; opened: () 
 
 /** The proxy in front of `upstream` on a plan with no limits but the policy's; `client` is its client's end. */
 async function proxyTo(upstream: () => Transport | Promise<Transport>, policy: unknown = { version: 1 }) {
+  const p = validatePolicy(policy);
   const store = new MemoryStore();
   const service = new AutonomyGuardrailService({ clock: new ManualClock(Date.UTC(2026, 0, 1)), store });
-  await service.configureGuardrails(PLAN, {});
+  await service.configureGuardrails(PLAN, policyToGuardrailsInit(p));
   const proxy = createMcpProxy({
     upstream,
-    guard: new RunGuard({ service, planId: PLAN, recordCalls: true }),
-    rules: mcpRules(validatePolicy(policy)),
+    guard: new RunGuard({ service, planId: PLAN, recordCalls: true, tools: toolRules(p) }),
+    rules: mcpRules(p),
   });
   const [client, end] = InMemoryTransport.createLinkedPair();
   await proxy.connect(end);
-  return { client, store };
+  const spent = async () => (await service.getGuardrails(PLAN))?.budgetSpent;
+  return { client, store, spent };
 }
 
 /** A client of `server` through the proxy. */
@@ -328,5 +331,48 @@ describe('initialization', () => {
       version: '1.0.0',
       title: 'upstream (guarded by leash)',
     });
+  });
+});
+
+describe('a request the upstream’s transport failed to send', () => {
+  const POLICY = { version: 1, guardrails: { tool_budget: 10 }, tools: { strict: { cost_per_call: 2 } } };
+
+  /** A proxy whose upstream transport fails the first tools/call, and the first ping, with `error`. */
+  async function failingOnce(error: Error) {
+    const link = linkTo(upstreamServer());
+    const failing = new Set(['tools/call', 'ping']);
+    const open = async () => {
+      const t = await link.open();
+      const send = t.send.bind(t);
+      t.send = async (m, options) => {
+        if (!failing.delete((m as { method?: string }).method ?? '')) return send(m, options);
+        throw error;
+      };
+      return t;
+    };
+    const { client: end, spent } = await proxyTo(open, POLICY);
+    return { client: await clientOn(end), spent };
+  }
+  const call = (c: Client) => c.callTool({ name: 'strict', arguments: { n: 1 } });
+
+  it('charges the estimate of a call whose connection failed after the upstream may have taken it', async () => {
+    const reset = Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNRESET' } });
+    const { client, spent } = await failingOnce(reset);
+    expect(text(await call(client))).toMatch(/may have run/);
+    expect(await spent()).toBe(2);
+  });
+
+  it('charges nothing for a call the upstream could not be reached for, and goes on with the next', async () => {
+    const refused = Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } });
+    const { client, spent } = await failingOnce(refused);
+    expect(text(await call(client))).toMatch(/was not sent/);
+    expect(await spent()).toBe(0);
+  });
+
+  it('keeps the session after a refusal of the moment (503): the next call goes through', async () => {
+    const busy = Object.assign(new Error('Streamable HTTP error: Service Unavailable'), { code: 503 });
+    const { client } = await failingOnce(busy);
+    await call(client);
+    expect(text(await call(client))).toBe('n=1');
   });
 });
