@@ -379,11 +379,15 @@ export class Relay {
     );
   }
 
+  /**
+   * Opens the upstream and initializes it with the client's very request. A session whose upstream
+   * cannot start, or refuses to initialize, ends once the client has its answer: it could serve nothing.
+   */
   async #initialize(id: Id, params: Params): Promise<void> {
     this.#clientInit = params;
-    const fail = (message: string): void => {
-      this.#options.log?.(`leash mcp: ${message}`);
-      this.#sendClient(() => ({ jsonrpc: '2.0', id, error: { code: INTERNAL_ERROR, message } }));
+    const end = (): void => {
+      this.#release();
+      void this.#toClient.then(() => this.close());
     };
     let upstream: Transport;
     try {
@@ -397,22 +401,25 @@ export class Relay {
       await upstream.start();
     } catch (error) {
       this.#gone = 'it could not be started';
-      fail(`the upstream server could not be started: ${errorTail(error)}`);
-      return this.#release();
+      const message = `the upstream server could not be started: ${errorTail(error)}`;
+      this.#options.log?.(`leash mcp: ${message}`);
+      this.#sendClient(() => ({ jsonrpc: '2.0', id, error: { code: INTERNAL_ERROR, message } }));
+      return end();
     }
-    const reply = await this.requestUpstream('initialize', params);
-    if ('result' in reply) {
+    // Answered in the turn the upstream's answer came: what the upstream sends after it stays after it.
+    this.#toUpstream('initialize', params, undefined, (reply) => {
+      if (!('result' in reply)) {
+        this.#sendClient(() => ({ jsonrpc: '2.0', id, ...body(reply) }) as JSONRPCMessage);
+        return end();
+      }
       this.#upstreamInit = reply.result;
       const version = reply.result['protocolVersion'];
       if (typeof version === 'string') upstream.setProtocolVersion?.(version);
       const rewrite = this.#options.hooks?.result;
-      this.#sendClient(() => ({
-        jsonrpc: '2.0',
-        id,
-        result: rewrite ? rewrite('initialize', reply.result) : reply.result,
-      }));
-    } else this.#sendClient(() => ({ jsonrpc: '2.0', id, ...body(reply) }) as JSONRPCMessage);
-    this.#release();
+      const result = rewrite ? rewrite('initialize', reply.result) : reply.result;
+      this.#sendClient(() => ({ jsonrpc: '2.0', id, result }));
+      this.#release();
+    });
   }
 
   /** The session is up: the messages held meanwhile are handled, in the order they came. */

@@ -138,7 +138,7 @@ async function proxyTo(upstream: () => Transport | Promise<Transport>, policy: u
   const [client, end] = InMemoryTransport.createLinkedPair();
   await proxy.connect(end);
   const spent = async () => (await service.getGuardrails(PLAN))?.budgetSpent;
-  return { client, store, spent };
+  return { client, store, spent, proxy };
 }
 
 /** A client of `server` through the proxy. */
@@ -322,6 +322,15 @@ describe('initialization', () => {
       params: { protocolVersion: older, capabilities: {}, clientInfo: { name: 'old-editor', version: '1' } },
     });
     await expect.poll(() => answers).toMatchObject([{ id: 1, result: { protocolVersion: older } }]);
+  });
+
+  it('answers the client’s initialize with why the upstream could not start, and ends the session', async () => {
+    const { client: c1, proxy } = await proxyTo(() => {
+      throw new Error('spawn nosuchserver ENOENT');
+    });
+    const client = new Client({ name: 'editor', version: '1' });
+    await expect(client.connect(c1)).rejects.toThrow(/could not be started: spawn nosuchserver ENOENT/);
+    await proxy.closed;
   });
 
   it('shows the server’s own name, with leash’s in its title', async () => {
