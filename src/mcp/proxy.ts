@@ -209,8 +209,14 @@ export function createMcpProxy(options: McpProxyOptions): Relay {
     params: Params,
     input: unknown,
     signal: AbortSignal,
+    answering: ClientRequest['id'],
   ): Promise<unknown> {
-    const reply = await relay.requestUpstream('tools/call', { ...params, arguments: input }, signal);
+    const reply = await relay.requestUpstream(
+      'tools/call',
+      { ...params, arguments: input },
+      signal,
+      answering,
+    );
     if ('error' in reply) {
       // The upstream refused the request: nothing ran, nothing is charged. The client decides whether to
       // call again: the proxy never repeats a call on its own.
@@ -265,7 +271,7 @@ export function createMcpProxy(options: McpProxyOptions): Relay {
         run: async (ctx) => {
           const [both, done] = eitherAborts(signal, ctx.signal);
           try {
-            return await callUpstream(toolName, params, ctx.input, both);
+            return await callUpstream(toolName, params, ctx.input, both, request.id);
           } finally {
             done();
           }

@@ -121,6 +121,8 @@ export class Relay {
   /** The upstream's requests relayed to the client: the client's id of each, by the upstream's. */
   readonly #relayed = new Map<Id, number>();
   readonly #inFlight = new Map<Id, InFlight>();
+  /** Places kept in the client's queue for answers still being made, by request id. */
+  readonly #reserved = new Map<Id, (reply: Reply) => void>();
   /** Which client request a progress token belongs to, for the HTTP front's stream of that request. */
   readonly #progressOf = new Map<unknown, Id>();
   #toClient: Promise<void> = Promise.resolve();
@@ -177,8 +179,33 @@ export class Relay {
    * Sends a request to the upstream; resolves with what became of it. When `signal` aborts first, the
    * upstream is told the request is cancelled, and it resolves as lost.
    */
-  requestUpstream(method: string, params: Params | undefined, signal?: AbortSignal): Promise<Reply> {
-    return new Promise((resolve) => this.#toUpstream(method, params, signal, resolve));
+  requestUpstream(
+    method: string,
+    params: Params | undefined,
+    signal?: AbortSignal,
+    answering?: Id,
+  ): Promise<Reply> {
+    return new Promise((resolve) =>
+      this.#toUpstream(method, params, signal, (reply) => {
+        // The answer of the client request this serves takes its place for the client now, in the turn
+        // the upstream's reply came: what the upstream sends after it stays after it.
+        if (answering !== undefined && !('lost' in reply)) this.#reserve(answering);
+        resolve(reply);
+      }),
+    );
+  }
+
+  /** Keeps the place in the client's queue of the answer to `id`, sent there once {@link #answer} has it. */
+  #reserve(id: Id): void {
+    if (!this.#inFlight.has(id) || this.#reserved.has(id)) return;
+    let fill!: (reply: Reply) => void;
+    const answer = new Promise<Reply>((resolve) => (fill = resolve));
+    this.#reserved.set(id, fill);
+    const client = this.#client;
+    this.#toClient = this.#toClient.then(async () => {
+      const message = this.#answerMessage(id, await answer);
+      if (message !== null) await client?.send(message).catch(() => undefined);
+    });
   }
 
   /** {@link requestUpstream}, `settle` called with the reply in the turn it came (nothing overtakes it). */
@@ -304,13 +331,19 @@ export class Relay {
 
   /** Answers a client request: the request is no longer in flight once its answer is sent. */
   #answer(id: Id, reply: Reply): void {
-    this.#sendClient(() => {
-      const f = this.#inFlight.get(id);
-      this.#inFlight.delete(id);
-      // Cancelled by the client: no answer, as an MCP server gives none.
-      if (f?.abort.signal.aborted) return null;
-      return { jsonrpc: '2.0', id, ...body(reply) } as JSONRPCMessage;
-    });
+    const fill = this.#reserved.get(id);
+    if (fill === undefined) return this.#sendClient(() => this.#answerMessage(id, reply));
+    this.#reserved.delete(id);
+    fill(reply);
+  }
+
+  /** The answer to a client request, once it is its turn to go; null for one the client cancelled. */
+  #answerMessage(id: Id, reply: Reply): JSONRPCMessage | null {
+    const f = this.#inFlight.get(id);
+    this.#inFlight.delete(id);
+    // Cancelled by the client: no answer, as an MCP server gives none.
+    if (f?.abort.signal.aborted) return null;
+    return { jsonrpc: '2.0', id, ...body(reply) } as JSONRPCMessage;
   }
 
   #sendUpstream(message: JSONRPCMessage): void {

@@ -220,43 +220,50 @@ describe('notifications and results in the server’s order', () => {
     await client.connect(end);
     await expect.poll(() => changed).toBe(1);
   });
-  it('keeps a notification the server sends right after an answer after that answer', async () => {
-    const [up, server] = InMemoryTransport.createLinkedPair();
-    // A server scripted message by message: it answers, then at once tells of an update.
-    server.onmessage = (m) => {
-      const { id, method } = m as { id?: number; method?: string };
-      if (method === 'initialize') {
-        void server.send({
-          jsonrpc: '2.0',
-          id: id as number,
-          result: {
-            protocolVersion: '2025-06-18',
-            capabilities: { resources: {} },
-            serverInfo: { name: 's', version: '1' },
-          },
-        });
-      } else if (method === 'resources/read') {
-        void server.send({ jsonrpc: '2.0', id: id as number, result: { contents: [] } });
-        void server.send({
-          jsonrpc: '2.0',
-          method: 'notifications/resources/updated',
-          params: { uri: 'file:///a' },
-        });
-      }
-    };
-    await server.start();
-    const { client: c1 } = await proxyTo(() => up);
-    const client = new Client({ name: 'editor', version: '1' });
-    await client.connect(c1);
-    const seen: string[] = [];
-    const receive = c1.onmessage;
-    c1.onmessage = (m, extra) => {
-      seen.push('method' in m ? m.method : 'answer');
-      receive?.(m, extra);
-    };
-    await client.readResource({ uri: 'file:///a' });
-    await expect.poll(() => seen).toEqual(['answer', 'notifications/resources/updated']);
-  });
+  it.each([
+    ['resources/read', (c: Client) => c.readResource({ uri: 'file:///a' })],
+    ['tools/call', (c: Client) => c.callTool({ name: 'any' })],
+  ])(
+    'keeps a notification the server sends right after its answer to %s after that answer',
+    async (asked, ask) => {
+      const [up, server] = InMemoryTransport.createLinkedPair();
+      // A server scripted message by message: it answers, then at once tells of an update.
+      server.onmessage = (m) => {
+        const { id, method } = m as { id?: number; method?: string };
+        if (method === 'initialize') {
+          void server.send({
+            jsonrpc: '2.0',
+            id: id as number,
+            result: {
+              protocolVersion: '2025-06-18',
+              capabilities: { resources: {}, tools: {} },
+              serverInfo: { name: 's', version: '1' },
+            },
+          });
+        } else if (method === asked) {
+          const result = asked === 'tools/call' ? { content: [] } : { contents: [] };
+          void server.send({ jsonrpc: '2.0', id: id as number, result });
+          void server.send({
+            jsonrpc: '2.0',
+            method: 'notifications/resources/updated',
+            params: { uri: 'file:///a' },
+          });
+        }
+      };
+      await server.start();
+      const { client: c1 } = await proxyTo(() => up);
+      const client = new Client({ name: 'editor', version: '1' });
+      await client.connect(c1);
+      const seen: string[] = [];
+      const receive = c1.onmessage;
+      c1.onmessage = (m, extra) => {
+        seen.push('method' in m ? m.method : 'answer');
+        receive?.(m, extra);
+      };
+      await ask(client);
+      await expect.poll(() => seen).toEqual(['answer', 'notifications/resources/updated']);
+    },
+  );
 });
 
 describe('errors as the server wrote them', () => {
