@@ -1,6 +1,7 @@
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { errorTail } from '../errors.js';
+import { resumingFailed, StreamEndedError } from './httpUpstream.js';
 
 // A relay of JSON-RPC messages between an MCP client and its server, as they are: every request, answer
 // and notification goes on in the order it came, with its params, results and errors untouched. Only the
@@ -52,6 +53,9 @@ export interface RelayOptions {
   /** Told what a person should know: the upstream's end. */
   readonly log?: (line: string) => void;
 }
+
+/** How long a ping asking whether the upstream lives may take to be sent. */
+const PROBE_TIMEOUT_MS = 5_000;
 
 /** The code of an answer the relay gives for an upstream that cannot answer (the SDK's ConnectionClosed). */
 export const UPSTREAM_GONE_CODE = -32000;
@@ -117,6 +121,8 @@ export class Relay {
   #nextUpId = 0;
   #nextClientId = 0;
   readonly #upPending = new Map<number, (reply: Reply) => void>();
+  /** Requests whose stream the upstream's transport is resuming: lost if it cannot. */
+  readonly #resuming = new Set<Id>();
   readonly #clientPending = new Map<Id, (reply: Reply) => void>();
   /** The upstream's requests relayed to the client: the client's id of each, by the upstream's. */
   readonly #relayed = new Map<Id, number>();
@@ -126,7 +132,8 @@ export class Relay {
   /** Which client request a progress token belongs to, for the HTTP front's stream of that request. */
   readonly #progressOf = new Map<unknown, Id>();
   #toClient: Promise<void> = Promise.resolve();
-  #probing = false;
+  /** Settles once the ping asking whether the upstream lives has its answer; requests wait for it. */
+  #probing: Promise<void> | null = null;
   #closing = false;
   #resolveClosed!: () => void;
   readonly closed = new Promise<void>((resolve) => {
@@ -217,6 +224,12 @@ export class Relay {
   ): void {
     if (this.#gone !== null)
       return settle({ lost: `the upstream server is gone (${this.#gone})`, sent: false });
+    // While a ping asks whether the upstream lives, a request waits: sent to a dead one, it would fail
+    // as if it may have run.
+    if (this.#probing !== null) {
+      void this.#probing.then(() => this.#toUpstream(method, params, signal, settle));
+      return;
+    }
     const upstream = this.#upstream;
     if (upstream === undefined) return settle({ lost: 'the upstream server is not started', sent: false });
     const id = this.#nextUpId++;
@@ -430,7 +443,7 @@ export class Relay {
       upstream.onclose = () => {
         if (!this.#closing) this.#lose('it exited');
       };
-      upstream.onerror = () => this.#probe();
+      upstream.onerror = (error) => this.#upstreamError(error);
       await upstream.start();
     } catch (error) {
       this.#gone = 'it could not be started';
@@ -465,6 +478,7 @@ export class Relay {
 
   #fromUpstream(m: Msg): void {
     if (isResponse(m)) {
+      this.#resuming.delete(m.id as Id);
       const settle = this.#upPending.get(m.id as number);
       if (settle === undefined) return;
       this.#upPending.delete(m.id as number);
@@ -510,25 +524,66 @@ export class Relay {
   }
 
   /**
+   * A transport error of the upstream. Requests whose stream ended before their answer are answered as
+   * lost (sent: they may have run), unless the stream is being resumed; then only if resuming fails.
+   */
+  #upstreamError(error: unknown): void {
+    if (error instanceof StreamEndedError) {
+      const unanswered = error.ids.filter((id) => this.#upPending.has(id as number));
+      if (unanswered.length === 0) return;
+      if (error.resumable) {
+        for (const id of unanswered) this.#resuming.add(id);
+        return;
+      }
+      this.#settleLost(unanswered, 'its stream ended before the answer');
+    } else if (resumingFailed(error)) {
+      this.#settleLost([...this.#resuming], 'its stream could not be resumed');
+      this.#resuming.clear();
+    }
+    this.#probe();
+  }
+
+  /** Settles these requests to the upstream as sent and never answered. */
+  #settleLost(ids: readonly Id[], why: string): void {
+    for (const id of ids) {
+      const settle = this.#upPending.get(id as number);
+      this.#upPending.delete(id as number);
+      settle?.({ lost: `the upstream server gave no answer: ${why}`, sent: true });
+    }
+  }
+
+  /**
    * After a transport error: whether the upstream still takes messages. A ping it cannot be sent means
    * it is gone.
    */
   #probe(): void {
     const upstream = this.#upstream;
-    if (this.#probing || this.#gone !== null || this.#closing || upstream === undefined) return;
-    this.#probing = true;
-    const id = this.#nextUpId++;
-    this.#upPending.set(id, () => undefined);
-    upstream.send({ jsonrpc: '2.0', id, method: 'ping' }).then(
-      () => {
-        this.#probing = false;
-      },
-      (error: unknown) => {
-        this.#probing = false;
-        // A refusal of the moment (503, a timeout) leaves the session to the next call.
-        if (unreachable(error)) this.#lose(`it cannot be reached: ${errorTail(error)}`);
-      },
-    );
+    if (this.#probing !== null || this.#gone !== null || this.#closing || upstream === undefined) return;
+    let timer: NodeJS.Timeout | undefined;
+    // An upstream that does not even take the ping within the bound is left to the next call.
+    const bounded = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, PROBE_TIMEOUT_MS);
+      timer.unref();
+    });
+    const ping = (again: boolean): Promise<void> => {
+      const id = this.#nextUpId++;
+      this.#upPending.set(id, () => this.#upPending.delete(id));
+      return upstream.send({ jsonrpc: '2.0', id, method: 'ping' }).then(
+        () => undefined,
+        (error: unknown) => {
+          this.#upPending.delete(id);
+          if (unreachable(error)) return this.#lose(`it cannot be reached: ${errorTail(error)}`);
+          // A connection that broke (one the dead server had kept open) says nothing yet: once more, on a
+          // new one. A refusal of the moment (503) leaves the session to the next call.
+          if (again && typeof codeOf(error) !== 'number') return ping(false);
+        },
+      );
+    };
+    const sent = ping(true);
+    this.#probing = Promise.race([sent, bounded]).finally(() => {
+      clearTimeout(timer);
+      this.#probing = null;
+    });
   }
 
   /** The upstream is gone (`reason` says how): every request still waiting for it is answered at once. */

@@ -1,5 +1,4 @@
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { RunGuard } from '../agent/RunGuard.js';
@@ -11,6 +10,7 @@ import type { Policy } from '../policy/schema.js';
 import type { CommandStyle } from '../runner/commandLine.js';
 import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
 import { validatePlanId } from '../ids.js';
+import { httpUpstream } from './httpUpstream.js';
 import { createMcpProxy } from './proxy.js';
 import type { Relay } from './relay.js';
 import { recordSessionEnd, recordSessionStart } from './record.js';
@@ -108,7 +108,7 @@ function upstreamOpener(
         `--upstream-url must be a URL, got "${upstream.url}"`,
       );
     }
-    return () => new StreamableHTTPClientTransport(url);
+    return () => httpUpstream(url);
   }
   const strings: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) if (typeof v === 'string') strings[k] = v;

@@ -1,6 +1,10 @@
 // A `leash mcp` session in this process in front of a Streamable HTTP server in a process of its own
 // (server-everything), which is killed while a call runs.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -94,5 +98,53 @@ describe('an HTTP upstream killed while a call runs', { timeout: 20_000 }, () =>
       details: { tool: 'echo', limit: 0 },
     });
     await s.end();
+  });
+});
+
+describe('an HTTP upstream that ends a call’s stream before its answer', () => {
+  it('answers the call at once, charged its estimate, rather than waiting forever', async () => {
+    const mcp = new McpServer({ name: 'closing', version: '1' });
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    mcp.registerTool('slow', {}, async () => {
+      started();
+      return new Promise(() => undefined);
+    });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => 'only' });
+    await mcp.connect(transport);
+    // No stream for the server's own messages (GET), no event ids: a stream that ends cannot be resumed.
+    const http = createServer((req, res) =>
+      req.method === 'GET' ? void res.writeHead(405).end() : void transport.handleRequest(req, res),
+    );
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    const { port } = http.address() as AddressInfo;
+    const store = new MemoryStore();
+    const service = new AutonomyGuardrailService({ clock: systemClock, store });
+    const policy = validatePolicy({
+      version: 1,
+      guardrails: { tool_budget: 10 },
+      tools: { slow: { cost_per_call: 2 } },
+    });
+    const [c1, c2] = InMemoryTransport.createLinkedPair();
+    const ended = new AbortController();
+    const over = runMcpSession({
+      service,
+      policy,
+      planId: PLAN,
+      policyName: 'http',
+      upstream: { url: `http://127.0.0.1:${port}/mcp` },
+      clientTransport: c2,
+      signal: ended.signal,
+    });
+    const client = new Client({ name: 'editor', version: '1' });
+    await client.connect(c1);
+    const answer = client.callTool({ name: 'slow' }, undefined, { timeout: 120_000 });
+    await running;
+    await mcp.close(); // its transport ends every stream it has open
+    expect(text(await answer)).toMatch(/may have run.*its stream ended before the answer/);
+    expect((await service.getGuardrails(PLAN))?.budgetSpent).toBe(2);
+    ended.abort();
+    await over;
+    http.close();
   });
 });
