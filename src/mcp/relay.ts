@@ -54,6 +54,9 @@ export interface RelayOptions {
   readonly log?: (line: string) => void;
 }
 
+/** How long a session that ends waits for the guarded calls it aborted to be charged and recorded. */
+const DRAIN_TIMEOUT_MS = 5_000;
+
 /** How long a ping asking whether the upstream lives may take to be sent. */
 const PROBE_TIMEOUT_MS = 5_000;
 
@@ -134,7 +137,11 @@ export class Relay {
   #toClient: Promise<void> = Promise.resolve();
   /** Settles once the ping asking whether the upstream lives has its answer; requests wait for it. */
   #probing: Promise<void> | null = null;
+  /** Set once the session ends (drained or closing): no upstream loss is reported after. */
   #closing = false;
+  #closed = false;
+  /** leash's own answers being made (guarded calls): a session that ends waits for them. */
+  readonly #answering = new Set<Promise<Reply>>();
   #resolveClosed!: () => void;
   readonly closed = new Promise<void>((resolve) => {
     this.#resolveClosed = resolve;
@@ -168,12 +175,29 @@ export class Relay {
   }
 
   /** Ends the session: the client's transport closed, the upstream stopped, every call in flight aborted. */
-  async close(): Promise<void> {
-    if (this.#closing) return this.closed;
+  /**
+   * Ends what is in flight: every client request aborted, every request to either side answered as lost,
+   * and resolves once leash's own answers (guarded calls, charged and recorded) are made, or after
+   * {@link DRAIN_TIMEOUT_MS}. {@link close} drains first.
+   */
+  async drain(): Promise<void> {
     this.#closing = true;
     for (const f of this.#inFlight.values()) f.abort.abort(new Error('the session ended'));
     this.#settleAll(this.#upPending, 'the session ended', true);
     this.#settleAll(this.#clientPending, 'the session ended', true);
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, DRAIN_TIMEOUT_MS);
+      timer.unref();
+    });
+    await Promise.race([Promise.allSettled(this.#answering), bound]);
+    clearTimeout(timer);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return this.closed;
+    this.#closed = true;
+    await this.drain();
     await this.#client?.close().catch(() => undefined);
     const up = this.#upstream as (Transport & { terminateSession?: () => Promise<void> }) | undefined;
     if (up !== undefined && this.#gone === null) await up.terminateSession?.().catch(() => undefined);
@@ -412,9 +436,11 @@ export class Relay {
     };
     const answered = this.#options.hooks?.answer?.({ id, method, params, signal: f.abort.signal });
     if (answered !== undefined) {
-      answered.then(done, (error: unknown) =>
+      const made = answered.then(done, (error: unknown) =>
         done({ error: { code: INTERNAL_ERROR, message: errorTail(error) } }),
       );
+      this.#answering.add(answered);
+      void made.finally(() => this.#answering.delete(answered));
       return;
     }
     // Answered in the turn the upstream's answer came, so what the upstream sends after it stays after

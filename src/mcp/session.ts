@@ -174,7 +174,9 @@ export async function runMcpSession(options: McpSessionOptions): Promise<{ planI
     await over;
     return { planId };
   } finally {
-    // Its end is known now: the plan's wall clock stops here, whatever the upstream takes to stop.
+    // The calls it aborts are charged and recorded before its end is; then the plan's wall clock stops
+    // there, whatever the upstream takes to stop.
+    await proxy?.drain();
     if (started !== null) {
       await recordSessionEnd(service, started.planId, started.revision).catch((error: unknown) =>
         log(`leash mcp: the end of the session could not be recorded: ${errorTail(error)}`),
