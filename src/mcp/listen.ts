@@ -11,6 +11,7 @@ import {
   ErrorCode,
   isInitializeRequest,
   isJSONRPCRequest,
+  SUPPORTED_PROTOCOL_VERSIONS,
   type JSONRPCMessage,
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -36,7 +37,7 @@ const SESSION_NOT_FOUND = -32001;
 
 export interface McpListenerOptions extends Omit<
   McpSessionOptions,
-  'planId' | 'clientTransport' | 'signal' | 'ready'
+  'planId' | 'clientTransport' | 'signal' | 'ready' | 'protocolVersions'
 > {
   /** Address to bind; keep a loopback one (the CLI's default is 127.0.0.1) unless you know why. */
   readonly host: string;
@@ -222,6 +223,7 @@ export async function startMcpListener(options: McpListenerOptions): Promise<Run
     res.once('close', gone);
     const run = runMcpSession({
       ...session,
+      protocolVersions: SUPPORTED_PROTOCOL_VERSIONS,
       clientTransport: transport,
       signal: ended.signal,
       ready: () => {

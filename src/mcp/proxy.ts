@@ -38,6 +38,8 @@ export interface McpProxyOptions {
   readonly style?: CommandStyle;
   /** Told what a person should know: the upstream's end. */
   readonly log?: (line: string) => void;
+  /** The protocol versions the client's transport can carry, when it checks them (see {@link Relay}). */
+  readonly protocolVersions?: readonly string[];
 }
 
 /** A tool as `tools/list` gives it, read no further than the proxy needs. */
@@ -92,6 +94,7 @@ export function createMcpProxy(options: McpProxyOptions): Relay {
   const relay: Relay = new Relay({
     upstream: options.upstream,
     ...(options.log ? { log: options.log } : {}),
+    ...(options.protocolVersions ? { protocolVersions: options.protocolVersions } : {}),
     hooks: {
       answer: (request) => (request.method === 'tools/call' ? guardedCall(request) : undefined),
       result: (method, result) => {

@@ -52,6 +52,11 @@ export interface RelayOptions {
   readonly hooks?: RelayHooks;
   /** Told what a person should know: the upstream's end. */
   readonly log?: (line: string) => void;
+  /**
+   * The protocol versions the client's transport can carry, when it checks them (the HTTP front does):
+   * an upstream that settles on another is refused at initialize, not at every request after.
+   */
+  readonly protocolVersions?: readonly string[];
 }
 
 /** How long a session that ends waits for the guarded calls it aborted to be charged and recorded. */
@@ -484,8 +489,15 @@ export class Relay {
         this.#sendClient(() => ({ jsonrpc: '2.0', id, ...body(reply) }) as JSONRPCMessage);
         return end();
       }
-      this.#upstreamInit = reply.result;
       const version = reply.result['protocolVersion'];
+      const carried = this.#options.protocolVersions;
+      if (carried !== undefined && !carried.includes(String(version))) {
+        const message = `the upstream server settled on MCP protocol version ${String(version)}, which leash's HTTP front cannot carry (it carries ${carried.join(', ')})`;
+        this.#options.log?.(`leash mcp: ${message}`);
+        this.#sendClient(() => ({ jsonrpc: '2.0', id, error: { code: INTERNAL_ERROR, message } }));
+        return end();
+      }
+      this.#upstreamInit = reply.result;
       if (typeof version === 'string') upstream.setProtocolVersion?.(version);
       const rewrite = this.#options.hooks?.result;
       const result = rewrite ? rewrite('initialize', reply.result) : reply.result;

@@ -39,6 +39,8 @@ export interface McpSessionOptions {
   readonly signal?: AbortSignal;
   /** Told what a person should know (the plan id, the upstream's end); default nothing. */
   readonly log?: (line: string) => void;
+  /** The protocol versions the client's transport can carry, when it checks them (the HTTP front's). */
+  readonly protocolVersions?: readonly string[];
   /** Called once the client's transport is started and takes messages, with the session's plan id. */
   readonly ready?: (planId: string) => void;
 }
@@ -160,6 +162,7 @@ export async function runMcpSession(options: McpSessionOptions): Promise<{ planI
       rules: mcpRules(policy),
       log,
       ...(options.style === undefined ? {} : { style: options.style }),
+      ...(options.protocolVersions === undefined ? {} : { protocolVersions: options.protocolVersions }),
     });
     void proxy.closed.then(finish);
     if (options.clientTransport === undefined) {
