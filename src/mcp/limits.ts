@@ -7,6 +7,9 @@ export const DEFAULT_MAX_SESSIONS = 16;
 /** Events a session keeps for clients that resume a stream (`Last-Event-ID`); the oldest go first. */
 export const SESSION_EVENTS = 1_000;
 
+/** What those events may hold at most, in characters of JSON (large results fill it before the count). */
+export const SESSION_EVENT_BYTES = 16 * 1024 * 1024;
+
 /**
  * How long a session may have no request and no stream open before it ends, unless `--idle-timeout` says
  * otherwise: a client that went away without its DELETE (the MCP SDK's `close()` sends none) frees its

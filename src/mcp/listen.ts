@@ -17,7 +17,12 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { accessToken, allowedHostsFor, bearerToken, bracketed, secretsEqual } from '../dashboard/security.js';
 import { errorTail, invalid } from '../errors.js';
-import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS, SESSION_EVENTS } from './limits.js';
+import {
+  DEFAULT_IDLE_TIMEOUT_MS,
+  DEFAULT_MAX_SESSIONS,
+  SESSION_EVENT_BYTES,
+  SESSION_EVENTS,
+} from './limits.js';
 import { runMcpSession, type McpSessionOptions } from './session.js';
 
 // `leash mcp --listen`: the guard proxy over Streamable HTTP. Each client session (`Mcp-Session-Id`) is a
@@ -81,15 +86,29 @@ interface Activity {
  * stays bounded. An event's id is `<stream id>:<n>`, n rising through the session.
  */
 export class SessionEvents implements EventStore {
-  readonly #events = new Map<number, { readonly streamId: StreamId; readonly message: JSONRPCMessage }>();
+  readonly #events = new Map<
+    number,
+    { readonly streamId: StreamId; readonly message: JSONRPCMessage; readonly bytes: number }
+  >();
   #last = 0;
+  #bytes = 0;
 
-  constructor(readonly capacity = SESSION_EVENTS) {}
+  constructor(
+    readonly capacity = SESSION_EVENTS,
+    readonly maxBytes = SESSION_EVENT_BYTES,
+  ) {}
 
   async storeEvent(streamId: StreamId, message: JSONRPCMessage): Promise<EventId> {
     const n = ++this.#last;
-    this.#events.set(n, { streamId, message });
-    if (this.#events.size > this.capacity) this.#events.delete(this.#events.keys().next().value as number);
+    const bytes = JSON.stringify(message).length;
+    this.#events.set(n, { streamId, message, bytes });
+    this.#bytes += bytes;
+    // The oldest go first, the newest stays whatever its size.
+    for (const [oldest, event] of this.#events) {
+      if (oldest === n || (this.#events.size <= this.capacity && this.#bytes <= this.maxBytes)) break;
+      this.#events.delete(oldest);
+      this.#bytes -= event.bytes;
+    }
     return `${streamId}:${n}`;
   }
 

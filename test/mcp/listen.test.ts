@@ -378,6 +378,17 @@ describe('the events a session keeps', () => {
     ]);
   });
 
+  it('keeps no more of the session’s events than its bound of bytes, the newest always', async () => {
+    const big = (method: string) => ({ jsonrpc: '2.0' as const, method, params: { text: 'x'.repeat(100) } });
+    const size = JSON.stringify(big('m1')).length;
+    const store = new SessionEvents(1_000, size * 2);
+    const ids = [];
+    for (const method of ['m1', 'm2', 'm3', 'm4']) ids.push(await store.storeEvent('a', big(method)));
+    const sent: unknown[] = [];
+    await store.replayEventsAfter(ids[0] as string, { send: async (_id, m) => void sent.push(m) });
+    expect(sent).toEqual([big('m3'), big('m4')]);
+  });
+
   it('knows no event id it did not give', async () => {
     const store = new SessionEvents();
     await store.storeEvent('a', { jsonrpc: '2.0', method: 'one' });
