@@ -10,7 +10,7 @@ import type { Policy } from '../policy/schema.js';
 import type { CommandStyle } from '../runner/commandLine.js';
 import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
 import { validatePlanId } from '../ids.js';
-import { httpUpstream } from './httpUpstream.js';
+import { HttpUpstreamTransport } from './httpUpstream.js';
 import { createMcpProxy } from './proxy.js';
 import type { Relay } from './relay.js';
 import { recordSessionEnd, recordSessionStart } from './record.js';
@@ -110,7 +110,7 @@ function upstreamOpener(
         `--upstream-url must be a URL, got "${upstream.url}"`,
       );
     }
-    return () => httpUpstream(url);
+    return () => new HttpUpstreamTransport(url);
   }
   const strings: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) if (typeof v === 'string') strings[k] = v;
