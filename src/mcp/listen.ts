@@ -8,6 +8,10 @@ import {
   type StreamId,
 } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
+  DEFAULT_MAX_REQUEST_BODY_SIZE,
+  requestBodyTooLargeMessage,
+} from '@modelcontextprotocol/sdk/server/requestBody.js';
+import {
   ErrorCode,
   isInitializeRequest,
   isJSONRPCRequest,
@@ -170,6 +174,40 @@ function isJson(contentType: string | undefined): boolean {
   return contentType?.split(';')[0]?.trim().toLowerCase() === 'application/json';
 }
 
+/** Whether a POST accepts both answers the transport may give, and says it sends JSON. */
+function acceptable(req: IncomingMessage): boolean {
+  const accept = req.headers.accept ?? '';
+  return accept.includes('application/json') && accept.includes('text/event-stream');
+}
+
+/**
+ * A session's POST, its body read and parsed here rather than by the transport: the transport would read
+ * it through a web Request's stream, some 150 µs a message. Refused as the transport refuses it: a body
+ * over its limit, or not JSON. Any other request goes to the transport as it is.
+ */
+async function handlePost(
+  transport: StreamableHTTPServerTransport,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  if (!isJson(req.headers['content-type'])) return transport.handleRequest(req, res);
+  const text =
+    Number(req.headers['content-length']) > DEFAULT_MAX_REQUEST_BODY_SIZE
+      ? null
+      : await bodyOf(req, DEFAULT_MAX_REQUEST_BODY_SIZE);
+  if (text === null) {
+    const tooLarge = requestBodyTooLargeMessage(DEFAULT_MAX_REQUEST_BODY_SIZE);
+    return refuse(res, 413, tooLarge, { headers: { Connection: 'close' } });
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return refuse(res, 400, 'Parse error: Invalid JSON', { code: ErrorCode.ParseError });
+  }
+  return transport.handleRequest(req, res, body);
+}
+
 /**
  * Starts `leash mcp`'s Streamable HTTP endpoint on `host:port`, path `/mcp`. Every request needs
  * `Authorization: Bearer <token>`, a Host header naming the address it listens on, and an `Origin`, when
@@ -311,7 +349,8 @@ export async function startMcpListener(options: McpListenerOptions): Promise<Run
       const transport = sessions.get(String(id));
       if (transport === undefined) return refuse(res, 404, 'Session not found', { code: SESSION_NOT_FOUND });
       busy(activity.get(transport), res);
-      return transport.handleRequest(req, res);
+      if (req.method !== 'POST' || !acceptable(req)) return transport.handleRequest(req, res);
+      return handlePost(transport, req, res);
     }
     if (req.method !== 'POST') {
       if (req.method === 'GET' || req.method === 'DELETE') {
@@ -323,8 +362,7 @@ export async function startMcpListener(options: McpListenerOptions): Promise<Run
     if (!isJson(req.headers['content-type'])) {
       return refuse(res, 415, 'Unsupported Media Type: Content-Type must be application/json');
     }
-    const accept = req.headers.accept ?? '';
-    if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
+    if (!acceptable(req)) {
       const accepted = 'Not Acceptable: Client must accept both application/json and text/event-stream';
       return refuse(res, 406, accepted);
     }
