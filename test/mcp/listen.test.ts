@@ -216,6 +216,37 @@ describe('leash mcp --listen: sessions', () => {
     expect([r.status, upstreams(f)]).toEqual([406, []]);
   });
 
+  it('answers 400 with a parse error to a session’s POST that is not JSON', async () => {
+    const f = await front();
+    const session = await rawSession(f);
+    const r = await fetch(f.url, {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${f.token}`,
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'Mcp-Session-Id': session,
+      },
+      body: '{"jsonrpc":',
+    });
+    expect([r.status, await r.json()]).toMatchObject([400, { error: { code: -32700 } }]);
+  });
+
+  it('answers 413 to a session’s POST over 4 MiB, naming the limit', async () => {
+    const f = await front();
+    const session = await rawSession(f);
+    const message = {
+      jsonrpc: '2.0',
+      method: 'notifications/x',
+      params: { pad: 'x'.repeat(4 * 1024 * 1024) },
+    };
+    const r = await post(f, message, { 'Mcp-Session-Id': session });
+    expect([r.status, await r.json()]).toMatchObject([
+      413,
+      { error: { message: 'Payload Too Large: Request body must not exceed 4194304 bytes' } },
+    ]);
+  });
+
   it('starts each session with a plan and an upstream process of its own', async () => {
     const f = await front();
     const [a, b] = [await connect(f), await connect(f)];
