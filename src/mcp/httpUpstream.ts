@@ -5,6 +5,7 @@ import {
   type IncomingMessage,
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { Socket } from 'node:net';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
@@ -18,6 +19,9 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 
 /** As the SDK's transport: a dropped stream is resumed at most twice, 1 s then 1.5 s later unless told. */
 const RECONNECT = { initialMs: 1000, maxMs: 30_000, grow: 1.5, maxRetries: 2 } as const;
+
+/** How long a connection of no known keep-alive timeout is kept idle: fetch's (undici's) default. */
+const IDLE_MS = 4000;
 
 type Id = string | number;
 
@@ -183,6 +187,12 @@ export class HttpUpstreamTransport implements Transport {
     this.#url = url;
     const https = url.protocol === 'https:';
     this.#agent = https ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
+    // A server that says how long it keeps an idle connection has its word taken (Node's agent); one that
+    // does not may close it as a request goes out on it: an idle connection is dropped after 4 s, as
+    // fetch drops it. The timeout ends only a connection the agent holds free.
+    this.#agent.on('free', (socket: Socket) => {
+      if (!socket.timeout) socket.setTimeout(IDLE_MS);
+    });
     this.#request = https ? httpsRequest : httpRequest;
   }
 
