@@ -84,7 +84,7 @@ interface StreamState {
  * Server-sent events, parsed as eventsource-parser (the SDK's parser) does: an event is dispatched when
  * it has a data line; `id` and `event` belong to the event they are in; `retry` takes digits only.
  */
-class SseParser {
+export class SseParser {
   #buffer = '';
   #first = true;
   #id: string | undefined;
