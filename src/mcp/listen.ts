@@ -170,6 +170,29 @@ async function bodyOf(req: IncomingMessage, limit: number): Promise<string | nul
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/**
+ * A request's body as JSON, or null once the request was refused: 413 (`tooLarge`) past `limit` bytes,
+ * declared or read, and 400 when it is not JSON.
+ */
+async function jsonBody(
+  req: IncomingMessage,
+  res: ServerResponse,
+  limit: number,
+  tooLarge: string,
+): Promise<{ value: unknown } | null> {
+  const text = Number(req.headers['content-length']) > limit ? null : await bodyOf(req, limit);
+  if (text === null) {
+    refuse(res, 413, tooLarge, { headers: { Connection: 'close' } });
+    return null;
+  }
+  try {
+    return { value: JSON.parse(text) };
+  } catch {
+    refuse(res, 400, 'Parse error: Invalid JSON', { code: ErrorCode.ParseError });
+    return null;
+  }
+}
+
 function isJson(contentType: string | undefined): boolean {
   return contentType?.split(';')[0]?.trim().toLowerCase() === 'application/json';
 }
@@ -191,21 +214,9 @@ async function handlePost(
   res: ServerResponse,
 ): Promise<void> {
   if (!isJson(req.headers['content-type'])) return transport.handleRequest(req, res);
-  const text =
-    Number(req.headers['content-length']) > DEFAULT_MAX_REQUEST_BODY_SIZE
-      ? null
-      : await bodyOf(req, DEFAULT_MAX_REQUEST_BODY_SIZE);
-  if (text === null) {
-    const tooLarge = requestBodyTooLargeMessage(DEFAULT_MAX_REQUEST_BODY_SIZE);
-    return refuse(res, 413, tooLarge, { headers: { Connection: 'close' } });
-  }
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    return refuse(res, 400, 'Parse error: Invalid JSON', { code: ErrorCode.ParseError });
-  }
-  return transport.handleRequest(req, res, body);
+  const limit = DEFAULT_MAX_REQUEST_BODY_SIZE;
+  const body = await jsonBody(req, res, limit, requestBodyTooLargeMessage(limit));
+  if (body !== null) return transport.handleRequest(req, res, body.value);
 }
 
 /**
@@ -366,17 +377,10 @@ export async function startMcpListener(options: McpListenerOptions): Promise<Run
       const accepted = 'Not Acceptable: Client must accept both application/json and text/event-stream';
       return refuse(res, 406, accepted);
     }
-    const text = await bodyOf(req, MAX_INITIALIZE_BYTES);
-    if (text === null) {
-      const tooLarge = `Payload Too Large: an initialize request is at most ${MAX_INITIALIZE_BYTES} bytes`;
-      return refuse(res, 413, tooLarge, { headers: { Connection: 'close' } });
-    }
-    let message: unknown;
-    try {
-      message = JSON.parse(text);
-    } catch {
-      return refuse(res, 400, 'Parse error: Invalid JSON', { code: ErrorCode.ParseError });
-    }
+    const tooLarge = `Payload Too Large: an initialize request is at most ${MAX_INITIALIZE_BYTES} bytes`;
+    const body = await jsonBody(req, res, MAX_INITIALIZE_BYTES, tooLarge);
+    if (body === null) return;
+    const message = body.value;
     if (!isJSONRPCRequest(message) || !isInitializeRequest(message)) {
       return refuse(res, 400, 'Bad Request: Mcp-Session-Id header is required');
     }

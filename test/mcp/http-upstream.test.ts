@@ -30,35 +30,37 @@ async function everythingOverHttp() {
 const text = (r: unknown) =>
   (r as CallToolResult).content.map((c) => (c.type === 'text' ? c.text : '')).join('');
 
+/** A session of leash mcp in this process in front of `url`, each tool costing what `costs` says. */
+async function sessionTo(url: string, costs: Record<string, number>) {
+  const store = new MemoryStore();
+  const service = new AutonomyGuardrailService({ clock: systemClock, store });
+  const tools = Object.fromEntries(Object.entries(costs).map(([t, cost]) => [t, { cost_per_call: cost }]));
+  const policy = validatePolicy({ version: 1, guardrails: { tool_budget: 10 }, tools });
+  const [c1, c2] = InMemoryTransport.createLinkedPair();
+  const ended = new AbortController();
+  const over = runMcpSession({
+    service,
+    policy,
+    planId: PLAN,
+    policyName: 'http',
+    upstream: { url },
+    clientTransport: c2,
+    signal: ended.signal,
+  });
+  const client = new Client({ name: 'editor', version: '1' });
+  await client.connect(c1);
+  const spent = async () => (await service.getGuardrails(PLAN))?.budgetSpent;
+  const end = async () => {
+    ended.abort();
+    await over;
+  };
+  return { client, store, spent, end };
+}
+
 describe('an HTTP upstream killed while a call runs', { timeout: 20_000 }, () => {
   async function session() {
     const upstream = await everythingOverHttp();
-    const store = new MemoryStore();
-    const service = new AutonomyGuardrailService({ clock: systemClock, store });
-    const policy = validatePolicy({
-      version: 1,
-      guardrails: { tool_budget: 10 },
-      tools: { [LONG]: { cost_per_call: 2 }, echo: { cost_per_call: 1 } },
-    });
-    const [c1, c2] = InMemoryTransport.createLinkedPair();
-    const ended = new AbortController();
-    const over = runMcpSession({
-      service,
-      policy,
-      planId: PLAN,
-      policyName: 'http',
-      upstream: { url: upstream.url },
-      clientTransport: c2,
-      signal: ended.signal,
-    });
-    const client = new Client({ name: 'editor', version: '1' });
-    await client.connect(c1);
-    const spent = async () => (await service.getGuardrails(PLAN))?.budgetSpent;
-    const end = async () => {
-      ended.abort();
-      await over;
-    };
-    return { client, store, upstream, spent, end };
+    return { upstream, ...(await sessionTo(upstream.url, { [LONG]: 2, echo: 1 })) };
   }
 
   /** Starts the long call and resolves once the server reported progress on it, with its answer. */
@@ -118,33 +120,13 @@ describe('an HTTP upstream that ends a call’s stream before its answer', () =>
     );
     await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
     const { port } = http.address() as AddressInfo;
-    const store = new MemoryStore();
-    const service = new AutonomyGuardrailService({ clock: systemClock, store });
-    const policy = validatePolicy({
-      version: 1,
-      guardrails: { tool_budget: 10 },
-      tools: { slow: { cost_per_call: 2 } },
-    });
-    const [c1, c2] = InMemoryTransport.createLinkedPair();
-    const ended = new AbortController();
-    const over = runMcpSession({
-      service,
-      policy,
-      planId: PLAN,
-      policyName: 'http',
-      upstream: { url: `http://127.0.0.1:${port}/mcp` },
-      clientTransport: c2,
-      signal: ended.signal,
-    });
-    const client = new Client({ name: 'editor', version: '1' });
-    await client.connect(c1);
+    const { client, spent, end } = await sessionTo(`http://127.0.0.1:${port}/mcp`, { slow: 2 });
     const answer = client.callTool({ name: 'slow' }, undefined, { timeout: 120_000 });
     await running;
     await mcp.close(); // its transport ends every stream it has open
     expect(text(await answer)).toMatch(/may have run.*its stream ended before the answer/);
-    expect((await service.getGuardrails(PLAN))?.budgetSpent).toBe(2);
-    ended.abort();
-    await over;
+    expect(await spent()).toBe(2);
+    await end();
     http.close();
   });
 });
