@@ -9,6 +9,8 @@ import type { Socket } from 'node:net';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { SseParser } from './sse.js';
+import { StreamEndedError, type Id } from './upstreamErrors.js';
 
 // The client side of Streamable HTTP to a `--upstream-url` server, on node:http with connections kept
 // alive. It does what the SDK's StreamableHTTPClientTransport does for a proxy (session id, protocol
@@ -22,28 +24,6 @@ const RECONNECT = { initialMs: 1000, maxMs: 30_000, grow: 1.5, maxRetries: 2 } a
 
 /** How long a connection of no known keep-alive timeout is kept idle: fetch's (undici's) default. */
 const IDLE_MS = 4000;
-
-type Id = string | number;
-
-/**
- * The SSE stream of a POST ended with these requests unanswered. `resumable` when the server gave its
- * events ids: the transport then resumes the stream (`Last-Event-ID`) and the answers may still come.
- */
-export class StreamEndedError extends Error {
-  constructor(
-    readonly ids: readonly Id[],
-    readonly resumable: boolean,
-  ) {
-    super(`the upstream's stream of request ${ids.join(', ')} ended before its answer`);
-    this.name = 'StreamEndedError';
-  }
-}
-
-/** Whether an error says the transport gave up resuming a stream: answers still due will not come. */
-export function resumingFailed(error: unknown): boolean {
-  const message = error instanceof Error ? error.message : '';
-  return message.startsWith('Maximum reconnection attempts') || message.startsWith('Failed to reconnect');
-}
 
 type Message = JSONRPCMessage & { id?: unknown; method?: unknown };
 
@@ -78,86 +58,6 @@ interface StreamState {
   lastEventId: string | undefined;
   primed: boolean;
   answered: boolean;
-}
-
-/**
- * Server-sent events, parsed as eventsource-parser (the SDK's parser) does: an event is dispatched when
- * it has a data line; `id` and `event` belong to the event they are in; `retry` takes digits only.
- */
-export class SseParser {
-  #buffer = '';
-  #first = true;
-  #id: string | undefined;
-  #event: string | undefined;
-  #data = '';
-  #lines = 0;
-
-  constructor(
-    private readonly onEvent: (e: {
-      id: string | undefined;
-      event: string | undefined;
-      data: string;
-    }) => void,
-    private readonly onRetry: (ms: number) => void,
-  ) {}
-
-  push(chunk: string): void {
-    let text = this.#buffer + chunk;
-    if (this.#first && text.length > 0) {
-      this.#first = false;
-      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-    }
-    let start = 0;
-    for (;;) {
-      let end = -1;
-      let next = -1;
-      for (let i = start; i < text.length; i++) {
-        const c = text.charCodeAt(i);
-        if (c === 10) {
-          end = i;
-          next = i + 1;
-          break;
-        }
-        if (c === 13) {
-          // A CR at the chunk's end may be the first half of a CRLF: wait for what follows.
-          if (i + 1 === text.length) break;
-          end = i;
-          next = text.charCodeAt(i + 1) === 10 ? i + 2 : i + 1;
-          break;
-        }
-      }
-      if (end < 0) break;
-      this.#line(text.slice(start, end));
-      start = next;
-    }
-    this.#buffer = text.slice(start);
-  }
-
-  #line(line: string): void {
-    if (line === '') {
-      if (this.#lines > 0) this.onEvent({ id: this.#id, event: this.#event, data: this.#data });
-      this.#id = undefined;
-      this.#event = undefined;
-      this.#data = '';
-      this.#lines = 0;
-      return;
-    }
-    if (line.charCodeAt(0) === 58) return;
-    const colon = line.indexOf(':');
-    const field = colon < 0 ? line : line.slice(0, colon);
-    let value = colon < 0 ? '' : line.slice(colon + 1);
-    if (value.charCodeAt(0) === 32) value = value.slice(1);
-    if (field === 'data') {
-      this.#data = this.#lines === 0 ? value : `${this.#data}\n${value}`;
-      this.#lines++;
-    } else if (field === 'id') {
-      if (!value.includes('\0')) this.#id = value;
-    } else if (field === 'event') {
-      this.#event = value || undefined;
-    } else if (field === 'retry' && /^\d+$/.test(value)) {
-      this.onRetry(Number(value));
-    }
-  }
 }
 
 /**

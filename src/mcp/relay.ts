@@ -1,7 +1,16 @@
-import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { errorTail } from '../errors.js';
-import { resumingFailed, StreamEndedError } from './httpUpstream.js';
+import { Pending, type Reply, type RpcError } from './pending.js';
+import { body, ToClient } from './toClient.js';
+import {
+  codeOf,
+  neverDelivered,
+  resumingFailed,
+  StreamEndedError,
+  unreachable,
+  type Id,
+} from './upstreamErrors.js';
 
 // A relay of JSON-RPC messages between an MCP client and its server, as they are: every request, answer
 // and notification goes on in the order it came, with its params, results and errors untouched. Only the
@@ -9,24 +18,10 @@ import { resumingFailed, StreamEndedError } from './httpUpstream.js';
 // The upstream is opened once the client sent `initialize`, and initialized with that very request: its
 // protocol version, capabilities and name.
 
-type Id = string | number;
+export type { Reply, RpcError } from './pending.js';
+export { UPSTREAM_GONE_CODE } from './toClient.js';
+
 type Params = Record<string, unknown>;
-
-/** A JSON-RPC error as the side that answered wrote it. */
-export interface RpcError {
-  readonly code: number;
-  readonly message: string;
-  readonly data?: unknown;
-}
-
-/**
- * What became of a request: its result, the error it was answered with, or no answer (`lost`) with why
- * and whether it reached the other side at all (`sent`).
- */
-export type Reply =
-  | { readonly result: Params }
-  | { readonly error: RpcError }
-  | { readonly lost: string; readonly sent: boolean };
 
 /** A client request in flight, as the hooks see it. */
 export interface ClientRequest {
@@ -65,50 +60,16 @@ const DRAIN_TIMEOUT_MS = 5_000;
 /** How long a ping asking whether the upstream lives may take to be sent. */
 const PROBE_TIMEOUT_MS = 5_000;
 
-/** The code of an answer the relay gives for an upstream that cannot answer (the SDK's ConnectionClosed). */
-export const UPSTREAM_GONE_CODE = -32000;
 const INTERNAL_ERROR = -32603;
-
-/** What a request was answered with, as a message body. */
-function body(reply: Reply): { result: Params } | { error: RpcError } {
-  if ('lost' in reply) return { error: { code: UPSTREAM_GONE_CODE, message: reply.lost } };
-  return reply;
-}
 
 const isResponse = (m: Msg): boolean => !('method' in m);
 
-/** The network error under a failed fetch (`fetch failed`, its cause `ECONNREFUSED`), or the error's own code. */
-function codeOf(error: unknown): unknown {
-  const e = error as { code?: unknown; cause?: { code?: unknown } } | null;
-  return e?.cause?.code ?? e?.code;
+/** What an answer says: its result, or its error as written. */
+function replyOf(m: Msg): Reply {
+  return 'error' in m ? { error: m.error as RpcError } : { result: (m as { result: Params }).result };
 }
 
-/** Errors of a connection that never opened, or of a pipe the other end closed: nothing was taken. */
-const UNOPENED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);
-
-/**
- * Whether a send that failed provably never reached the upstream: no connection (or a closed pipe), or an
- * HTTP refusal of the request itself (a 4xx but 408) from the server's transport, before any handler.
- */
-function neverDelivered(error: unknown): boolean {
-  if (error instanceof Error && error.message === 'Not connected') return true;
-  const code = codeOf(error);
-  if (typeof code === 'number') return code >= 400 && code < 500 && code !== 408;
-  return typeof code === 'string' && UNOPENED.has(code);
-}
-
-/** Whether a failed ping says the upstream is gone: no connection, or its session unknown (404). */
-function unreachable(error: unknown): boolean {
-  if (error instanceof Error && error.message === 'Not connected') return true;
-  const code = codeOf(error);
-  return code === 404 || (typeof code === 'string' && UNOPENED.has(code));
-}
 type Msg = JSONRPCMessage & { id?: Id; method?: string; params?: Params };
-
-/** A client request in flight: its cancellation. */
-interface InFlight {
-  readonly abort: AbortController;
-}
 
 /**
  * One session of a client and its upstream. {@link Relay.connect} starts on the client's transport;
@@ -118,6 +79,8 @@ interface InFlight {
 export class Relay {
   readonly #options: RelayOptions;
   #client: Transport | undefined;
+  /** What goes to the client, in order; set once connected (no message comes before). */
+  #toClient!: ToClient;
   #upstream: Transport | undefined;
   /** Why the upstream cannot answer any more; null while it can (or before it started). */
   #gone: string | null = null;
@@ -128,18 +91,14 @@ export class Relay {
   #upstreamInit: Params | undefined;
   #nextUpId = 0;
   #nextClientId = 0;
-  readonly #upPending = new Map<number, (reply: Reply) => void>();
+  readonly #upPending = new Pending();
   /** Requests whose stream the upstream's transport is resuming: lost if it cannot. */
   readonly #resuming = new Set<Id>();
-  readonly #clientPending = new Map<Id, (reply: Reply) => void>();
+  readonly #clientPending = new Pending();
   /** The upstream's requests relayed to the client: the client's id of each, by the upstream's. */
   readonly #relayed = new Map<Id, number>();
-  readonly #inFlight = new Map<Id, InFlight>();
-  /** Places kept in the client's queue for answers still being made, by request id. */
-  readonly #reserved = new Map<Id, (reply: Reply) => void>();
   /** Which client request a progress token belongs to, for the HTTP front's stream of that request. */
   readonly #progressOf = new Map<unknown, Id>();
-  #toClient: Promise<void> = Promise.resolve();
   /** Settles once the ping asking whether the upstream lives has its answer; requests wait for it. */
   #probing: Promise<void> | null = null;
   /** Set once the session ends (drained or closing): no upstream loss is reported after. */
@@ -173,6 +132,7 @@ export class Relay {
 
   async connect(client: Transport): Promise<void> {
     this.#client = client;
+    this.#toClient = new ToClient(client);
     client.onmessage = (m) => this.#fromClient(m as Msg);
     client.onclose = () => void this.close();
     client.onerror = () => undefined;
@@ -187,9 +147,9 @@ export class Relay {
    */
   async drain(): Promise<void> {
     this.#closing = true;
-    for (const f of this.#inFlight.values()) f.abort.abort(new Error('the session ended'));
-    this.#settleAll(this.#upPending, 'the session ended', true);
-    this.#settleAll(this.#clientPending, 'the session ended', true);
+    this.#toClient?.abortAll(new Error('the session ended'));
+    this.#upPending.settleAll('the session ended', true);
+    this.#clientPending.settleAll('the session ended', true);
     let timer: NodeJS.Timeout | undefined;
     const bound = new Promise<void>((resolve) => {
       timer = setTimeout(resolve, DRAIN_TIMEOUT_MS);
@@ -225,23 +185,10 @@ export class Relay {
       this.#toUpstream(method, params, signal, (reply) => {
         // The answer of the client request this serves takes its place for the client now, in the turn
         // the upstream's reply came: what the upstream sends after it stays after it.
-        if (answering !== undefined && !('lost' in reply)) this.#reserve(answering);
+        if (answering !== undefined && !('lost' in reply)) this.#toClient.reserve(answering);
         resolve(reply);
       }),
     );
-  }
-
-  /** Keeps the place in the client's queue of the answer to `id`, sent there once {@link #answer} has it. */
-  #reserve(id: Id): void {
-    if (!this.#inFlight.has(id) || this.#reserved.has(id)) return;
-    let fill!: (reply: Reply) => void;
-    const answer = new Promise<Reply>((resolve) => (fill = resolve));
-    this.#reserved.set(id, fill);
-    const client = this.#client;
-    this.#toClient = this.#toClient.then(async () => {
-      const message = this.#answerMessage(id, await answer);
-      if (message !== null) await client?.send(message).catch(() => undefined);
-    });
   }
 
   /** {@link requestUpstream}, `settle` called with the reply in the turn it came (nothing overtakes it). */
@@ -262,12 +209,12 @@ export class Relay {
     const upstream = this.#upstream;
     if (upstream === undefined) return settle({ lost: 'the upstream server is not started', sent: false });
     const id = this.#nextUpId++;
-    this.#pending(this.#upPending, id, signal, settle, {
+    this.#upPending.send(id, signal, settle, {
       send: (settled) => {
         upstream
           .send({ jsonrpc: '2.0', id, method, ...(params ? { params } : {}) })
           .catch((error: unknown) => {
-            if (!this.#upPending.delete(id)) return;
+            if (!this.#upPending.forget(id)) return;
             // Only a request that provably never got there is uncharged: one the upstream may have taken
             // before its answer failed may have run.
             const sent = !neverDelivered(error);
@@ -293,99 +240,20 @@ export class Relay {
   ): Promise<Reply> {
     const id = this.#nextClientId++;
     return new Promise((resolve) =>
-      this.#pending(this.#clientPending, id, signal, resolve, {
+      this.#clientPending.send(id, signal, resolve, {
         send: () =>
-          this.#sendClient(
+          this.#toClient.send(
             () => ({ jsonrpc: '2.0', id, method, params }),
-            () => this.#open(related),
+            () => this.#toClient.open(related),
           ),
         cancel: (reason) =>
-          this.#sendClient(() => ({
+          this.#toClient.send(() => ({
             jsonrpc: '2.0',
             method: 'notifications/cancelled',
             params: { requestId: id, reason },
           })),
       }),
     );
-  }
-
-  /**
-   * Registers a request's settlement and sends it; when `signal` aborts first, cancels it and settles it
-   * as lost (it may have been acted on).
-   */
-  #pending(
-    table: Map<Id, (reply: Reply) => void>,
-    id: Id,
-    signal: AbortSignal | undefined,
-    settle: (reply: Reply) => void,
-    how: { send: (settled: (reply: Reply) => void) => void; cancel: (reason: string) => void },
-  ): void {
-    const onAbort = (): void => {
-      if (!table.delete(id)) return;
-      const reason = errorTail(signal?.reason ?? 'cancelled');
-      how.cancel(reason);
-      settle({ lost: `cancelled (${reason})`, sent: true });
-    };
-    const settled = (reply: Reply): void => {
-      signal?.removeEventListener('abort', onAbort);
-      settle(reply);
-    };
-    table.set(id, settled);
-    if (signal?.aborted) return onAbort();
-    signal?.addEventListener('abort', onAbort, { once: true });
-    how.send(settled);
-  }
-
-  #settleAll(table: Map<Id, (reply: Reply) => void>, lost: string, sent: boolean): void {
-    const settles = [...table.values()];
-    table.clear();
-    for (const settle of settles) settle({ lost, sent });
-  }
-
-  /** `related` while it is a client request still in flight: the HTTP front answers on its stream. */
-  #open(related: Id | undefined): Id | undefined {
-    return related !== undefined && this.#inFlight.has(related) ? related : undefined;
-  }
-
-  /** The client request most recently made and still in flight, if any. */
-  #latest(): Id | undefined {
-    let last: Id | undefined;
-    for (const id of this.#inFlight.keys()) last = id;
-    return last;
-  }
-
-  /**
-   * Queues a message for the client: sent in the order queued, built when its turn comes (null: none).
-   * `related` names the client request on whose stream it goes, for the HTTP front.
-   */
-  #sendClient(build: () => JSONRPCMessage | null, related?: () => Id | undefined): void {
-    const client = this.#client;
-    if (client === undefined) return;
-    this.#toClient = this.#toClient.then(async () => {
-      const message = build();
-      if (message === null) return;
-      const relatedRequestId = related?.();
-      const options: TransportSendOptions | undefined =
-        relatedRequestId === undefined ? undefined : { relatedRequestId };
-      await client.send(message, options).catch(() => undefined);
-    });
-  }
-
-  /** Answers a client request: the request is no longer in flight once its answer is sent. */
-  #answer(id: Id, reply: Reply): void {
-    const fill = this.#reserved.get(id);
-    if (fill === undefined) return this.#sendClient(() => this.#answerMessage(id, reply));
-    this.#reserved.delete(id);
-    fill(reply);
-  }
-
-  /** The answer to a client request, once it is its turn to go; null for one the client cancelled. */
-  #answerMessage(id: Id, reply: Reply): JSONRPCMessage | null {
-    const f = this.#inFlight.get(id);
-    this.#inFlight.delete(id);
-    // Cancelled by the client: no answer, as an MCP server gives none.
-    if (f?.abort.signal.aborted) return null;
-    return { jsonrpc: '2.0', id, ...body(reply) } as JSONRPCMessage;
   }
 
   #sendUpstream(message: JSONRPCMessage): void {
@@ -395,10 +263,7 @@ export class Relay {
 
   #fromClient(m: Msg): void {
     if (isResponse(m)) {
-      const settle = this.#clientPending.get(m.id as Id);
-      if (settle === undefined) return;
-      this.#clientPending.delete(m.id as Id);
-      settle('error' in m ? { error: m.error as RpcError } : { result: (m as { result: Params }).result });
+      this.#clientPending.settle(m.id as Id, replyOf(m));
       return;
     }
     if (!this.#up) {
@@ -422,24 +287,22 @@ export class Relay {
       return;
     }
     if (m.method === 'notifications/cancelled') {
-      const f = this.#inFlight.get(m.params?.['requestId'] as Id);
-      if (f === undefined) return;
-      f.abort.abort(new Error(String(m.params?.['reason'] ?? 'cancelled by the client')));
+      const reason = new Error(String(m.params?.['reason'] ?? 'cancelled by the client'));
+      this.#toClient.abort(m.params?.['requestId'] as Id, reason);
       return;
     }
     this.#sendUpstream(m);
   }
 
   #clientRequest(id: Id, method: string, params: Params | undefined): void {
-    const f: InFlight = { abort: new AbortController() };
-    this.#inFlight.set(id, f);
+    const signal = this.#toClient.begin(id);
     const token = (params?.['_meta'] as Params | undefined)?.['progressToken'];
     if (token !== undefined) this.#progressOf.set(token, id);
     const done = (reply: Reply): void => {
       if (token !== undefined) this.#progressOf.delete(token);
-      this.#answer(id, reply);
+      this.#toClient.answer(id, reply);
     };
-    const answered = this.#options.hooks?.answer?.({ id, method, params, signal: f.abort.signal });
+    const answered = this.#options.hooks?.answer?.({ id, method, params, signal: signal });
     if (answered !== undefined) {
       const made = answered.then(done, (error: unknown) =>
         done({ error: { code: INTERNAL_ERROR, message: errorTail(error) } }),
@@ -451,7 +314,7 @@ export class Relay {
     // Answered in the turn the upstream's answer came, so what the upstream sends after it stays after
     // it; the client's cancellation goes upstream under the id the request went with.
     const rewrite = this.#options.hooks?.result;
-    this.#toUpstream(method, params, f.abort.signal, (reply) =>
+    this.#toUpstream(method, params, signal, (reply) =>
       done('result' in reply && rewrite ? { result: rewrite(method, reply.result) } : reply),
     );
   }
@@ -464,7 +327,7 @@ export class Relay {
     this.#clientInit = params;
     const end = (): void => {
       this.#release();
-      void this.#toClient.then(() => this.close());
+      void this.#toClient.sent.then(() => this.close());
     };
     let upstream: Transport;
     try {
@@ -480,13 +343,13 @@ export class Relay {
       this.#gone = 'it could not be started';
       const message = `the upstream server could not be started: ${errorTail(error)}`;
       this.#options.log?.(`leash mcp: ${message}`);
-      this.#sendClient(() => ({ jsonrpc: '2.0', id, error: { code: INTERNAL_ERROR, message } }));
+      this.#toClient.send(() => ({ jsonrpc: '2.0', id, error: { code: INTERNAL_ERROR, message } }));
       return end();
     }
     // Answered in the turn the upstream's answer came: what the upstream sends after it stays after it.
     this.#toUpstream('initialize', params, undefined, (reply) => {
       if (!('result' in reply)) {
-        this.#sendClient(() => ({ jsonrpc: '2.0', id, ...body(reply) }) as JSONRPCMessage);
+        this.#toClient.send(() => ({ jsonrpc: '2.0', id, ...body(reply) }) as JSONRPCMessage);
         return end();
       }
       const version = reply.result['protocolVersion'];
@@ -494,14 +357,14 @@ export class Relay {
       if (carried !== undefined && !carried.includes(String(version))) {
         const message = `the upstream server settled on MCP protocol version ${String(version)}, which leash's HTTP front cannot carry (it carries ${carried.join(', ')})`;
         this.#options.log?.(`leash mcp: ${message}`);
-        this.#sendClient(() => ({ jsonrpc: '2.0', id, error: { code: INTERNAL_ERROR, message } }));
+        this.#toClient.send(() => ({ jsonrpc: '2.0', id, error: { code: INTERNAL_ERROR, message } }));
         return end();
       }
       this.#upstreamInit = reply.result;
       if (typeof version === 'string') upstream.setProtocolVersion?.(version);
       const rewrite = this.#options.hooks?.result;
       const result = rewrite ? rewrite('initialize', reply.result) : reply.result;
-      this.#sendClient(() => ({ jsonrpc: '2.0', id, result }));
+      this.#toClient.send(() => ({ jsonrpc: '2.0', id, result }));
       this.#release();
     });
   }
@@ -517,10 +380,7 @@ export class Relay {
   #fromUpstream(m: Msg): void {
     if (isResponse(m)) {
       this.#resuming.delete(m.id as Id);
-      const settle = this.#upPending.get(m.id as number);
-      if (settle === undefined) return;
-      this.#upPending.delete(m.id as number);
-      settle('error' in m ? { error: m.error as RpcError } : { result: (m as { result: Params }).result });
+      this.#upPending.settle(m.id as Id, replyOf(m));
       return;
     }
     if (m.id !== undefined) return this.#relayRequest(m.id, m.method as string, m.params);
@@ -531,33 +391,33 @@ export class Relay {
       const clientId = this.#relayed.get(upId);
       if (clientId === undefined) return;
       this.#relayed.delete(upId);
-      this.#clientPending.delete(clientId);
-      this.#sendClient(() => ({ ...m, params: { ...m.params, requestId: clientId } }) as JSONRPCMessage);
+      this.#clientPending.forget(clientId);
+      this.#toClient.send(() => ({ ...m, params: { ...m.params, requestId: clientId } }) as JSONRPCMessage);
       return;
     }
     const token = (m.params as Params | undefined)?.['progressToken'];
     const related =
       method === 'notifications/progress'
-        ? () => this.#open(this.#progressOf.get(token))
+        ? () => this.#toClient.open(this.#progressOf.get(token))
         : method.endsWith('/list_changed') || method === 'notifications/resources/updated'
           ? undefined
-          : () => this.#latest();
-    this.#sendClient(() => m, related);
+          : () => this.#toClient.latest();
+    this.#toClient.send(() => m, related);
   }
 
   /** A request of the upstream's (sampling, elicitation, roots, ping) asked of the client; its answer sent back. */
   #relayRequest(upId: Id, method: string, params: Params | undefined): void {
     const clientId = this.#nextClientId++;
     this.#relayed.set(upId, clientId);
-    this.#clientPending.set(clientId, (reply) => {
+    this.#clientPending.wait(clientId, (reply) => {
       this.#relayed.delete(upId);
       if ('lost' in reply) return;
       this.#sendUpstream({ jsonrpc: '2.0', id: upId, ...reply } as JSONRPCMessage);
     });
-    const related = this.#latest();
-    this.#sendClient(
+    const related = this.#toClient.latest();
+    this.#toClient.send(
       () => ({ jsonrpc: '2.0', id: clientId, method, ...(params ? { params } : {}) }) as JSONRPCMessage,
-      () => this.#open(related) ?? this.#latest(),
+      () => this.#toClient.open(related) ?? this.#toClient.latest(),
     );
   }
 
@@ -567,7 +427,7 @@ export class Relay {
    */
   #upstreamError(error: unknown): void {
     if (error instanceof StreamEndedError) {
-      const unanswered = error.ids.filter((id) => this.#upPending.has(id as number));
+      const unanswered = error.ids.filter((id) => this.#upPending.has(id));
       if (unanswered.length === 0) return;
       if (error.resumable) {
         for (const id of unanswered) this.#resuming.add(id);
@@ -583,11 +443,8 @@ export class Relay {
 
   /** Settles these requests to the upstream as sent and never answered. */
   #settleLost(ids: readonly Id[], why: string): void {
-    for (const id of ids) {
-      const settle = this.#upPending.get(id as number);
-      this.#upPending.delete(id as number);
-      settle?.({ lost: `the upstream server gave no answer: ${why}`, sent: true });
-    }
+    for (const id of ids)
+      this.#upPending.settle(id, { lost: `the upstream server gave no answer: ${why}`, sent: true });
   }
 
   /**
@@ -605,11 +462,11 @@ export class Relay {
     });
     const ping = (again: boolean): Promise<void> => {
       const id = this.#nextUpId++;
-      this.#upPending.set(id, () => this.#upPending.delete(id));
+      this.#upPending.wait(id, () => undefined);
       return upstream.send({ jsonrpc: '2.0', id, method: 'ping' }).then(
         () => undefined,
         (error: unknown) => {
-          this.#upPending.delete(id);
+          this.#upPending.forget(id);
           if (unreachable(error)) return this.#lose(`it cannot be reached: ${errorTail(error)}`);
           // A connection that broke (one the dead server had kept open) says nothing yet: once more, on a
           // new one. A refusal of the moment (503) leaves the session to the next call.
@@ -631,6 +488,6 @@ export class Relay {
     this.#options.log?.(
       `leash mcp: the upstream server is gone (${reason}); every further call is an error result`,
     );
-    this.#settleAll(this.#upPending, `the upstream server is gone (${reason})`, true);
+    this.#upPending.settleAll(`the upstream server is gone (${reason})`, true);
   }
 }

@@ -4,7 +4,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HttpUpstreamTransport, SseParser } from '../../src/mcp/httpUpstream.js';
+import { HttpUpstreamTransport } from '../../src/mcp/httpUpstream.js';
+import { SseParser } from '../../src/mcp/sse.js';
 
 /** The events and retry times `pieces` make, pushed one after the other. */
 function parsed(pieces: readonly string[]): unknown[] {
