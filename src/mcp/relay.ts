@@ -3,14 +3,8 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { errorTail } from '../errors.js';
 import { Pending, type Reply, type RpcError } from './pending.js';
 import { body, ToClient } from './toClient.js';
-import {
-  codeOf,
-  neverDelivered,
-  resumingFailed,
-  StreamEndedError,
-  unreachable,
-  type Id,
-} from './upstreamErrors.js';
+import { neverDelivered, type Id } from './upstreamErrors.js';
+import { UpstreamHealth } from './upstreamHealth.js';
 
 // A relay of JSON-RPC messages between an MCP client and its server, as they are: every request, answer
 // and notification goes on in the order it came, with its params, results and errors untouched. Only the
@@ -57,9 +51,6 @@ export interface RelayOptions {
 /** How long a session that ends waits for the guarded calls it aborted to be charged and recorded. */
 const DRAIN_TIMEOUT_MS = 5_000;
 
-/** How long a ping asking whether the upstream lives may take to be sent. */
-const PROBE_TIMEOUT_MS = 5_000;
-
 const INTERNAL_ERROR = -32603;
 
 const isResponse = (m: Msg): boolean => !('method' in m);
@@ -82,27 +73,19 @@ export class Relay {
   /** What goes to the client, in order; set once connected (no message comes before). */
   #toClient!: ToClient;
   #upstream: Transport | undefined;
-  /** Why the upstream cannot answer any more; null while it can (or before it started). */
-  #gone: string | null = null;
   #up = false;
   /** Client messages that came while the upstream was being opened: handled once it is. */
   #held: Msg[] | null = [];
   #clientInit: Params | undefined;
-  #upstreamInit: Params | undefined;
   #nextUpId = 0;
   #nextClientId = 0;
   readonly #upPending = new Pending();
-  /** Requests whose stream the upstream's transport is resuming: lost if it cannot. */
-  readonly #resuming = new Set<Id>();
+  readonly #health: UpstreamHealth;
   readonly #clientPending = new Pending();
   /** The upstream's requests relayed to the client: the client's id of each, by the upstream's. */
   readonly #relayed = new Map<Id, number>();
   /** Which client request a progress token belongs to, for the HTTP front's stream of that request. */
   readonly #progressOf = new Map<unknown, Id>();
-  /** Settles once the ping asking whether the upstream lives has its answer; requests wait for it. */
-  #probing: Promise<void> | null = null;
-  /** Set once the session ends (drained or closing): no upstream loss is reported after. */
-  #closing = false;
   #closed = false;
   /** leash's own answers being made (guarded calls): a session that ends waits for them. */
   readonly #answering = new Set<Promise<Reply>>();
@@ -113,6 +96,7 @@ export class Relay {
 
   constructor(options: RelayOptions) {
     this.#options = options;
+    this.#health = new UpstreamHealth(this.#upPending, options.log);
   }
 
   /** The client's `initialize` params (capabilities, clientInfo); undefined before it came. */
@@ -120,14 +104,9 @@ export class Relay {
     return this.#clientInit;
   }
 
-  /** The upstream's `initialize` result as it sent it; undefined before it came. */
-  get upstreamInit(): Params | undefined {
-    return this.#upstreamInit;
-  }
-
   /** Why the upstream cannot be reached any more ("it exited"), or null. */
   get gone(): string | null {
-    return this.#gone;
+    return this.#health.gone;
   }
 
   async connect(client: Transport): Promise<void> {
@@ -146,7 +125,7 @@ export class Relay {
    * {@link DRAIN_TIMEOUT_MS}. {@link close} drains first.
    */
   async drain(): Promise<void> {
-    this.#closing = true;
+    this.#health.end();
     this.#toClient?.abortAll(new Error('the session ended'));
     this.#upPending.settleAll('the session ended', true);
     this.#clientPending.settleAll('the session ended', true);
@@ -165,7 +144,7 @@ export class Relay {
     await this.drain();
     await this.#client?.close().catch(() => undefined);
     const up = this.#upstream as (Transport & { terminateSession?: () => Promise<void> }) | undefined;
-    if (up !== undefined && this.#gone === null) await up.terminateSession?.().catch(() => undefined);
+    if (up !== undefined && this.#health.gone === null) await up.terminateSession?.().catch(() => undefined);
     await up?.close().catch(() => undefined);
     this.#resolveClosed();
     return this.closed;
@@ -198,12 +177,13 @@ export class Relay {
     signal: AbortSignal | undefined,
     settle: (reply: Reply) => void,
   ): void {
-    if (this.#gone !== null)
-      return settle({ lost: `the upstream server is gone (${this.#gone})`, sent: false });
+    const gone = this.#health.gone;
+    if (gone !== null) return settle({ lost: `the upstream server is gone (${gone})`, sent: false });
     // While a ping asks whether the upstream lives, a request waits: sent to a dead one, it would fail
     // as if it may have run.
-    if (this.#probing !== null) {
-      void this.#probing.then(() => this.#toUpstream(method, params, signal, settle));
+    const probing = this.#health.probing;
+    if (probing !== null) {
+      void probing.then(() => this.#toUpstream(method, params, signal, settle));
       return;
     }
     const upstream = this.#upstream;
@@ -220,7 +200,7 @@ export class Relay {
             const sent = !neverDelivered(error);
             const why = sent ? 'its answer failed' : 'it could not be reached';
             settled({ lost: `the upstream server took no answer back: ${why} (${errorTail(error)})`, sent });
-            this.#probe();
+            this.#health.probe();
           });
       },
       cancel: (reason) => {
@@ -257,8 +237,8 @@ export class Relay {
   }
 
   #sendUpstream(message: JSONRPCMessage): void {
-    if (this.#gone !== null) return;
-    this.#upstream?.send(message).catch(() => this.#probe());
+    if (this.#health.gone !== null) return;
+    this.#upstream?.send(message).catch(() => this.#health.probe());
   }
 
   #fromClient(m: Msg): void {
@@ -283,7 +263,7 @@ export class Relay {
       this.#up = false;
       this.#held = [];
       const delivered = this.#upstream?.send(m) ?? Promise.resolve();
-      void delivered.catch(() => this.#probe()).finally(() => this.#release());
+      void delivered.catch(() => this.#health.probe()).finally(() => this.#release());
       return;
     }
     if (m.method === 'notifications/cancelled') {
@@ -333,14 +313,15 @@ export class Relay {
     try {
       upstream = await this.#options.upstream();
       this.#upstream = upstream;
+      this.#health.watch(upstream);
       upstream.onmessage = (m) => this.#fromUpstream(m as Msg);
       upstream.onclose = () => {
-        if (!this.#closing) this.#lose('it exited');
+        this.#health.lose('it exited');
       };
-      upstream.onerror = (error) => this.#upstreamError(error);
+      upstream.onerror = (error) => this.#health.error(error);
       await upstream.start();
     } catch (error) {
-      this.#gone = 'it could not be started';
+      this.#health.neverStarted();
       const message = `the upstream server could not be started: ${errorTail(error)}`;
       this.#options.log?.(`leash mcp: ${message}`);
       this.#toClient.send(() => ({ jsonrpc: '2.0', id, error: { code: INTERNAL_ERROR, message } }));
@@ -360,7 +341,6 @@ export class Relay {
         this.#toClient.send(() => ({ jsonrpc: '2.0', id, error: { code: INTERNAL_ERROR, message } }));
         return end();
       }
-      this.#upstreamInit = reply.result;
       if (typeof version === 'string') upstream.setProtocolVersion?.(version);
       const rewrite = this.#options.hooks?.result;
       const result = rewrite ? rewrite('initialize', reply.result) : reply.result;
@@ -379,7 +359,7 @@ export class Relay {
 
   #fromUpstream(m: Msg): void {
     if (isResponse(m)) {
-      this.#resuming.delete(m.id as Id);
+      this.#health.answered(m.id as Id);
       this.#upPending.settle(m.id as Id, replyOf(m));
       return;
     }
@@ -419,75 +399,5 @@ export class Relay {
       () => ({ jsonrpc: '2.0', id: clientId, method, ...(params ? { params } : {}) }) as JSONRPCMessage,
       () => this.#toClient.open(related) ?? this.#toClient.latest(),
     );
-  }
-
-  /**
-   * A transport error of the upstream. Requests whose stream ended before their answer are answered as
-   * lost (sent: they may have run), unless the stream is being resumed; then only if resuming fails.
-   */
-  #upstreamError(error: unknown): void {
-    if (error instanceof StreamEndedError) {
-      const unanswered = error.ids.filter((id) => this.#upPending.has(id));
-      if (unanswered.length === 0) return;
-      if (error.resumable) {
-        for (const id of unanswered) this.#resuming.add(id);
-        return;
-      }
-      this.#settleLost(unanswered, 'its stream ended before the answer');
-    } else if (resumingFailed(error)) {
-      this.#settleLost([...this.#resuming], 'its stream could not be resumed');
-      this.#resuming.clear();
-    }
-    this.#probe();
-  }
-
-  /** Settles these requests to the upstream as sent and never answered. */
-  #settleLost(ids: readonly Id[], why: string): void {
-    for (const id of ids)
-      this.#upPending.settle(id, { lost: `the upstream server gave no answer: ${why}`, sent: true });
-  }
-
-  /**
-   * After a transport error: whether the upstream still takes messages. A ping it cannot be sent means
-   * it is gone.
-   */
-  #probe(): void {
-    const upstream = this.#upstream;
-    if (this.#probing !== null || this.#gone !== null || this.#closing || upstream === undefined) return;
-    let timer: NodeJS.Timeout | undefined;
-    // An upstream that does not even take the ping within the bound is left to the next call.
-    const bounded = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, PROBE_TIMEOUT_MS);
-      timer.unref();
-    });
-    const ping = (again: boolean): Promise<void> => {
-      const id = this.#nextUpId++;
-      this.#upPending.wait(id, () => undefined);
-      return upstream.send({ jsonrpc: '2.0', id, method: 'ping' }).then(
-        () => undefined,
-        (error: unknown) => {
-          this.#upPending.forget(id);
-          if (unreachable(error)) return this.#lose(`it cannot be reached: ${errorTail(error)}`);
-          // A connection that broke (one the dead server had kept open) says nothing yet: once more, on a
-          // new one. A refusal of the moment (503) leaves the session to the next call.
-          if (again && typeof codeOf(error) !== 'number') return ping(false);
-        },
-      );
-    };
-    const sent = ping(true);
-    this.#probing = Promise.race([sent, bounded]).finally(() => {
-      clearTimeout(timer);
-      this.#probing = null;
-    });
-  }
-
-  /** The upstream is gone (`reason` says how): every request still waiting for it is answered at once. */
-  #lose(reason: string): void {
-    if (this.#gone !== null || this.#closing) return;
-    this.#gone = reason;
-    this.#options.log?.(
-      `leash mcp: the upstream server is gone (${reason}); every further call is an error result`,
-    );
-    this.#upPending.settleAll(`the upstream server is gone (${reason})`, true);
   }
 }
