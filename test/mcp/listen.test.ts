@@ -11,7 +11,8 @@ import { LATEST_PROTOCOL_VERSION, type CallToolResult } from '@modelcontextproto
 import { describe, expect, it } from 'vitest';
 import { verifyAuditLog } from '../../src/audit/verify.js';
 import { isGuardrailValidationError } from '../../src/errors.js';
-import { SessionEvents, startMcpListener, type McpListenerOptions } from '../../src/mcp/listen.js';
+import { startMcpListener, type McpListenerOptions } from '../../src/mcp/listen.js';
+import { SessionEvents } from '../../src/mcp/sessionEvents.js';
 import { AutonomyGuardrailService } from '../../src/service/AutonomyGuardrailService.js';
 import { MemoryStore } from '../../src/store/memory/MemoryStore.js';
 import { SqliteStore } from '../../src/store/sqlite/SqliteStore.js';
