@@ -7,7 +7,6 @@ import {
   errorTail,
   GuardrailValidationError,
   GuardrailViolationError,
-  invalid,
   isGuardrailError,
   isGuardrailViolationError,
   isStoreOutcomeUnknownError,
@@ -26,6 +25,7 @@ import {
 import { isRetryable, type Tool } from './tools.js';
 import { beginDecision, decisionAsk, guardedBy, type Guarded, type Pause } from './decisionChecks.js';
 import { deny, Invoker } from './invocation.js';
+import { Listeners, type Listener } from './listeners.js';
 import { backoff, interrupted, runSignal } from './interruption.js';
 import {
   executorSettings,
@@ -48,8 +48,6 @@ export type {
 } from './types.js';
 export type { Timers } from '../agent/deadline.js';
 export type { Sleep } from '../agent/retries.js';
-
-type Listener<K extends keyof ExecutorEvents> = (event: ExecutorEvents[K]) => void;
 
 /** Ends a run from deep inside it: a pause for a person. */
 class Paused_ {
@@ -75,7 +73,7 @@ export class PlanExecutor {
   /** The options, checked. */
   readonly #s: ExecutorSettings;
   readonly #invoker: Invoker;
-  readonly #listeners = new Map<keyof ExecutorEvents, Set<(e: never) => void>>();
+  readonly #listeners = new Listeners();
 
   constructor(options: PlanExecutorOptions = {}) {
     this.#s = executorSettings(options);
@@ -87,13 +85,7 @@ export class PlanExecutor {
    * that throws is ignored, so reporting can never break a run.
    */
   on<K extends keyof ExecutorEvents>(event: K, listener: Listener<K>): () => void {
-    if (!['started', 'decision', 'violation', 'awaiting_confirmation', 'completed'].includes(event)) {
-      invalid('event', 'one of started, decision, violation, awaiting_confirmation, completed', event);
-    }
-    const set = this.#listeners.get(event) ?? new Set();
-    this.#listeners.set(event, set);
-    set.add(listener as (e: never) => void);
-    return () => void set.delete(listener as (e: never) => void);
+    return this.#listeners.add(event, listener);
   }
 
   /**
@@ -283,8 +275,8 @@ export class PlanExecutor {
       }
       let outcome: Outcome;
       // The payload is built only for a listener: this runs for every try of every decision.
-      if (this.#listening('started')) {
-        this.#emit('started', { planId: plan.id, decisionId: decision.id, attempt });
+      if (this.#listeners.listening('started')) {
+        this.#listeners.emit('started', { planId: plan.id, decisionId: decision.id, attempt });
       }
       try {
         outcome = await this.#invoker.invoke(
@@ -333,7 +325,12 @@ export class PlanExecutor {
       // Not in a run that can be interrupted: a step taken ahead for a decision an interruption then
       // stops would stay taken.
       const ahead =
-        service && call?.open && next && !outcome.problem && signal === null && !this.#listening('decision')
+        service &&
+        call?.open &&
+        next &&
+        !outcome.problem &&
+        signal === null &&
+        !this.#listeners.listening('decision')
           ? beginDecision(this.#s, this.#invoker, service, plan, next, call.id)
           : null;
       // Awaited below if the run goes on; if the settlement failed, that says why the run ended.
@@ -341,7 +338,7 @@ export class PlanExecutor {
       const settled = await settling;
       completed.push(done); // the work happened and was paid for: keep it, whatever comes next
       delete last.failure;
-      this.#emit('decision', { planId: plan.id, decision: done });
+      this.#listeners.emit('decision', { planId: plan.id, decision: done });
       if (settled?.eventType === 'budget_overrun') throw new GuardrailViolationError(settled);
       // A tool that misreported its cost was charged its estimate; it ran, but the run stops here.
       if (outcome.problem) throw new ToolFailed(outcome.problem);
@@ -368,34 +365,17 @@ export class PlanExecutor {
       plan.phase = 'failed';
     }
     if (ended.violation) {
-      this.#emit('violation', {
+      this.#listeners.emit('violation', {
         planId: plan.id,
         decisionId: plan.decisions[state.next]?.id ?? null,
         violation: ended.violation,
       });
     }
     if (ended.approval && ended.status === 'awaiting_confirmation') {
-      this.#emit('awaiting_confirmation', { planId: plan.id, approval: ended.approval });
+      this.#listeners.emit('awaiting_confirmation', { planId: plan.id, approval: ended.approval });
     }
-    this.#emit('completed', { planId: plan.id, result: ended });
+    this.#listeners.emit('completed', { planId: plan.id, result: ended });
     return ended;
-  }
-
-  #listening(event: keyof ExecutorEvents): boolean {
-    return (this.#listeners.get(event)?.size ?? 0) > 0;
-  }
-
-  #emit<K extends keyof ExecutorEvents>(event: K, payload: ExecutorEvents[K]): void {
-    const listeners = this.#listeners.get(event);
-    if (!listeners || listeners.size === 0) return;
-    const frozen = Object.freeze(payload);
-    for (const listener of listeners) {
-      try {
-        (listener as Listener<K>)(frozen as ExecutorEvents[K]);
-      } catch {
-        // Reporting must never break a run.
-      }
-    }
   }
 }
 
