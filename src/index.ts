@@ -21,6 +21,13 @@ export {
   type GuardrailsInit,
   type GuardrailsJson,
 } from './guardrails/AutonomyGuardrails.js';
+export {
+  EMPTY_LABELS,
+  MAX_LABELS,
+  MAX_LABEL_VALUE_LENGTH,
+  validateLabels,
+  type Labels,
+} from './guardrails/labels.js';
 export { AuditEntry, type AuditEntryInit, type AuditEntryJson } from './audit/AuditEntry.js';
 export { AuditTrail, DEFAULT_AUDIT_CAPACITY } from './audit/AuditTrail.js';
 export {

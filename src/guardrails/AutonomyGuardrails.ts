@@ -6,6 +6,7 @@ import { GuardrailEventType as E } from '../events.js';
 import { makeCheck, type GuardCheck, type Reason } from '../GuardCheck.js';
 import { confirmationReason, normalizeOperation } from './operation.js';
 import { intField } from './validate.js';
+import type { Labels } from './labels.js';
 import { reservationExpired, runtimeJson, type Reservation, type Runtime } from './runtime.js';
 import {
   parseState,
@@ -43,6 +44,8 @@ export class AutonomyGuardrails {
   /** ISO-8601 UTC, or null before the first execution. */
   readonly startTime: string | null;
   readonly actorLimits: ActorLimits;
+  /** Who or what the plan runs for (`team: ml`), set when it is configured; keys sorted, frozen. */
+  readonly labels: Labels;
   #budgetMicros: number | null;
   #spentMicros: number;
   #stepCount: number;
@@ -60,6 +63,7 @@ export class AutonomyGuardrails {
     this.maxWallClockSeconds = s.maxWallClockSeconds;
     this.startTime = s.startTime;
     this.actorLimits = s.actorLimits;
+    this.labels = s.labels;
     this.#stepCount = s.stepCount;
     this.#spentMicros = s.spentMicros;
     this.#runtime = s.runtime;
@@ -330,6 +334,7 @@ export class AutonomyGuardrails {
       actor_limits: this.actorLimits.toJSON(),
       step_count: this.#stepCount,
       budget_spent: this.budgetSpent,
+      ...(Object.keys(this.labels).length === 0 ? {} : { labels: { ...this.labels } }),
       ...runtimeJson(this.#runtime),
     };
   }
@@ -349,6 +354,7 @@ export class AutonomyGuardrails {
       actorLimits: this.actorLimits,
       stepCount: this.#stepCount,
       spentMicros: this.#spentMicros,
+      labels: this.labels,
       runtime: this.#runtime,
     };
   }

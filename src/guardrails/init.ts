@@ -5,6 +5,7 @@ import { ActorLimits, type ActorLimitsInit, type ActorLimitsJson } from './Actor
 import { normalizeOperation } from './operation.js';
 import { intField, missing, objectWithKeys } from './validate.js';
 import { EMPTY_RUNTIME, parseRuntime, RUNTIME_KEYS, type Runtime, type RuntimeJson } from './runtime.js';
+import { EMPTY_LABELS, validateLabels, type Labels } from './labels.js';
 
 // What guardrails are made from, and read back from: the options in code, the wire form, checked.
 
@@ -25,6 +26,11 @@ export interface GuardrailsInit {
   stepCount?: number;
   /** Money already spent, in units. Finite number >= 0. */
   budgetSpent?: number;
+  /**
+   * Who or what the plan runs for (`{ team: 'ml', user: 'ann' }`): at most 16, names lower-case
+   * identifiers, values up to 200 characters. Configuring a plan again replaces them.
+   */
+  labels?: Readonly<Record<string, string>>;
 }
 
 /** Wire form (DESIGN.md §3) of {@link AutonomyGuardrails}. */
@@ -37,6 +43,8 @@ export interface GuardrailsJson extends RuntimeJson {
   actor_limits: ActorLimitsJson;
   step_count: number;
   budget_spent: number;
+  /** Written only when the plan has labels, so state without them reads as DESIGN.md §3 shows. */
+  labels?: Record<string, string>;
 }
 
 /** Caps applied when guardrails must stay serializable within a service's metadata limits. */
@@ -54,6 +62,7 @@ const CAMEL = [
   'actorLimits',
   'stepCount',
   'budgetSpent',
+  'labels',
 ] as const;
 const SNAKE = [
   'max_steps',
@@ -64,7 +73,11 @@ const SNAKE = [
   'actor_limits',
   'step_count',
   'budget_spent',
+  'labels',
 ] as const;
+
+/** The index of `labels` in CAMEL and SNAKE: the one key the wire form may leave out. */
+const LABELS = 8;
 
 export interface State {
   maxSteps: number | null;
@@ -75,6 +88,7 @@ export interface State {
   actorLimits: ActorLimits;
   stepCount: number;
   spentMicros: number;
+  labels: Labels;
   runtime: Runtime;
 }
 
@@ -96,8 +110,9 @@ export function parseState(
   const optional = <T>(i: number, read: (v: unknown, field: string) => T, dflt: T): T => {
     const v = get(i);
     if (v !== undefined) return read(v, f(i));
-    // The wire form always carries every key: a lost `tool_budget` must not read as "no budget".
-    return snakeKeys ? missing(f(i)) : dflt;
+    // The wire form always carries every key but labels: a lost `tool_budget` must not read as "no
+    // budget"; labels are written only when there are some.
+    return snakeKeys && i !== LABELS ? missing(f(i)) : dflt;
   };
   return {
     maxSteps: optional(0, (v, n) => intField(v, n, 1, true), null),
@@ -112,6 +127,7 @@ export function parseState(
     ),
     stepCount: optional(6, (v, n) => intField(v, n, 0, false) as number, 0),
     spentMicros: optional(7, (v, n) => toMicros(v, n, snakeKeys ? 'nearest' : 'up'), 0),
+    labels: optional(LABELS, validateLabels, EMPTY_LABELS),
     runtime: snakeKeys ? parseRuntime(o, prefix) : EMPTY_RUNTIME,
   };
 }

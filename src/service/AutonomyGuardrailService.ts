@@ -65,8 +65,8 @@ export class AutonomyGuardrailService {
 
   /**
    * Sets a plan's limits. A plan configured before keeps its audit trail, steps taken, money spent and
-   * start time, unless `init` gives them. Validated in full first: a bad init changes nothing. Returns a
-   * copy of what was stored.
+   * start time, unless `init` gives them; its labels are those of `init` (none when it gives none).
+   * Validated in full first: a bad init changes nothing. Returns a copy of what was stored.
    */
   configureGuardrails(planId: string, init?: GuardrailsInit): Promise<AutonomyGuardrails> {
     return plans.configureGuardrails(this.#core, planId, init);

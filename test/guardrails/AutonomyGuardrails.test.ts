@@ -370,7 +370,7 @@ describe('AutonomyGuardrails.create validation', () => {
     expectRefused(
       { maxStep: 5 },
       'maxStep',
-      'maxStep is not a known field (known: maxSteps, toolBudget, requiredConfirmations, maxWallClockSeconds, startTime, actorLimits, stepCount, budgetSpent)',
+      'maxStep is not a known field (known: maxSteps, toolBudget, requiredConfirmations, maxWallClockSeconds, startTime, actorLimits, stepCount, budgetSpent, labels)',
     );
   });
 

@@ -1,7 +1,7 @@
 // The GuardrailStore contract: put, get and delete.
 import { AuditTrail } from '../../audit/AuditTrail.js';
 import type { GuardrailStore } from '../../store/GuardrailStore.js';
-import { guardrails, entry, ids, storedIn } from './fixtures.js';
+import { guardrails, entry, ids, START, storedIn } from './fixtures.js';
 import type { ContractContext } from './context.js';
 
 export function basics(c: ContractContext): void {
@@ -19,6 +19,28 @@ export function basics(c: ContractContext): void {
       const g = guardrails({ requiredConfirmations: ['deploy'], stepCount: 2, budgetSpent: 1.25 });
       await store.put('p', g);
       expect((await stored('p')).guardrails.toJSON()).toEqual(g.toJSON());
+    });
+
+    it("returns the labels of a plan's guardrails that were put", async () => {
+      await store.put('p', guardrails({ labels: { team: 'ml', user: 'ann' } }));
+      expect((await stored('p')).guardrails.labels).toEqual({ team: 'ml', user: 'ann' });
+    });
+
+    it("returns the labels of a plan's guardrails that were created", async () => {
+      if (!store.create) return;
+      await store.create('p', guardrails({ labels: { team: 'ml' } }));
+      expect((await stored('p')).guardrails.labels).toEqual({ team: 'ml' });
+    });
+
+    it('keeps the labels of a plan through a change that starts it, takes a step and spends', async () => {
+      await store.put('p', guardrails({ labels: { user: 'ann' } }));
+      await store.update('p', () => ({
+        result: null,
+        audit: entry('budget_allowed', 1),
+        mutation: { startTime: START, steps: 1, spendMicros: 250_000 },
+      }));
+      expect((await stored('p')).guardrails.labels).toEqual({ user: 'ann' });
+      if (store.getGuardrails) expect((await store.getGuardrails('p'))?.labels).toEqual({ user: 'ann' });
     });
 
     it('starts an empty audit trail with the store capacity for a new plan put without one', async () => {
