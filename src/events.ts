@@ -32,6 +32,10 @@ export const GuardrailEventType = Object.freeze({
   TOOL_CALLS_ALLOWED: 'tool_calls_allowed',
   /** A tool call past the tool's calls-per-plan limit. */
   TOOL_CALLS_BLOCKED: 'tool_calls_blocked',
+  /** A spend cap shared by several plans (a team's monthly budget, say) cannot cover the amount. */
+  BUDGET_CAP_BLOCKED: 'budget_cap_blocked',
+  /** Spending in a cap's window reached one of its `alert_at` fractions: recorded once per window. */
+  BUDGET_CAP_ALERT: 'budget_cap_alert',
 } as const);
 export type GuardrailEventType = (typeof GuardrailEventType)[keyof typeof GuardrailEventType];
 
@@ -89,6 +93,8 @@ export const EVENT_INFO: Readonly<Record<GuardrailEventType, EventInfo>> = Objec
   confirmation_grant_refused: { guardName: 'confirmation', result: DENIED },
   tool_calls_allowed: { guardName: 'tool_calls_per_plan', result: ALLOWED },
   tool_calls_blocked: { guardName: 'tool_calls_per_plan', result: DENIED },
+  budget_cap_blocked: { guardName: 'tool_budget', result: DENIED },
+  budget_cap_alert: { guardName: 'tool_budget', result: ALLOWED },
 });
 
 export function isGuardrailEventType(value: unknown): value is GuardrailEventType {

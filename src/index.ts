@@ -48,9 +48,14 @@ export {
 } from './service/metadata.js';
 export { MAX_PLAN_ID_LENGTH } from './ids.js';
 export type {
+  AppliedCap,
   Approval,
   ApprovalStatus,
+  CapView,
+  CapWindowRecord,
+  CapWrite,
   GuardrailStore,
+  UpdateOptions,
   PlanChange,
   PlanChangeFn,
   PlanDocument,
@@ -152,3 +157,19 @@ export {
   POSTGRES_SCHEMA_VERSION,
   type PostgresStoreOptions,
 } from './store/postgres/PostgresStore.js';
+export type { CapHold, CapRef, CapWindowState } from './guardrails/capLedger.js';
+export { holdIn, settleIn, spendIn, sweepWindow, emptyWindow } from './guardrails/capLedger.js';
+export type { BudgetAlert } from './service/caps.js';
+export {
+  ANY_LABEL_VALUE,
+  capScope,
+  scopeText,
+  spendCap,
+  spendCapFromJson,
+  spendCaps,
+  spendCapToJson,
+  type SpendCap,
+  type SpendCapInit,
+  type SpendCapJson,
+} from './guardrails/caps.js';
+export { capWindowAt, CAP_WINDOWS, type CapWindowKind, type CapWindowSpan } from './guardrails/windows.js';

@@ -2,6 +2,7 @@ import { invalid } from '../errors.js';
 import { canonicalIso, isSerializableTimestamp, parseIsoMs } from '../iso.js';
 import { MAX_AMOUNT, MICROS_PER_UNIT } from '../money.js';
 import type { AutonomyGuardrails } from './AutonomyGuardrails.js';
+import type { CapRef } from './capLedger.js';
 import type { Reservation, Runtime } from './runtime.js';
 import { MAX_RUNTIME_ENTRIES, reservationExpired, validRuntimeKey } from './runtime.js';
 
@@ -26,7 +27,13 @@ export interface PlanMutation {
    * Opens a budget reservation; its id must not be open already. `expiresAt` (epoch ms) is when it
    * lapses; without it none is recorded, and the next `expireBefore` drops it.
    */
-  readonly reserve?: { readonly id: string; readonly micros: number; readonly expiresAt?: number };
+  readonly reserve?: {
+    readonly id: string;
+    readonly micros: number;
+    readonly expiresAt?: number;
+    /** The spend caps' windows that hold the amount too (see `Reservation.caps`). */
+    readonly caps?: readonly CapRef[];
+  };
   /** Closes an open reservation (applied after `expireBefore`, before `reserve` and `spendMicros`). */
   readonly release?: string;
   /** Settles a reservation that lapsed (see `expireBefore`): forgets it, after `expireBefore`. */
@@ -131,7 +138,9 @@ function nextRuntime(g: AutonomyGuardrails, m: PlanMutation): Runtime {
       gone.delete(id);
       if (copy.size >= MAX_RUNTIME_ENTRIES) invalid('reservations', `at most ${MAX_RUNTIME_ENTRIES}`, id);
       if (reservedMicros + micros > MAX_MICROS) invalid('reserved', `at most ${MAX_AMOUNT} in all`, id);
-      const held: Reservation = { micros, expiresAt };
+      const caps = m.reserve.caps;
+      const held: Reservation =
+        caps === undefined || caps.length === 0 ? { micros, expiresAt } : { micros, expiresAt, caps };
       copy.set(id, held);
       reservedMicros += micros;
     }

@@ -3,6 +3,7 @@ import { invalid } from '../errors.js';
 import { canonicalIso, formatIso, parseIsoMs } from '../iso.js';
 import { fromMicros, toMicros } from '../money.js';
 import { isPlainText } from '../unicode.js';
+import type { CapRef } from './capLedger.js';
 import { intField, objectWithKeys } from './validate.js';
 
 // What a plan holds while it runs, besides its counters: reservations open and lapsed, waits for a
@@ -35,6 +36,8 @@ export interface Runtime {
 export interface Reservation {
   readonly micros: number;
   readonly expiresAt: number | null;
+  /** The windows of the spend caps that hold the amount too: settled there as in the plan. */
+  readonly caps?: readonly CapRef[];
 }
 
 /** True when the reservation has lapsed at `nowMs`. */
@@ -59,7 +62,7 @@ export const MAX_RUNTIME_ENTRIES = 10_000;
 /** Wire form of the runtime state; every key optional. */
 export interface RuntimeJson {
   /** `expires_at` (ISO-8601) is absent in state written before reservations expired. */
-  reservations?: { id: string; amount: number; expires_at?: string }[];
+  reservations?: { id: string; amount: number; expires_at?: string; caps?: [string, string, string][] }[];
   lapsed?: string[];
   paused_ms?: number;
   paused_since?: string | null;
@@ -79,7 +82,7 @@ export function parseRuntime(o: Record<string, unknown>, prefix: string): Runtim
     }
     for (let i = 0; i < rawReservations.length; i++) {
       const at = `${field}[${i}]`;
-      const r = objectWithKeys(rawReservations[i] ?? null, at, ['id', 'amount', 'expires_at']);
+      const r = objectWithKeys(rawReservations[i] ?? null, at, ['id', 'amount', 'expires_at', 'caps']);
       const id = validRuntimeKey(r['id'], `${at}.id`);
       if (reservations.has(id)) invalid(`${at}.id`, 'unique', id);
       const micros = toMicros(r['amount'], `${at}.amount`, 'nearest');
@@ -87,7 +90,8 @@ export function parseRuntime(o: Record<string, unknown>, prefix: string): Runtim
       const rawExpiry = r['expires_at'];
       const expiresAt =
         rawExpiry === undefined ? null : parseIsoMs(canonicalIso(rawExpiry, `${at}.expires_at`));
-      reservations.set(id, { micros, expiresAt });
+      const caps = r['caps'] === undefined ? undefined : capRefsOf(r['caps'], `${at}.caps`);
+      reservations.set(id, caps === undefined ? { micros, expiresAt } : { micros, expiresAt, caps });
       reservedMicros += micros;
     }
   }
@@ -126,6 +130,27 @@ export function parseRuntime(o: Record<string, unknown>, prefix: string): Runtim
   return { reservations, reservedMicros, lapsed, pausedMs, pausedSince, toolCalls };
 }
 
+/** Most cap windows one reservation is held in. */
+export const MAX_CAPS_PER_RESERVATION = 64;
+
+/** The cap windows of a reservation as written: `[cap, scope, window]` triples. */
+function capRefsOf(value: unknown, field: string): CapRef[] {
+  if (!Array.isArray(value) || value.length > MAX_CAPS_PER_RESERVATION) {
+    invalid(field, `an array of at most ${MAX_CAPS_PER_RESERVATION} [cap, scope, window] triples`, value);
+  }
+  return value.map((v: unknown, i) => {
+    const t = v as unknown[];
+    if (
+      !Array.isArray(v) ||
+      v.length !== 3 ||
+      !t.every((x) => typeof x === 'string' && isPlainText(x) && x.length <= 1024)
+    ) {
+      invalid(`${field}[${i}]`, 'a [cap, scope, window] triple of strings', v);
+    }
+    return { cap: t[0] as string, scope: t[1] as string, window: t[2] as string };
+  });
+}
+
 /** Validates a key used in runtime state (a reservation id or a tool name). */
 export function validRuntimeKey(value: unknown, field: string): string {
   if (
@@ -146,11 +171,12 @@ export function validRuntimeKey(value: unknown, field: string): string {
 export function runtimeJson(r: Runtime): RuntimeJson {
   const out: RuntimeJson = {};
   if (r.reservations.size > 0) {
-    out.reservations = [...r.reservations].map(([id, { micros, expiresAt }]) =>
-      expiresAt === null
-        ? { id, amount: fromMicros(micros) }
-        : { id, amount: fromMicros(micros), expires_at: formatIso(expiresAt) },
-    );
+    out.reservations = [...r.reservations].map(([id, { micros, expiresAt, caps }]) => {
+      const json: NonNullable<RuntimeJson['reservations']>[number] = { id, amount: fromMicros(micros) };
+      if (expiresAt !== null) json.expires_at = formatIso(expiresAt);
+      if (caps !== undefined && caps.length > 0) json.caps = caps.map((c) => [c.cap, c.scope, c.window]);
+      return json;
+    });
   }
   if (r.lapsed.size > 0) out.lapsed = [...r.lapsed];
   if (r.pausedMs > 0) out.paused_ms = r.pausedMs;

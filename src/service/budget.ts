@@ -6,7 +6,9 @@ import { validatePlanId } from '../ids.js';
 import { optionField } from '../validation.js';
 import { isPlainObject, type JsonValue } from '../json.js';
 import { fromMicros, toMicros } from '../money.js';
-import type { PlanChange } from '../store/GuardrailStore.js';
+import type { CapView, PlanChange, PlanMutation } from '../store/GuardrailStore.js';
+import { holdKey } from '../guardrails/capLedger.js';
+import { Alerts, capBlocked, settleInCaps, takeFromCaps } from './caps.js';
 import { BudgetReservation, textOption } from './BudgetReservation.js';
 import { checkPlan } from './checks.js';
 import { checkItself, rejecting, type ServiceCore } from './core.js';
@@ -37,23 +39,37 @@ export function checkToolBudget(core: ServiceCore, planId: string, cost: number)
     validatePlanId(planId);
     const micros = toMicros(cost, 'cost', 'up');
     const now = core.now();
-    return core.store.update(planId, (stored) => {
-      if (!stored) return core.unconfigured(E.BUDGET_ALLOWED, E.BUDGET_BLOCKED, planId);
-      // Lapsed reservations are given back in this same update, so the check must not count them.
-      const expired = stored.expiredReservations(now);
-      const g = expired.length === 0 ? stored : stored.withoutExpired(now);
-      const check = g.checkToolBudgetMicros(micros);
-      const spend = check.allowed && micros > 0;
-      const spent = fromMicros(spend ? g.budgetSpentMicros + micros : g.budgetSpentMicros);
-      const details: Record<string, JsonValue> = {
-        cost: fromMicros(micros),
-        spent,
-        limit: check.limit ?? null,
-      };
-      expiredDetails(details, expired);
-      const mutation = expiring(spend ? { spendMicros: micros } : undefined, expired, now);
-      return core.audited(check, details, mutation, now);
-    });
+    const alerts = new Alerts(core);
+    const checking = core.store.update(
+      planId,
+      alerts.changing((stored, _approval, caps): PlanChange<GuardCheck> => {
+        if (!stored) return core.unconfigured(E.BUDGET_ALLOWED, E.BUDGET_BLOCKED, planId);
+        // Lapsed reservations are given back in this same update, so the check must not count them.
+        const expired = stored.expiredReservations(now);
+        const g = expired.length === 0 ? stored : stored.withoutExpired(now);
+        const verdict = g.checkToolBudgetMicros(micros);
+        const taken = verdict.allowed ? takeFromCaps(caps, planId, micros, null) : null;
+        if (taken !== null && 'blocked' in taken) {
+          const { check, details } = capBlocked(taken.blocked, micros);
+          expiredDetails(details, expired);
+          return core.audited(check, details, expiring(undefined, expired, now), now);
+        }
+        const check = verdict;
+        const spend = check.allowed && micros > 0;
+        const spent = fromMicros(spend ? g.budgetSpentMicros + micros : g.budgetSpentMicros);
+        const details: Record<string, JsonValue> = {
+          cost: fromMicros(micros),
+          spent,
+          limit: check.limit ?? null,
+        };
+        expiredDetails(details, expired);
+        const mutation = expiring(spend ? { spendMicros: micros } : undefined, expired, now);
+        const change = core.audited(check, details, mutation, now);
+        return taken === null ? change : alerts.with(change, taken, now);
+      }),
+      { capsAt: now },
+    );
+    return alerts.after(checking);
   });
 }
 
@@ -99,11 +115,15 @@ export function reserveBudget(
     const expiresAt = core.reservationExpiry(now);
     const notOpen = (check: GuardCheck) =>
       BudgetReservation.made(core.settle, planId, id, micros, check, false, null);
-    const reserving = core.store.update(planId, (stored): PlanChange<BudgetReservation> => {
-      if (!stored)
-        return { result: notOpen(core.unconfigured(E.BUDGET_ALLOWED, E.BUDGET_BLOCKED, planId).result) };
-      return decideReservation(core, stored, planId, id, micros, now, expiresAt);
-    });
+    const reserving = core.store.update(
+      planId,
+      (stored, _approval, caps): PlanChange<BudgetReservation> => {
+        if (!stored)
+          return { result: notOpen(core.unconfigured(E.BUDGET_ALLOWED, E.BUDGET_BLOCKED, planId).result) };
+        return decideReservation(core, stored, planId, id, micros, now, expiresAt, caps);
+      },
+      { capsAt: now },
+    );
     return core.deniesUnavailable ? core.orDenied(E.BUDGET_BLOCKED, notOpen, reserving) : reserving;
   });
 }
@@ -120,6 +140,7 @@ export function decideReservation(
   micros: number,
   now: number,
   expiresAt: number,
+  caps: CapView | null,
 ): PlanChange<BudgetReservation> {
   // Lapsed reservations are given back in this same update, so the check must not count them.
   const expired = stored.expiredReservations(now);
@@ -137,6 +158,17 @@ export function decideReservation(
     return { result: BudgetReservation.made(core.settle, planId, id, held, check, true, heldUntil) };
   }
   const verdict = g.checkToolBudgetMicros(micros);
+  const hold = { key: holdKey(planId, id), expiresAt };
+  const taken = verdict.allowed ? takeFromCaps(caps, planId, micros, hold) : null;
+  if (taken !== null && 'blocked' in taken) {
+    const { check, details } = capBlocked(taken.blocked, micros);
+    details['reservation_id'] = id;
+    expiredDetails(details, expired);
+    const result = BudgetReservation.made(core.settle, planId, id, micros, check, false, expiresAt);
+    const audit = core.entry(check, details, now);
+    const mutation = expiring(undefined, expired, now);
+    return mutation ? { result, audit, mutation } : { result, audit };
+  }
   const check = verdict.allowed
     ? makeCheck(E.BUDGET_RESERVED, reservedReason, verdict.limit ?? null, verdict.observed)
     : verdict;
@@ -148,8 +180,18 @@ export function decideReservation(
     limit: check.limit ?? null,
   };
   expiredDetails(details, expired);
+  if (taken !== null && taken.refs.length > 0) details['caps'] = taken.refs.map((r) => r.cap);
   const result = BudgetReservation.made(core.settle, planId, id, micros, check, check.allowed, expiresAt);
   const audit = core.entry(check, details, now);
+  if (taken !== null && taken.refs.length > 0) {
+    const reserve = { id, micros, expiresAt, caps: taken.refs };
+    return {
+      result,
+      audit,
+      mutation: expiring({ reserve }, expired, now) as PlanMutation,
+      caps: taken.writes,
+    };
+  }
   const mutation = expiring(check.allowed ? { reserve: { id, micros, expiresAt } } : undefined, expired, now);
   return mutation ? { result, audit, mutation } : { result, audit };
 }
@@ -169,47 +211,67 @@ export function settleReservation(
     const text = textOption(options, key);
     const said: Record<string, JsonValue> = text === undefined ? {} : { [key]: text };
     const now = core.now();
-    return core.store.update(planId, (stored) => {
-      const open = stored?.reservationMicros(id);
-      // Lapsed reservations are given back in this same update, so the check must not count them.
-      const expired = stored?.expiredReservations(now) ?? [];
-      const lapsed = open === undefined ? stored?.hasLapsed(id) === true : expired.includes(id);
-      if (!stored || (open === undefined && !lapsed)) {
-        const reason = `reservation "${id}" is not open (settled already, or never reserved); nothing changed`;
-        return { result: makeCheck(E.BUDGET_RELEASED, reason, null) };
-      }
-      const g = expired.length === 0 ? stored : stored.withoutExpired(now);
-      if (lapsed) return settleLapsed(core, g, id, open ?? 0, actualMicros, expired, now, said);
-      const held = open as number;
-      if (actualMicros === null) {
-        const check = makeCheck(
-          E.BUDGET_RELEASED,
-          `reservation "${id}" released`,
-          g.toolBudget,
-          fromMicros(held),
-        );
-        const details: Record<string, JsonValue> = { reservation_id: id, amount: fromMicros(held) };
+    const alerts = new Alerts(core);
+    const settling = core.store.update(
+      planId,
+      alerts.changing((stored, _approval, caps) => {
+        const open = stored?.reservationMicros(id);
+        // Lapsed reservations are given back in this same update, so the check must not count them.
+        const expired = stored?.expiredReservations(now) ?? [];
+        const lapsed = open === undefined ? stored?.hasLapsed(id) === true : expired.includes(id);
+        if (!stored || (open === undefined && !lapsed)) {
+          const reason = `reservation "${id}" is not open (settled already, or never reserved); nothing changed`;
+          return { result: makeCheck(E.BUDGET_RELEASED, reason, null) };
+        }
+        const g = expired.length === 0 ? stored : stored.withoutExpired(now);
+        const key = holdKey(planId, id);
+        // A lapsed reservation's windows are forgotten with it: its cost goes to the windows of now.
+        const refs = lapsed ? null : (stored.runtime.reservations.get(id)?.caps ?? []);
+        const taken = settleInCaps(caps, planId, refs, key, actualMicros);
+        if (lapsed) {
+          return alerts.with(
+            settleLapsed(core, g, id, open ?? 0, actualMicros, expired, now, said),
+            taken,
+            now,
+          );
+        }
+        const held = open as number;
+        if (actualMicros === null) {
+          const check = makeCheck(
+            E.BUDGET_RELEASED,
+            `reservation "${id}" released`,
+            g.toolBudget,
+            fromMicros(held),
+          );
+          const details: Record<string, JsonValue> = { reservation_id: id, amount: fromMicros(held) };
+          expiredDetails(details, expired);
+          Object.assign(details, said);
+          return alerts.with(
+            core.audited(check, details, expiring({ release: id }, expired, now), now),
+            taken,
+            now,
+          );
+        }
+        const budget = g.toolBudgetMicros;
+        const after = g.budgetSpentMicros + actualMicros;
+        const overrun = budget !== null && after + g.budgetReservedMicros - held > budget;
+        const check = spendCheck(g, overrun, actualMicros, after);
+        const details: Record<string, JsonValue> = {
+          reservation_id: id,
+          reserved: fromMicros(held),
+          actual: fromMicros(actualMicros),
+          spent: fromMicros(after),
+          limit: check.limit ?? null,
+        };
         expiredDetails(details, expired);
         Object.assign(details, said);
-        return core.audited(check, details, expiring({ release: id }, expired, now), now);
-      }
-      const budget = g.toolBudgetMicros;
-      const after = g.budgetSpentMicros + actualMicros;
-      const overrun = budget !== null && after + g.budgetReservedMicros - held > budget;
-      const check = spendCheck(g, overrun, actualMicros, after);
-      const details: Record<string, JsonValue> = {
-        reservation_id: id,
-        reserved: fromMicros(held),
-        actual: fromMicros(actualMicros),
-        spent: fromMicros(after),
-        limit: check.limit ?? null,
-      };
-      expiredDetails(details, expired);
-      Object.assign(details, said);
-      // An overrun is spent all the same: the money is gone, and hiding it would understate the spend.
-      const mutation = expiring({ release: id, spendMicros: actualMicros }, expired, now);
-      return core.audited(check, details, mutation, now);
-    });
+        // An overrun is spent all the same: the money is gone, and hiding it would understate the spend.
+        const mutation = expiring({ release: id, spendMicros: actualMicros }, expired, now);
+        return alerts.with(core.audited(check, details, mutation, now), taken, now);
+      }),
+      { capsAt: now },
+    );
+    return alerts.after(settling);
   });
 }
 

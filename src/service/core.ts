@@ -20,6 +20,7 @@ import type { JsonValue } from '../json.js';
 import type { GuardrailStore, PlanChange, PlanMutation } from '../store/GuardrailStore.js';
 import { MemoryStore } from '../store/memory/MemoryStore.js';
 import type { Settle } from './BudgetReservation.js';
+import type { BudgetAlert } from './caps.js';
 import { DEFAULT_METADATA_LIMITS, metadataLimitsOption, type MetadataLimits } from './metadata.js';
 import { handle, integer, parseOptions } from '../validation.js';
 
@@ -59,6 +60,12 @@ export interface AutonomyGuardrailServiceOptions {
    * died between reserve and commit cannot hold budget forever. Its commit still spends the actual cost.
    */
   reservationTtlMs?: number;
+  /**
+   * Called, after the check that crossed it has committed, when spending in a spend cap's window reaches
+   * one of its `alert_at` fractions: once per cap, labels and window. Its errors are ignored: an alert
+   * never fails or delays a check. The audit log records each as `budget_cap_alert` all the same.
+   */
+  onBudgetAlert?: (alert: BudgetAlert) => void | Promise<void>;
 }
 
 /** How long a budget reservation holds its amount unless the options say otherwise. */
@@ -95,6 +102,10 @@ const serviceOptions = z.object({
   ids: handle<() => string>('a function returning a new id', (v) => typeof v === 'function').default(
     () => randomUUID,
   ),
+  onBudgetAlert: handle<(alert: BudgetAlert) => void>(
+    'a function',
+    (v) => typeof v === 'function',
+  ).optional(),
   reservationTtlMs: integer(1, {
     value: MAX_APPROVAL_TTL_MS,
     rule: `at most ${MAX_APPROVAL_TTL_MS} (ten years)`,
@@ -130,6 +141,7 @@ export class ServiceCore {
   readonly #denyUnavailable: boolean;
   readonly #ids: () => string;
   readonly reservationTtlMs: number;
+  readonly #onBudgetAlert: ((alert: BudgetAlert) => void | Promise<void>) | undefined;
 
   /**
    * Checks `options` (throws GuardrailValidationError naming the field). `settle` settles a reservation:
@@ -146,7 +158,21 @@ export class ServiceCore {
     this.#denyUnavailable = o.storeUnavailable === 'deny';
     this.#ids = o.ids;
     this.reservationTtlMs = o.reservationTtlMs;
+    this.#onBudgetAlert = o.onBudgetAlert;
     this.store = storeOf(o.store, o.auditCapacity, this.limits);
+  }
+
+  /** Tells `onBudgetAlert` of each alert; what it throws or rejects with is dropped. */
+  budgetAlerts(alerts: readonly BudgetAlert[]): void {
+    const hook = this.#onBudgetAlert;
+    if (hook === undefined) return;
+    for (const alert of alerts) {
+      try {
+        void Promise.resolve(hook(alert)).catch(() => undefined);
+      } catch {
+        // an alert never fails a check
+      }
+    }
   }
 
   /** True when a check that rejects because the store cannot be reached answers denied instead. */

@@ -7,7 +7,7 @@ import { intField, objectWithKeys } from '../guardrails/validate.js';
 import { validatePlanId } from '../ids.js';
 import type { JsonObject } from '../json.js';
 import { toMicros } from '../money.js';
-import type { Approval, PlanChange, PlanMutation } from '../store/GuardrailStore.js';
+import type { Approval, CapWrite, PlanChange, PlanMutation } from '../store/GuardrailStore.js';
 import { decideReservation, settledWithinBudget } from './budget.js';
 import type { BudgetReservation } from './BudgetReservation.js';
 import {
@@ -119,6 +119,7 @@ class ToolCallChange {
   #newApproval: Approval | undefined;
   #approval: Approval | undefined;
   #mutates = false;
+  #caps: readonly CapWrite[] | undefined;
   /** Parts held back until the call is let through, each with where its entry goes. */
   #held: { readonly out: PlanChange<unknown>; readonly at: number }[] | undefined;
 
@@ -135,6 +136,7 @@ class ToolCallChange {
     }
     if (out.newApproval !== undefined) this.#newApproval = out.newApproval;
     if (out.approval !== undefined) this.#approval = out.approval;
+    if (out.caps !== undefined) this.#caps = out.caps;
     return out.result;
   }
 
@@ -165,6 +167,7 @@ class ToolCallChange {
     if (this.#mutates) change.mutation = this.#mutation;
     if (this.#newApproval !== undefined) change.newApproval = this.#newApproval;
     if (this.#approval !== undefined) change.approval = this.#approval;
+    if (this.#caps !== undefined) change.caps = this.#caps;
     return change;
   }
 
@@ -235,10 +238,10 @@ export function beginToolCall(
           };
     const { tool, current, micros, id } = callParts(o);
     const expiresAt = core.reservationExpiry(now);
-    const options = approvalId === null ? undefined : { approvalId };
+    const options = approvalId === null ? { capsAt: now } : { approvalId, capsAt: now };
     return core.store.update(
       planId,
-      (g, a): PlanChange<ToolCallBegun | null> => {
+      (g, a, caps): PlanChange<ToolCallBegun | null> => {
         if (!g || (after !== null && !settledWithinBudget(g, after))) return { result: null };
         const change = new ToolCallChange(named);
         const wallClock = change.take(decideWallClock(core, g, now));
@@ -277,7 +280,7 @@ export function beginToolCall(
           if (grant === null) change.take(calls);
           else change.hold(calls);
         }
-        const reservation = change.take(decideReservation(core, g, planId, id, micros, now, expiresAt));
+        const reservation = change.take(decideReservation(core, g, planId, id, micros, now, expiresAt, caps));
         const { check } = reservation;
         return reservation.allowed
           ? change.end({ check, wallClock, reservation }, true)
@@ -319,31 +322,35 @@ export function openToolCall(
     const always = operationList(core, o['alwaysRequire'], 'alwaysRequire');
     const now = core.now();
     const expiresAt = core.reservationExpiry(now);
-    return core.store.update(planId, (g): PlanChange<ToolCallOpened | null> => {
-      if (!g) return { result: null };
-      const change = new ToolCallChange(null);
-      const wallClock = withWall ? change.take(decideWallClock(core, g, now)) : undefined;
-      const end = (check: GuardCheck, reservation?: BudgetReservation) =>
-        change.end<ToolCallOpened>({
-          check,
-          ...(wallClock === undefined ? {} : { wallClock }),
-          ...(reservation === undefined ? {} : { reservation }),
-        });
-      if (wallClock !== undefined && !wallClock.allowed) return end(wallClock);
-      if (current !== null) {
-        const actor = change.take(decideActorCalls(core, g, current, now));
-        if (!actor.allowed) return end(actor);
-      }
-      for (const op of ops) {
-        const asked = change.take(decideOperation(core, g, op, always.includes(op), now));
-        if (!asked.allowed) return end(asked);
-      }
-      if (tool) {
-        const calls = change.take(decideToolCalls(core, g, tool.name, tool.max, now));
-        if (!calls.allowed) return end(calls);
-      }
-      const reservation = change.take(decideReservation(core, g, planId, id, micros, now, expiresAt));
-      return end(reservation.check, reservation.allowed ? reservation : undefined);
-    });
+    return core.store.update(
+      planId,
+      (g, _approval, caps): PlanChange<ToolCallOpened | null> => {
+        if (!g) return { result: null };
+        const change = new ToolCallChange(null);
+        const wallClock = withWall ? change.take(decideWallClock(core, g, now)) : undefined;
+        const end = (check: GuardCheck, reservation?: BudgetReservation) =>
+          change.end<ToolCallOpened>({
+            check,
+            ...(wallClock === undefined ? {} : { wallClock }),
+            ...(reservation === undefined ? {} : { reservation }),
+          });
+        if (wallClock !== undefined && !wallClock.allowed) return end(wallClock);
+        if (current !== null) {
+          const actor = change.take(decideActorCalls(core, g, current, now));
+          if (!actor.allowed) return end(actor);
+        }
+        for (const op of ops) {
+          const asked = change.take(decideOperation(core, g, op, always.includes(op), now));
+          if (!asked.allowed) return end(asked);
+        }
+        if (tool) {
+          const calls = change.take(decideToolCalls(core, g, tool.name, tool.max, now));
+          if (!calls.allowed) return end(calls);
+        }
+        const reservation = change.take(decideReservation(core, g, planId, id, micros, now, expiresAt, caps));
+        return end(reservation.check, reservation.allowed ? reservation : undefined);
+      },
+      { capsAt: now },
+    );
   });
 }

@@ -4,6 +4,9 @@ import type { ChainedEntry, Checkpoint, MalformedEntry } from '../audit/chain.js
 import type { AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
 import type { PlanMutation } from '../guardrails/mutation.js';
 import type { JsonObject } from '../json.js';
+import type { SpendCap } from '../guardrails/caps.js';
+import type { CapRef, CapWindowState } from '../guardrails/capLedger.js';
+import type { CapWindowSpan } from '../guardrails/windows.js';
 
 export type { PlanMutation } from '../guardrails/mutation.js';
 
@@ -59,6 +62,46 @@ export interface PlanChange<T> {
   readonly approval?: Approval;
   /** A new approval of this plan, committed with the rest; the store refuses an id already in use. */
   readonly newApproval?: Approval;
+  /**
+   * New states of spend cap windows, committed with the rest. Each must be a window of the change's
+   * {@link CapView} (the store refuses any other with `STORE_CONTRACT`). Only for a configured plan.
+   */
+  readonly caps?: readonly CapWrite[];
+}
+
+/** A stored spend cap that applies to a plan, its window at the view's time, and that window's state. */
+export interface AppliedCap {
+  readonly cap: SpendCap;
+  readonly ref: CapRef;
+  readonly span: CapWindowSpan;
+  readonly state: CapWindowState;
+}
+
+/**
+ * What an update with `capsAt` sees of the spend caps, read in the same atomic step as the plan: the
+ * caps that apply to the plan's labels with their windows at that time, and the windows the plan's open
+ * reservations hold amounts in. Holds lapsed at `at` are already let go in every state it gives.
+ */
+export interface CapView {
+  /** The time the windows are of (epoch ms): the update's `capsAt`. */
+  readonly at: number;
+  /** Every stored cap that applies to the plan, in cap id order. */
+  readonly applying: readonly AppliedCap[];
+  /** A window's state by ref: those of `applying` and of the plan's open reservations, else undefined. */
+  state(ref: CapRef): CapWindowState | undefined;
+  /** A stored cap by id, whether it applies to the plan or not. */
+  capOf(id: string): SpendCap | undefined;
+}
+
+/** A window's new state, written with the change. */
+export interface CapWrite {
+  readonly ref: CapRef;
+  readonly state: CapWindowState;
+}
+
+/** A window of a cap as `listCapWindows` reads it. */
+export interface CapWindowRecord extends CapRef {
+  readonly state: CapWindowState;
 }
 
 /**
@@ -70,7 +113,19 @@ export interface PlanChange<T> {
 export type PlanChangeFn<T> = (
   guardrails: AutonomyGuardrails | null,
   approval: Approval | null,
+  caps: CapView | null,
 ) => PlanChange<T>;
+
+/** The options of {@link GuardrailStore.update}. */
+export interface UpdateOptions {
+  /** An approval to read with the plan (if it belongs to the plan) and hand to the change. */
+  readonly approvalId?: string;
+  /**
+   * Reads the spend caps with the plan, as of this time (epoch ms), and hands them to the change as a
+   * {@link CapView}; without it the change gets null and may write no cap window.
+   */
+  readonly capsAt?: number;
+}
 
 /** A plan's state as read from a store: independent copies the caller may keep. */
 export interface PlanRecord {
@@ -111,11 +166,28 @@ export interface GuardrailStore {
   readonly auditCapacity: number;
 
   /**
-   * Reads the plan (and the approval named in `options`, if it belongs to the plan), decides with
-   * `change`, and commits the mutation, the approval and the audit entry as one atomic step: concurrent
-   * updates of one plan never interleave between the read and the write.
+   * Reads the plan (and the approval named in `options`, if it belongs to the plan, and with `capsAt`
+   * the spend caps that apply to it), decides with `change`, and commits the mutation, the approval, the
+   * cap windows and the audit entries as one atomic step: concurrent updates of one plan never
+   * interleave between the read and the write, nor concurrent updates of one cap window, whatever plans
+   * they are of.
    */
-  update<T>(planId: string, change: PlanChangeFn<T>, options?: { readonly approvalId?: string }): Promise<T>;
+  update<T>(planId: string, change: PlanChangeFn<T>, options?: UpdateOptions): Promise<T>;
+
+  /**
+   * Installs spend caps, all or nothing: a cap whose id is stored already is replaced (its windows, and
+   * what was spent in them, are kept), others are added. Caps not named stay as they are.
+   */
+  putCaps(caps: readonly SpendCap[]): Promise<void>;
+
+  /** Removes a cap and its windows; true if it existed. Reservations held in them give back nothing. */
+  deleteCap(id: string): Promise<boolean>;
+
+  /** The stored caps, in id order. */
+  listCaps(): Promise<SpendCap[]>;
+
+  /** The stored windows of every cap (or of one), in cap, scope and window order. */
+  listCapWindows(filter?: { readonly capId?: string }): Promise<CapWindowRecord[]>;
 
   /** An approval by id, or null. */
   getApproval(id: string): Promise<Approval | null>;

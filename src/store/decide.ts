@@ -4,7 +4,8 @@ import { describeValue, GuardrailError, invalid } from '../errors.js';
 import type { AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
 import { applyMutation } from '../guardrails/mutation.js';
 import { checkpointDue, type CheckpointPolicy } from './checkpoints.js';
-import type { Approval, PlanChange } from './GuardrailStore.js';
+import { CapSession } from './caps.js';
+import type { Approval, CapView, CapWrite, PlanChange } from './GuardrailStore.js';
 import type { ChainHead } from './planCache.js';
 
 // The steps every store takes for an update once its change function has answered, written once: what
@@ -19,6 +20,8 @@ export interface Write<C> {
   /** An approval of the plan to replace, and a new one to add. */
   readonly approval: Approval | undefined;
   readonly newApproval: Approval | undefined;
+  /** The cap windows to write (checked against the change's view), for the store's `CapSession.keep`. */
+  readonly caps: readonly CapWrite[];
 }
 
 /** What a store gives {@link decideWrite}: how it keeps entries, and how it checks approval ids. */
@@ -31,6 +34,8 @@ export interface WriteSteps<C> {
    * their rows.
    */
   claim?(approval: Approval | undefined, newApproval: Approval | undefined): void;
+  /** The view of the caps the change was given, or null: the windows it writes must be of it. */
+  readonly capView: CapView | null;
 }
 
 /**
@@ -39,7 +44,8 @@ export interface WriteSteps<C> {
  * 1. a change that writes nothing writes nothing: null;
  * 2. a change of a plan that is not configured, or with an approval of another plan, is refused
  *    (`STORE_CONTRACT`), and then the store's `claim` of the approval ids;
- * 3. its audit entries are checked and handed to the store's `record`;
+ * 3. its cap windows are checked against the view it was given (the store keeps them once this
+ *    resolves), and its audit entries checked and handed to the store's `record`;
  * 4. last, its new guardrails: a replacement is copied, and the mutation applied to it or, in place, to
  *    `stored`, all or nothing.
  * Everything that can throw does so before `stored` is changed.
@@ -61,11 +67,12 @@ export function decideWrite<C>(
   ownApproval(planId, approval);
   ownApproval(planId, newApproval);
   steps.claim?.(approval, newApproval);
+  CapSession.check(out.caps, steps.capView);
   const entries = steps.record(entriesOf(out));
   // applyMutation may change its argument in place: never the caller's replacement.
   let guardrails = replace?.clone();
   if (mutation !== undefined) guardrails = applyMutation(guardrails ?? stored, mutation);
-  return { guardrails, entries, approval, newApproval };
+  return { guardrails, entries, approval, newApproval, caps: out.caps ?? NO_CAPS };
 }
 
 /** Refuses an approval of another plan than the one changed. */
@@ -84,11 +91,13 @@ export function writesState(out: PlanChange<unknown>): boolean {
     (out.entries !== undefined && !(Array.isArray(out.entries) && out.entries.length === 0)) ||
     out.replace !== undefined ||
     out.approval !== undefined ||
-    out.newApproval !== undefined
+    out.newApproval !== undefined ||
+    (out.caps !== undefined && !(Array.isArray(out.caps) && out.caps.length === 0))
   );
 }
 
 const NO_ENTRIES: readonly AuditEntry[] = Object.freeze([]);
+const NO_CAPS: readonly CapWrite[] = Object.freeze([]);
 
 /**
  * The audit entries a change records, in order: its `audit`, then its `entries`. Throws, naming the

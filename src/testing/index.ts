@@ -10,6 +10,7 @@ import { concurrency } from './contract/concurrency.js';
 import { checkpoints } from './contract/checkpoints.js';
 import { documents } from './contract/documents.js';
 import { close } from './contract/close.js';
+import { caps } from './contract/caps.js';
 import type { GuardrailStore } from '../store/GuardrailStore.js';
 import type { StoreContractOptions, TestFunctions } from './contract/context.js';
 
@@ -59,6 +60,7 @@ export function runStoreContract(
     concurrency(c);
     checkpoints(c);
     documents(c);
+    caps(c);
     close(c);
   });
 }

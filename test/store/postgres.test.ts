@@ -160,6 +160,10 @@ describe.skipIf(skip)('PostgresStore', () => {
    */
   async function backTo(store: PostgresStore, version: number): Promise<void> {
     const t = (name: string) => tableOf(store, name);
+    if (version < 8) {
+      for (const table of ['spend_caps', 'cap_windows', 'caps_version'])
+        await pool.query(`DROP TABLE ${t(table)}`);
+    }
     if (version < 6) {
       await pool.query(`ALTER TABLE ${t('approvals')} DROP COLUMN tool_name, DROP COLUMN input_preview`);
     }

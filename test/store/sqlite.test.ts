@@ -281,6 +281,8 @@ describe('SqliteStore', () => {
       db.exec(`
         ALTER TABLE leash_approvals DROP COLUMN tool_name;
         ALTER TABLE leash_approvals DROP COLUMN input_preview;
+        DROP TABLE leash_spend_caps;
+        DROP TABLE leash_cap_windows;
         DELETE FROM leash_schema_version WHERE version > 4;
       `);
       db.prepare('INSERT INTO leash_approvals VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL)').run(
@@ -314,10 +316,12 @@ describe('SqliteStore', () => {
       expect(tables.pluck().all()).toEqual([
         'g1_approvals',
         'g1_audit_entries',
+        'g1_cap_windows',
         'g1_checkpoints',
         'g1_plan_documents',
         'g1_plans',
         'g1_schema_version',
+        'g1_spend_caps',
       ]);
     });
   });

@@ -10,6 +10,7 @@ import {
   type GuardrailsInit,
   type GuardrailStore,
   type PlanChangeFn,
+  type UpdateOptions,
 } from '../../src/index.js';
 
 export const T0 = Date.parse('2026-11-30T10:00:00.000Z');
@@ -78,11 +79,11 @@ export const LOCAL_STORES: [string, () => Promise<GuardrailStore>][] = [
 export function updatesOf(store: GuardrailStore): string[][] {
   const written: string[][] = [];
   const update = store.update.bind(store);
-  store.update = <T>(planId: string, change: PlanChangeFn<T>, options?: { readonly approvalId?: string }) =>
+  store.update = <T>(planId: string, change: PlanChangeFn<T>, options?: UpdateOptions) =>
     update(
       planId,
-      (g, approval) => {
-        const out = change(g, approval);
+      (g, approval, caps) => {
+        const out = change(g, approval, caps);
         const entries = [...(out.audit ? [out.audit] : []), ...(out.entries ?? [])];
         written.push(entries.map((e) => e.eventType));
         return out;

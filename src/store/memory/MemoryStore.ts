@@ -7,7 +7,10 @@ import type { AutonomyGuardrails } from '../../guardrails/AutonomyGuardrails.js'
 import type {
   Approval,
   ApprovalStatus,
+  CapView,
+  CapWindowRecord,
   GuardrailStore,
+  UpdateOptions,
   PlanChangeFn,
   PlanDocument,
   PlanDocumentInput,
@@ -23,6 +26,9 @@ import {
   type CheckpointPolicy,
 } from '../checkpoints.js';
 import { decideWrite, type WriteSteps } from '../decide.js';
+import { checkedCap } from '../caps.js';
+import type { SpendCap } from '../../guardrails/caps.js';
+import { MemoryCaps } from './memoryCaps.js';
 import { parseOptions } from '../../validation.js';
 import { checkDocument, documentFromRow, mergeListings, nextRevision } from '../planDocuments.js';
 
@@ -56,6 +62,7 @@ export class MemoryStore implements GuardrailStore {
   readonly keepLog: boolean;
   readonly #checkpoints: CheckpointPolicy | null;
   readonly #plans = new Map<string, Entry>();
+  readonly #caps = new MemoryCaps();
   readonly #approvals = new Map<string, Approval>();
   /** The newest approval per plan and decision (findApproval's answer), by {@link decisionKey}. */
   readonly #newest = new Map<string, Approval>();
@@ -84,6 +91,7 @@ export class MemoryStore implements GuardrailStore {
 
   /** How this store keeps a change's entries (as they are), and checks its approval ids. */
   readonly #steps: WriteSteps<readonly AuditEntry[]> = {
+    capView: null,
     record: (entries) => entries,
     claim: (approval, newApproval) => {
       const id = (approval ?? newApproval)?.id;
@@ -99,14 +107,18 @@ export class MemoryStore implements GuardrailStore {
   };
 
   // Not `async`: an async frame would add microtask hops to the hottest path of every check.
-  update<T>(planId: string, change: PlanChangeFn<T>, options?: { readonly approvalId?: string }): Promise<T> {
+  update<T>(planId: string, change: PlanChangeFn<T>, options?: UpdateOptions): Promise<T> {
     try {
       this.#open();
       const entry = this.#plans.get(planId);
       const wanted = options?.approvalId === undefined ? undefined : this.#approvals.get(options.approvalId);
-      const out = change(entry ? entry.guardrails : null, wanted?.planId === planId ? wanted : null);
-      const write = decideWrite(planId, entry?.guardrails ?? null, out, this.#steps);
+      const stored = entry?.guardrails ?? null;
+      const caps = options?.capsAt === undefined ? null : this.#caps.open(stored, options.capsAt);
+      const out = change(stored, wanted?.planId === planId ? wanted : null, caps?.view ?? null);
+      const steps = caps === null ? this.#steps : this.#withCaps(caps.view);
+      const write = decideWrite(planId, stored, out, steps);
       if (write === null) return Promise.resolve(out.result);
+      if (caps !== null) this.#caps.commit(write.caps);
       const plan = entry as Entry; // a write is decided only for a configured plan
       const approval = write.approval ?? write.newApproval;
       if (write.guardrails !== undefined) plan.guardrails = write.guardrails;
@@ -119,6 +131,31 @@ export class MemoryStore implements GuardrailStore {
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  /** {@link #steps}, for a change given `view`. */
+  #withCaps(view: CapView): WriteSteps<readonly AuditEntry[]> {
+    return { ...this.#steps, capView: view };
+  }
+
+  async putCaps(caps: readonly SpendCap[]): Promise<void> {
+    this.#open();
+    this.#caps.put(caps.map((c, i) => checkedCap(c, `caps[${i}]`)));
+  }
+
+  async deleteCap(id: string): Promise<boolean> {
+    this.#open();
+    return this.#caps.delete(id);
+  }
+
+  async listCaps(): Promise<SpendCap[]> {
+    this.#open();
+    return this.#caps.list();
+  }
+
+  async listCapWindows(filter?: { readonly capId?: string }): Promise<CapWindowRecord[]> {
+    this.#open();
+    return this.#caps.windows(filter?.capId);
   }
 
   async getApproval(id: string): Promise<Approval | null> {

@@ -9,6 +9,8 @@ import {
   type ApprovalStatus,
   type GuardrailStore,
   type PlanChangeFn,
+  type CapWindowRecord,
+  type UpdateOptions,
   type PlanDocument,
   type PlanDocumentInput,
   type PlanListing,
@@ -35,6 +37,8 @@ import { notMigrated, POSTGRES_SCHEMA_VERSION, type Tables } from './schema.js';
 import { statements, type Statements } from './statements.js';
 
 import { PlanUpdates } from './updates.js';
+import { PostgresCaps } from './caps.js';
+import type { SpendCap } from '../../guardrails/caps.js';
 import { listPlans, saveDocument } from './documents.js';
 import { postgresSettings, type PostgresStoreOptions } from './options.js';
 import { migrateSchema, schemaVersion, tablesOf } from './schema.js';
@@ -79,6 +83,7 @@ export class PostgresStore implements GuardrailStore {
   readonly #cache = new PlanCache();
   /** The updates through this store, queued per plan; `close()` waits for them. */
   readonly #updates: PlanUpdates;
+  readonly #caps: PostgresCaps;
 
   constructor(options: PostgresStoreOptions) {
     const c = postgresSettings(options);
@@ -90,7 +95,9 @@ export class PostgresStore implements GuardrailStore {
     this.#endPool = c.endPool;
     this.#t = tablesOf(this.schema, this.tablePrefix);
     this.#sql = statements(this.#t);
+    this.#caps = new PostgresCaps(this.#t, this.#pool);
     this.#updates = new PlanUpdates({
+      caps: this.#caps,
       pool: this.#pool,
       sql: this.#sql,
       cache: this.#cache,
@@ -127,17 +134,38 @@ export class PostgresStore implements GuardrailStore {
     return found.rows[0]?.found === true;
   }
 
-  async update<T>(
-    planId: string,
-    change: PlanChangeFn<T>,
-    options?: { readonly approvalId?: string },
-  ): Promise<T> {
+  async update<T>(planId: string, change: PlanChangeFn<T>, options?: UpdateOptions): Promise<T> {
     this.#open();
     storable(planId, 'plan_id');
     const approvalId = options?.approvalId;
     if (approvalId !== undefined) storable(approvalId, 'approval_id');
     // Queued at once, so that updates run in the order they were made, even past the schema check.
-    return this.#updates.update(planId, change, approvalId);
+    return this.#updates.update(planId, change, approvalId, options?.capsAt) as Promise<T>;
+  }
+
+  async putCaps(caps: readonly SpendCap[]): Promise<void> {
+    this.#open();
+    await this.#whenReady();
+    await this.#caps.put(caps);
+  }
+
+  async deleteCap(id: string): Promise<boolean> {
+    this.#open();
+    storable(id, 'cap_id');
+    await this.#whenReady();
+    return this.#caps.delete(id);
+  }
+
+  async listCaps(): Promise<SpendCap[]> {
+    this.#open();
+    await this.#whenReady();
+    return this.#caps.list();
+  }
+
+  async listCapWindows(filter?: { readonly capId?: string }): Promise<CapWindowRecord[]> {
+    this.#open();
+    await this.#whenReady();
+    return this.#caps.windows(filter?.capId);
   }
 
   async getApproval(id: string): Promise<Approval | null> {

@@ -1,6 +1,6 @@
 import type { QueryResult } from 'pg';
 import { AutonomyGuardrails } from '../../guardrails/AutonomyGuardrails.js';
-import { type PlanChange, type PlanChangeFn } from '../GuardrailStore.js';
+import { type CapView, type PlanChange, type PlanChangeFn } from '../GuardrailStore.js';
 import { type CheckpointPolicy } from '../checkpoints.js';
 import { chainEntries, decideWrite, type ChainedRecord, type Write } from '../decide.js';
 import { type CachedPlan, type ChainHead } from '../planCache.js';
@@ -15,6 +15,8 @@ export type Send = (text: string, values: unknown[]) => Promise<QueryResult<{ ve
 export interface Pending {
   readonly change: PlanChangeFn<unknown>;
   readonly approvalId: string | undefined;
+  /** Reads the spend caps as of this time (see `UpdateOptions.capsAt`). */
+  readonly capsAt: number | undefined;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -33,6 +35,11 @@ export class ChangeBatch {
   #head: ChainHead | null;
   readonly #entries: [string[], number[], string[], number[], string[], string[]] = [[], [], [], [], [], []];
   readonly #checkpointed: [number[], string[], string[], (string | null)[]] = [[], [], [], []];
+  /**
+   * The version of the spend caps a change of the batch was decided from, when one was given a view
+   * of cached caps: the write holds only while they are unchanged.
+   */
+  capsVersion: string | null = null;
 
   constructor(planId: string, base: CachedPlan | null, checkpoints: CheckpointPolicy | null) {
     this.#planId = planId;
@@ -56,10 +63,11 @@ export class ChangeBatch {
    * Adds a change, all or nothing: when it throws, the batch is as it was. Resolves with what it writes
    * (its approvals are for the caller to write), or null for a change that writes nothing.
    */
-  add(out: PlanChange<unknown>): Write<ChainedRecord[]> | null {
+  add(out: PlanChange<unknown>, capView: CapView | null = null): Write<ChainedRecord[]> | null {
     const head = this.#head;
     const w = decideWrite(this.#planId, this.#guardrails, out, {
       record: (entries) => chainEntries(this.#planId, head, entries, this.#checkpoints),
+      capView,
     });
     if (w === null) return null;
     if (w.guardrails !== undefined) {
@@ -108,7 +116,7 @@ export class ChangeBatch {
     const [eventTypes, timestamps, details, seqs, prevs, hashes] = this.#entries;
     if (eventTypes.length === 1 && this.#checkpointed[0].length === 0) {
       const one = [this.#planId, eventTypes[0], timestamps[0], details[0], seqs[0], hashes[0]]; // $1-$6
-      return [sql.writeOneEntry, [...one, guardrails, version, prevs[0]]]; // $7-$9
+      return [sql.writeOneEntry, [...one, guardrails, version, prevs[0], this.capsVersion]]; // $7-$10
     }
     const head = eventTypes.length > 0 ? this.#head : null;
     const values = [
@@ -119,6 +127,6 @@ export class ChangeBatch {
       head?.seq ?? null,
       head?.hash ?? null,
     ];
-    return [sql.writeChanges, [...values, ...this.#checkpointed]];
+    return [sql.writeChanges, [...values, ...this.#checkpointed, this.capsVersion]];
   }
 }

@@ -19,6 +19,10 @@ export interface Tables {
   readonly planVersions: string;
   /** The trigger function that gives a plan's row a new version on every update. */
   readonly newPlanVersion: string;
+  readonly spendCaps: string;
+  readonly capWindows: string;
+  /** One row: a number that changes whenever the caps do, which a write decided from cached caps checks. */
+  readonly capsVersion: string;
   readonly prefix: string;
 }
 
@@ -116,6 +120,19 @@ export const MIGRATIONS: readonly ((t: Tables) => readonly string[])[] = [
     `CREATE INDEX IF NOT EXISTS ${quote(`${t.prefix}approvals_decision_idx`)}
        ON ${t.approvals} (plan_id, decision_id)`,
   ],
+  // Spend caps that span plans, and their windows: one row per cap, label values and calendar window.
+  (t) => [
+    `CREATE TABLE ${t.spendCaps} (id text PRIMARY KEY, definition text NOT NULL)`,
+    `CREATE TABLE ${t.capWindows} (
+       cap_id text NOT NULL,
+       scope text NOT NULL,
+       window_key text NOT NULL,
+       state text NOT NULL,
+       PRIMARY KEY (cap_id, scope, window_key)
+     )`,
+    `CREATE TABLE ${t.capsVersion} (one boolean PRIMARY KEY CHECK (one), version bigint NOT NULL)`,
+    `INSERT INTO ${t.capsVersion} (one, version) VALUES (true, 0)`,
+  ],
 ];
 
 /** The schema version this code reads and writes; `migrate()` brings a database up to it. */
@@ -172,6 +189,9 @@ export function tablesOf(schema: string, prefix: string): Tables {
     version: table('schema_version'),
     planVersions: table('plan_versions'),
     newPlanVersion: table('new_plan_version'),
+    spendCaps: table('spend_caps'),
+    capWindows: table('cap_windows'),
+    capsVersion: table('caps_version'),
   };
 }
 

@@ -37,6 +37,9 @@ export interface Statements {
 }
 
 export function statements(t: Tables): Statements {
+  // A write decided from cached caps (the plan had none to take from) holds only while they are unchanged.
+  const capsUnchanged = (param: string) =>
+    `AND (${param}::bigint IS NULL OR ${param}::bigint = (SELECT version FROM ${t.capsVersion}))`;
   const order = 'ORDER BY requested_at COLLATE "C", id COLLATE "C"';
   const insertApproval = `INSERT INTO ${t.approvals} (${APPROVAL_COLUMNS})
     VALUES (${approvalPlaceholders('$')})`;
@@ -46,11 +49,12 @@ export function statements(t: Tables): Statements {
     lockApproval: `SELECT ${APPROVAL_COLUMNS} FROM ${t.approvals} WHERE id = $1 AND plan_id = $2 FOR UPDATE`,
     // One statement, atomic without a transaction: the row's new guardrails and head, the entries and
     // the checkpoints are written only if the row still has version $9 (the trigger then gives it a new
-    // one). Null leaves the guardrails or the head as they are.
+    // one) and, when $16 is given, the spend caps version $16. Null leaves the guardrails or the head as
+    // they are.
     writeChanges: `WITH written AS (
         UPDATE ${t.plans} SET guardrails = COALESCE($8::text, guardrails),
           head_seq = COALESCE($10::bigint, head_seq), head_hash = COALESCE($11::text, head_hash)
-        WHERE plan_id = $1 AND version = $9::bigint
+        WHERE plan_id = $1 AND version = $9::bigint ${capsUnchanged('$16')}
         RETURNING version::text AS version),
       entry AS (INSERT INTO ${t.entries} (plan_id, seq, event_type, ts, details, prev, hash)
         SELECT $1, e.seq, e.event_type, e.ts, e.details, e.prev, e.hash
@@ -65,7 +69,7 @@ export function statements(t: Tables): Statements {
     // plain UPDATE of a row (see docs/benchmarks.md).
     writeOneEntry: `WITH written AS (
         UPDATE ${t.plans} SET guardrails = COALESCE($7::text, guardrails), head_seq = $5::bigint, head_hash = $6::text
-        WHERE plan_id = $1 AND version = $8::bigint
+        WHERE plan_id = $1 AND version = $8::bigint ${capsUnchanged('$10')}
         RETURNING version::text AS version),
       entry AS (INSERT INTO ${t.entries} (plan_id, seq, event_type, ts, details, prev, hash)
         SELECT $1, $5::bigint, $2::text, $3::bigint, $4::text, $9::text, $6::text FROM written)

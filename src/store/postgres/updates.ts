@@ -6,7 +6,10 @@ import {
   isGuardrailError,
   isStoreOutcomeUnknownError,
 } from '../../errors.js';
-import { type Approval, type PlanChangeFn } from '../GuardrailStore.js';
+import { type Approval, type CapView, type PlanChangeFn } from '../GuardrailStore.js';
+import { refKey } from '../../guardrails/capLedger.js';
+import { capWindowsFor, CapSession } from '../caps.js';
+import type { PostgresCaps } from './caps.js';
 import { approvalRowValues, type ApprovalRow } from '../sql/approvalRows.js';
 import { type CheckpointPolicy } from '../checkpoints.js';
 import { guardrailsFromRow } from '../sql/rows.js';
@@ -26,6 +29,7 @@ export interface UpdatesOf {
   readonly sql: Statements;
   readonly cache: PlanCache;
   readonly checkpoints: CheckpointPolicy | null;
+  readonly caps: PostgresCaps;
   /** Resolves once the schema is known to be up to date. */
   whenReady(): Promise<void>;
 }
@@ -50,9 +54,20 @@ export class PlanUpdates {
    * Queues `change` behind the updates of the plan through this store that came before it, and runs
    * them in the order they came.
    */
-  update<T>(planId: string, change: PlanChangeFn<T>, approvalId: string | undefined): Promise<T> {
+  update<T>(
+    planId: string,
+    change: PlanChangeFn<T>,
+    approvalId: string | undefined,
+    capsAt: number | undefined,
+  ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const pending: Pending = { change, approvalId, resolve: resolve as (value: unknown) => void, reject };
+      const pending: Pending = {
+        change,
+        approvalId,
+        capsAt,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+      };
       const queue = this.#queues.get(planId);
       if (queue !== undefined) {
         queue.push(pending);
@@ -107,7 +122,7 @@ export class PlanUpdates {
         if (written.settled > 0) continue;
         const pending = queue.shift() as Pending;
         try {
-          pending.resolve(await this.#updateLocked(planId, pending.change, pending.approvalId));
+          pending.resolve(await this.#updateLocked(planId, pending));
         } catch (error) {
           pending.reject(error);
           if (isGuardrailError(error) && error.code === 'STORE_UNAVAILABLE' && !answered(error)) {
@@ -136,13 +151,25 @@ export class PlanUpdates {
     if (cached === undefined) return { settled: 0 };
     const batch = new ChangeBatch(planId, cached, this.#store.checkpoints);
     const results: unknown[] = [];
+    const caps = this.#store.caps.cached;
     for (const pending of queue) {
       if (pending.approvalId !== undefined || results.length === MAX_UPDATES_PER_WRITE) break;
       let result: unknown;
       try {
-        const out = pending.change(batch.guardrails, null);
+        // Decided from the cached caps only when none of them applies to the plan, nor holds anything
+        // of it: the write then holds only while the caps are unchanged. Any other goes locked.
+        let view: CapView | null = null;
+        if (pending.capsAt !== undefined) {
+          if (caps === undefined) break;
+          const windows = capWindowsFor(caps.caps, batch.guardrails, pending.capsAt);
+          if (windows.refs.length > 0) break;
+          view = new CapSession(() => undefined).view(windows, pending.capsAt);
+          batch.capsVersion = caps.version;
+        }
+        const out = pending.change(batch.guardrails, null, view);
         // A change with an approval goes alone; one that writes nothing (add: null) is answered alone.
-        if (out.approval !== undefined || out.newApproval !== undefined || batch.add(out) === null) break;
+        if (out.approval !== undefined || out.newApproval !== undefined || batch.add(out, view) === null)
+          break;
         result = out.result;
       } catch {
         break;
@@ -178,16 +205,15 @@ export class PlanUpdates {
     return { settled: settled.length };
   }
 
-  /** One update in a transaction that locks the plan's row from the read to the commit. */
-  async #updateLocked<T>(
-    planId: string,
-    change: PlanChangeFn<T>,
-    approvalId: string | undefined,
-  ): Promise<T> {
+  /**
+   * One update in a transaction that locks the plan's row from the read to the commit, and, with
+   * `capsAt`, the rows of the cap windows it reads.
+   */
+  async #updateLocked(planId: string, { change, approvalId, capsAt }: Pending): Promise<unknown> {
     const doing = `update plan ${describeValue(planId)}`;
     const sql = this.#store.sql;
     let state: CachedPlan | null = null;
-    let result: T;
+    let result: unknown;
     try {
       result = await transaction(this.#store.pool, doing, async (client) => {
         const row = (await query<LockedPlan>(client, doing, sql.lockPlan, [planId])).rows[0];
@@ -198,7 +224,14 @@ export class PlanUpdates {
           const found = await query<ApprovalRow>(client, doing, sql.lockApproval, [approvalId, planId]);
           wanted = found.rows[0] === undefined ? null : readApproval(found.rows[0]);
         }
-        const out = change(current, wanted);
+        let view: CapView | null = null;
+        if (capsAt !== undefined) {
+          const { caps } = await this.#store.caps.read(client);
+          const windows = capWindowsFor(caps, current, capsAt);
+          const states = await this.#store.caps.lock(client, windows);
+          view = new CapSession((ref) => states.get(refKey(ref))).view(windows, capsAt);
+        }
+        const out = change(current, wanted, view);
         if (!writesState(out)) {
           // Kept to decide from only with a head to chain to; a change that writes nothing needs none.
           const head = row === undefined || current === null ? undefined : headOrUndefined(planId, row);
@@ -213,7 +246,7 @@ export class PlanUpdates {
             : { guardrails: current, head: headOf(planId, row), version: row.version };
         const batch = new ChangeBatch(planId, locked, this.#store.checkpoints);
         // Refuses a change of a plan that is not configured, or with another plan's approval.
-        const { approval, newApproval } = batch.add(out) as Write<ChainedRecord[]>;
+        const { approval, newApproval, caps } = batch.add(out, view) as Write<ChainedRecord[]>;
         const send: Send = (text, values) => query(client, doing, text, values);
         const written = batch.writes ? await batch.write(sql, send) : locked;
         if (written === null) {
@@ -229,6 +262,7 @@ export class PlanUpdates {
             throw new GuardrailError('STORE_CONTRACT', `approval "${approval.id}" belongs to another plan`);
           }
         }
+        await this.#store.caps.write(client, caps);
         if (newApproval !== undefined) {
           const added = await query(client, doing, sql.insertApproval, approvalRowValues(newApproval));
           if (added.rowCount === 0) {

@@ -6,6 +6,8 @@ import { AutonomyGuardrails } from '../../guardrails/AutonomyGuardrails.js';
 import {
   type Approval,
   type ApprovalStatus,
+  type CapWindowRecord,
+  type UpdateOptions,
   type GuardrailStore,
   type PlanChangeFn,
   type PlanDocument,
@@ -20,6 +22,8 @@ import { MAX_UPDATES_PER_WRITE, PlanCache } from '../planCache.js';
 import { checkpointFromRow } from '../sql/rows.js';
 import { sqliteFailure, sqliteSettings, type SqliteStoreOptions } from './connection.js';
 import { migrateSchema } from './schema.js';
+import { CapsInTransaction, prepareCapStatements } from './caps.js';
+import type { SpendCap } from '../../guardrails/caps.js';
 import {
   chainedOf,
   documentOf,
@@ -106,6 +110,7 @@ export class SqliteStore implements GuardrailStore {
       migrateSchema(db, p);
       this.#statements ??= prepareStatements(this.#db, this.tablePrefix);
       this.#transactions ??= transactionsOf(this.#db, this.#statements, {
+        caps: new CapsInTransaction(prepareCapStatements(this.#db, this.tablePrefix)),
         cache: this.#cache,
         checkpoints: this.#checkpoints,
         auditCapacity: this.auditCapacity,
@@ -121,7 +126,7 @@ export class SqliteStore implements GuardrailStore {
    * update made before it starts (a group commit): concurrent updates share one commit. Each still
    * takes effect all or nothing, in the order the updates were made.
    */
-  update<T>(planId: string, change: PlanChangeFn<T>, options?: { readonly approvalId?: string }): Promise<T> {
+  update<T>(planId: string, change: PlanChangeFn<T>, options?: UpdateOptions): Promise<T> {
     try {
       this.#ready();
     } catch (error) {
@@ -133,6 +138,7 @@ export class SqliteStore implements GuardrailStore {
         planId,
         change,
         approvalId,
+        capsAt: options?.capsAt,
         resolve: resolve as (value: unknown) => void,
         reject,
       });
@@ -295,6 +301,24 @@ export class SqliteStore implements GuardrailStore {
 
   async listPlans(): Promise<PlanListing[]> {
     return this.#reading('list plans', (tx) => tx.listPlans());
+  }
+
+  async putCaps(caps: readonly SpendCap[]): Promise<void> {
+    this.#notFromChange('install spend caps for', '*');
+    this.#reading('install spend caps', (tx) => tx.caps.put(caps));
+  }
+
+  async deleteCap(id: string): Promise<boolean> {
+    this.#notFromChange('remove spend cap', id);
+    return this.#reading(`remove spend cap "${id}"`, (tx) => tx.caps.delete(id));
+  }
+
+  async listCaps(): Promise<SpendCap[]> {
+    return this.#reading('list spend caps', (tx) => tx.caps.list());
+  }
+
+  async listCapWindows(filter?: { readonly capId?: string }): Promise<CapWindowRecord[]> {
+    return this.#reading('list spend cap windows', (tx) => tx.caps.windows(filter?.capId));
   }
 
   /** Closes the database if the store opened it; a database given to the store stays open. */

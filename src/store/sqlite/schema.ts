@@ -78,6 +78,20 @@ const MIGRATIONS: readonly ((p: string) => string)[] = [
   (p) => `
     CREATE INDEX IF NOT EXISTS ${p}approvals_by_decision ON ${p}approvals (plan_id, decision_id, requested_at, id);
   `,
+  // Spend caps that span plans, and their windows: one row per cap, label values and calendar window.
+  (p) => `
+    CREATE TABLE ${p}spend_caps (
+      id TEXT NOT NULL PRIMARY KEY,
+      definition TEXT NOT NULL
+    );
+    CREATE TABLE ${p}cap_windows (
+      cap_id TEXT NOT NULL,
+      scope TEXT NOT NULL,
+      window_key TEXT NOT NULL,
+      state TEXT NOT NULL,
+      PRIMARY KEY (cap_id, scope, window_key)
+    ) WITHOUT ROWID;
+  `,
 ];
 
 /** The migration that added the hash chain: rows it finds are chained right after it runs. */

@@ -16,6 +16,7 @@ import { chainEntries, decideWrite, type ChainedRecord } from '../decide.js';
 import { mergeListings, nextRevision, type CheckedDocument } from '../planDocuments.js';
 import { PlanCache, type CachedPlan } from '../planCache.js';
 import { guardrailsFromRow } from '../sql/rows.js';
+import { capTransactionsOf, type CapsInTransaction, type CapTransactions } from './caps.js';
 import {
   approvalOf,
   documentOf,
@@ -46,6 +47,8 @@ export interface Pending {
   readonly planId: string;
   readonly change: PlanChangeFn<unknown>;
   readonly approvalId: string | undefined;
+  /** Reads the spend caps as of this time (see `UpdateOptions.capsAt`). */
+  readonly capsAt: number | undefined;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -95,6 +98,8 @@ export interface Transactions {
   saveDocument: (doc: CheckedDocument) => PlanDocument;
   prune: (planId: string, throughSeq: number) => number;
   listPlans: () => PlanListing[];
+  /** Installing, removing and listing spend caps. */
+  caps: CapTransactions;
 }
 
 /** What the transactions need of the store. */
@@ -102,6 +107,8 @@ export interface TransactionsOf {
   readonly cache: PlanCache;
   readonly checkpoints: CheckpointPolicy | null;
   readonly auditCapacity: number;
+  /** The spend caps and windows update transactions read and write. */
+  readonly caps: CapsInTransaction;
   /** What the connection had seen after the store's last update, or null when that is not known. */
   lastSeen(): Seen | null;
 }
@@ -135,9 +142,7 @@ export function transactionsOf(db: Database.Database, s: Statements, store: Tran
    * every row to write. May change the cached guardrails in place, after everything that can fail.
    */
   const decide = (
-    planId: string,
-    change: PlanChangeFn<unknown>,
-    approvalId: string | undefined,
+    { planId, change, approvalId, capsAt }: Pending,
     inTransaction: ReadonlyMap<string, CachedPlan>,
   ): Decided => {
     // A plan this transaction already changed is taken from there: its row is written only at the end.
@@ -153,7 +158,8 @@ export function transactionsOf(db: Database.Database, s: Statements, store: Tran
     }
     const row = approvalId === undefined ? undefined : s.selectApproval.get(approvalId);
     const wanted = row === undefined || row.plan_id !== planId ? null : approvalOf(row);
-    const out: PlanChange<unknown> = change(stored, wanted);
+    const capView = capsAt === undefined ? null : store.caps.view(stored, capsAt);
+    const out: PlanChange<unknown> = change(stored, wanted, capView);
     const before = head ?? (stored === null ? null : lastEntry(planId));
     // The approvals' rows are made (and checked) before anything of the plan changes.
     let approval: ApprovalRowValues | undefined;
@@ -164,6 +170,7 @@ export function transactionsOf(db: Database.Database, s: Statements, store: Tran
         newApproval = n === undefined ? undefined : approvalRowValues(n);
       },
       record: (entries) => chainEntries(planId, before, entries, store.checkpoints),
+      capView,
     });
     if (w === null) {
       return {
@@ -171,6 +178,7 @@ export function transactionsOf(db: Database.Database, s: Statements, store: Tran
         state: stored === null ? null : { guardrails: stored, head: before, version: '' },
       };
     }
+    store.caps.keep(w.caps);
     const last = w.entries.at(-1)?.chained;
     const g = w.guardrails ?? (stored as AutonomyGuardrails);
     return {
@@ -209,7 +217,11 @@ export function transactionsOf(db: Database.Database, s: Statements, store: Tran
     // With the write lock held, the data version counts every commit of another connection, and the
     // change count every row this connection changed: both as they were after the last update means
     // the cached plans are what the database holds.
-    if (!sameAs(store.lastSeen(), seen())) store.cache.clear();
+    if (!sameAs(store.lastSeen(), seen())) {
+      store.cache.clear();
+      store.caps.forget();
+    }
+    store.caps.begin();
     const outcomes: Outcome[] = [];
     // The plans as this transaction leaves them, and those whose row it writes at its end (once, for
     // any number of updates of the plan).
@@ -218,7 +230,7 @@ export function transactionsOf(db: Database.Database, s: Statements, store: Tran
     for (const u of updates) {
       let decided: Decided;
       try {
-        decided = decide(u.planId, u.change, u.approvalId, plans);
+        decided = decide(u, plans);
       } catch (error) {
         // Nothing written. The plan is read again, in case it was changed in place; one whose row is
         // not written yet cannot be, so the updates run again each in a transaction of its own.
@@ -250,6 +262,7 @@ export function transactionsOf(db: Database.Database, s: Statements, store: Tran
         const g = (plans.get(planId) as CachedPlan).guardrails;
         s.updatePlan.run(JSON.stringify(g.toJSON()), planId);
       }
+      store.caps.write();
     } catch (error) {
       throw new PartlyWritten(error);
     }
@@ -333,5 +346,6 @@ export function transactionsOf(db: Database.Database, s: Statements, store: Tran
     saveDocument: (doc) => saveDocument.immediate(doc),
     prune: (planId, throughSeq) => prune.immediate(planId, throughSeq),
     listPlans: () => listPlans.deferred(),
+    caps: capTransactionsOf(db, store.caps.statements),
   };
 }
