@@ -69,7 +69,9 @@ export function capWindowIn(kind: CapWindowKind, zone: Zone, nowMs: number): Cap
   if (!isSerializableTimestamp(nowMs)) {
     invalid('nowMs', 'epoch milliseconds within the years 0000-9999', nowMs);
   }
-  if (kind === 'lifetime') return Object.freeze({ key: 'lifetime', startMs: LIFETIME_START_MS, endMs: null });
+  if (kind === 'lifetime') return LIFETIME;
+  const cached = lastWindows.get(zone)?.[kind];
+  if (cached !== undefined && cached.startMs <= nowMs && nowMs < (cached.endMs as number)) return cached;
   let date = firstDate(kind, localDate(nowMs, zone));
   let startMs = firstInstant(date, zone);
   // Where the clock was set back across midnight, an instant can read as a date whose window has already
@@ -84,8 +86,21 @@ export function capWindowIn(kind: CapWindowKind, zone: Zone, nowMs: number): Cap
     startMs = endMs;
     endMs = firstInstant(step(kind, date, 1), zone);
   }
-  return Object.freeze({ key: `${kind}:${dateText(kind, date)}`, startMs, endMs });
+  const span = Object.freeze({ key: `${kind}:${dateText(kind, date)}`, startMs, endMs });
+  const last = lastWindows.get(zone) ?? {};
+  last[kind] = span;
+  lastWindows.set(zone, last);
+  return span;
 }
+
+const LIFETIME: CapWindowSpan = Object.freeze({ key: 'lifetime', startMs: LIFETIME_START_MS, endMs: null });
+
+/**
+ * The window last worked out per zone and kind. Windows do not overlap, so an instant inside it is in
+ * that window: most checks of a cap answer from here, without asking the zone's rules (tens of
+ * microseconds of Intl formatting each time). luxon keeps one IANAZone per name, so the key is stable.
+ */
+const lastWindows = new WeakMap<Zone, { [K in CalendarKind]?: CapWindowSpan }>();
 
 // ---- calendar dates --------------------------------------------------------------------------------
 // A calendar date is a luxon DateTime at midnight UTC: UTC has no daylight saving, so adding days, weeks

@@ -213,6 +213,18 @@ describe('capWindowAt: UTC, lifetime and bad input', () => {
     expect(iso(LIFETIME_START_MS)).toBe('0000-01-01T00:00:00.000Z');
   });
 
+  it('answers an earlier instant after a later one with the earlier window', () => {
+    capWindowAt('day', 'Asia/Tokyo', at('2026-05-02T12:00:00Z'));
+    expect(windowAt('day', 'Asia/Tokyo', '2026-05-01T12:00:00Z').key).toBe('day:2026-05-01');
+  });
+
+  it('answers from the window it worked out last exactly as it would afresh', () => {
+    capWindowAt('week', 'Europe/Paris', at('2026-03-23T00:00:00Z'));
+    const again = capWindowAt('week', 'Europe/Paris', at('2026-03-29T21:59:59.999Z'));
+    // Another spelling is another luxon zone, with nothing worked out yet.
+    expect(again).toEqual(capWindowAt('week', 'europe/paris', at('2026-03-29T21:59:59.999Z')));
+  });
+
   it('returns a frozen span', () => {
     expect(Object.isFrozen(capWindowAt('day', 'UTC', 0))).toBe(true);
   });
