@@ -2,6 +2,7 @@ export {
   approvalTtlMs,
   MAX_YAML_ALIAS_COUNT,
   modelPrices,
+  policyBudgets,
   unpricedModels,
   parsePolicy,
   policyToGuardrailsInit,
@@ -24,5 +25,6 @@ export {
   type PolicyGuardrails,
   type PolicyMcp,
   type PolicyModelPrice,
+  type PolicySpendCap,
   type PolicyToolRule,
 } from './schema.js';

@@ -19,7 +19,7 @@ export function policyJsonSchema(): Record<string, unknown> {
     $id: POLICY_SCHEMA_ID,
     title: 'leash policy',
     description:
-      'Guardrails for autonomous plan executors: step, budget, wall-clock, tool-call and retry limits, confirmations, and per-tool rules. Unknown keys are errors.',
+      'Guardrails for autonomous plan executors: step, budget, wall-clock, tool-call and retry limits, confirmations, per-tool rules, and spend caps across plans. Unknown keys are errors.',
     ...rest,
   };
 }

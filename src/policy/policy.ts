@@ -3,6 +3,7 @@ import { GuardrailValidationError, isGuardrailValidationError } from '../errors.
 import { policyPrices, priceTable, type ModelPrices } from '../agent/prices.js';
 import type { ToolRule } from '../executor/tools.js';
 import { AutonomyGuardrails, type GuardrailsInit } from '../guardrails/AutonomyGuardrails.js';
+import { spendCapsFromJson, type SpendCap } from '../guardrails/caps.js';
 import { readFormat, readOptions, readText, subjectOf } from './read.js';
 import { fieldOf, validateWith, type Subject } from '../validation.js';
 import {
@@ -11,6 +12,7 @@ import {
   type Policy,
   type PolicyGuardrails,
   type PolicyModelPrice,
+  type PolicySpendCap,
   type PolicyToolRule,
 } from './schema.js';
 
@@ -129,6 +131,14 @@ export function modelPrices(policy: Policy): ModelPrices {
   return policyPrices(priceTable(policy.models ?? {}));
 }
 
+/**
+ * The policy's spend caps across plans (`budgets:`), validated, limits held exactly in micro-units,
+ * time zones defaulted to UTC: what a service or store enforces. None when the policy has no `budgets:`.
+ */
+export function policyBudgets(policy: Policy): readonly SpendCap[] {
+  return spendCapsFromJson(policy.budgets ?? [], 'budgets');
+}
+
 /** What the policy does with a model it has no price for: `deny` (the default) or `allow`. */
 export function unpricedModels(policy: Policy): 'deny' | 'allow' {
   return policy.unpriced_models ?? 'deny';
@@ -146,7 +156,8 @@ export function approvalTtlMs(policy: Policy): number {
 // ---- validation ------------------------------------------------------------------------------------
 
 function validate(value: unknown, subject: Subject): Policy {
-  const keyRule = (path: readonly PropertyKey[]) => (path[0] === 'models' ? 'a model id' : 'a tool name');
+  const keyRule = (path: readonly PropertyKey[]) =>
+    path[0] === 'models' ? 'a model id' : path[0] === 'budgets' ? 'a label name' : 'a tool name';
   const policy = toPolicy(validateWith(policySchema, value, subject, { keyRule }));
   checkGuardrails(policy, subject);
   return policy;
@@ -213,7 +224,19 @@ function toPolicy(data: PolicyData): Policy {
       confirm_destructive: m.confirm_destructive,
     });
   }
+  if (data.budgets !== undefined) out.budgets = Object.freeze(data.budgets.map(toPolicySpendCap));
   return Object.freeze(out);
+}
+
+function toPolicySpendCap(cap: NonNullable<PolicyData['budgets']>[number]): PolicySpendCap {
+  return frozen<PolicySpendCap>({
+    id: cap.id,
+    match: Object.freeze({ ...cap.match }),
+    limit: cap.limit,
+    window: cap.window,
+    timezone: cap.timezone,
+    alert_at: cap.alert_at === undefined ? undefined : Object.freeze(cap.alert_at.map((f) => f + 0)),
+  });
 }
 
 /**

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { modelPriceSchema } from '../agent/prices.js';
+import { spendCapsJsonSchema, type SpendCapJson } from '../guardrails/caps.js';
 import { amount, strict } from '../validation.js';
 import { isWellFormed } from '../json.js';
 
@@ -57,6 +58,12 @@ export interface PolicyMcp {
 }
 
 /**
+ * One entry of `budgets` as written in a policy file: a spend cap across plans. `policyBudgets(policy)`
+ * gives them validated, limits in micro-units and defaults filled in.
+ */
+export type PolicySpendCap = SpendCapJson;
+
+/**
  * A validated policy file. Keys are spelt as in the file (snake_case); absent keys stay absent, and the
  * helpers in `policy.ts` supply the defaults. `tools` has no prototype, so a tool named `constructor` is
  * just a tool.
@@ -69,6 +76,7 @@ export interface Policy {
   readonly models?: Readonly<Record<string, PolicyModelPrice>>;
   readonly unpriced_models?: 'deny' | 'allow';
   readonly mcp?: PolicyMcp;
+  readonly budgets?: readonly PolicySpendCap[];
 }
 
 // Every check carries its rule as its message, so that an issue renders as `<path> must be <rule>, got <v>`
@@ -212,4 +220,5 @@ export const policySchema = strict({
     default: 'deny',
   }),
   mcp: mcpSchema.optional(),
+  budgets: spendCapsJsonSchema.optional(),
 });

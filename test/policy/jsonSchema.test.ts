@@ -36,11 +36,12 @@ describe('policyJsonSchema', () => {
     expect(policyJsonSchema()['required']).toEqual(['version']);
   });
 
-  it('refuses unknown keys in every object except the maps of tools and of models', () => {
+  it('refuses unknown keys in every object except the maps of tools, of models and of matched labels', () => {
     const open = objectSchemas(policyJsonSchema()).filter((s) => s['additionalProperties'] !== false);
     expect(open.map((s) => s['description'])).toEqual([
       expect.stringMatching(/^Per-tool rules/),
       expect.stringMatching(/^Model prices/),
+      expect.stringMatching(/^Labels a plan must have/),
     ]);
   });
 

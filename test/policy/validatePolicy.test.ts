@@ -274,7 +274,7 @@ describe('validatePolicy', () => {
       [
         { version: 1, gaurdrails: {} },
         'gaurdrails',
-        'version, guardrails, approvals, tools, models, unpriced_models, mcp',
+        'version, guardrails, approvals, tools, models, unpriced_models, mcp, budgets',
       ],
       [guardrails({ max_step: 5 }), 'guardrails.max_step', GUARDRAIL_KEYS],
       [
