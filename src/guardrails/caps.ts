@@ -18,8 +18,6 @@ export const MAX_CAP_MATCH_LABELS = 16;
 export const MAX_CAP_ALERTS = 8;
 /** Most caps one list (a policy's `budgets:`) holds: every check weighs each of them. */
 export const MAX_SPEND_CAPS = 100;
-/** Longest label value a cap matches on, in UTF-16 code units. */
-export const MAX_LABEL_VALUE_LENGTH = 200;
 
 /** A spend cap as code writes it (camelCase); {@link spendCap} checks it. */
 export interface SpendCapInit {
@@ -66,7 +64,9 @@ export interface SpendCapJson {
 
 const ID_RULE = 'a cap id: a lowercase letter or digit, then up to 63 lowercase letters, digits, _ . or -';
 const ID_PATTERN = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
-// A private copy of the label name rule until plan labels have a module of their own to import it from.
+// A private copy of the label rules (names, and values of at most 200 UTF-16 code units of plain text)
+// until plan labels have a module of their own to import them from.
+const MAX_LABEL_VALUE_LENGTH = 200;
 const LABEL_NAME_RULE = 'a lowercase letter, then up to 62 lowercase letters, digits or underscores';
 const LABEL_NAME_PATTERN = /^[a-z][a-z0-9_]{0,62}$/;
 const LABEL_VALUE_RULE = `a label value (1 to ${MAX_LABEL_VALUE_LENGTH} characters without control characters) or "*"`;
