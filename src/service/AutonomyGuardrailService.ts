@@ -6,6 +6,7 @@ import {
   type GuardrailsInit,
 } from '../guardrails/AutonomyGuardrails.js';
 import type { GuardCheck } from '../GuardCheck.js';
+import { spendCaps, type SpendCap, type SpendCapInit } from '../guardrails/caps.js';
 import { validatePlanId } from '../ids.js';
 import type { Approval, ApprovalStatus, GuardrailStore } from '../store/GuardrailStore.js';
 import type { Decision } from './approvals.js';
@@ -294,6 +295,30 @@ export class AutonomyGuardrailService {
   }
 
   /** Forgets the plan's guardrails and audit trail; true if it had any. */
+  /**
+   * Installs spend caps that span plans (what a policy's `budgets:` block holds), in the store, so that
+   * every service sharing it enforces them: a cap whose id is installed already is replaced, keeping
+   * what was spent in its windows. Validated first (GuardrailValidationError naming `budgets[i].field`);
+   * all or nothing.
+   * @example
+   * await service.installSpendCaps([{ id: 'team-ml', match: { team: 'ml' }, limit: 500, window: 'month' }]);
+   */
+  async installSpendCaps(caps: readonly SpendCapInit[]): Promise<readonly SpendCap[]> {
+    const checked = spendCaps(caps, 'budgets');
+    await this.#core.store.putCaps(checked);
+    return checked;
+  }
+
+  /** The spend caps installed in the store, in id order. */
+  listSpendCaps(): Promise<SpendCap[]> {
+    return this.#core.store.listCaps();
+  }
+
+  /** Removes a spend cap and its windows; true if it was installed. */
+  removeSpendCap(id: string): Promise<boolean> {
+    return this.#core.store.deleteCap(id);
+  }
+
   async removePlan(planId: string): Promise<boolean> {
     validatePlanId(planId);
     return this.#core.store.delete(planId);
