@@ -1,4 +1,4 @@
-import type { Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
 import { AuditTrail } from '../../audit/AuditTrail.js';
 import { type ChainedEntry, type Checkpoint, type MalformedEntry } from '../../audit/chain.js';
 import { describeValue, GuardrailError, invalid, isGuardrailError } from '../../errors.js';
@@ -20,23 +20,21 @@ import { type ApprovalRow } from '../sql/approvalRows.js';
 import { pruneTarget, unanchoredPrune, type CheckpointPolicy } from '../checkpoints.js';
 import { logEntryFromRow } from '../sql/auditRows.js';
 import { checkpointFromRow, guardrailsFromRow, type CheckpointRow } from '../sql/rows.js';
-import { chainEntries, type ChainedRecord } from '../decide.js';
 import { checkDocument, documentFromRow, type DocumentRow } from '../planDocuments.js';
 import { PlanCache } from '../planCache.js';
 import { query, storable, transaction, write } from './connection.js';
 import {
   chainedOf,
-  headOf,
   readApproval,
   readEntries,
   storedRow,
-  type LockedPlan,
   type LogRow,
 } from './rows.js';
 import { notMigrated, POSTGRES_SCHEMA_VERSION, type Tables } from './schema.js';
 import { statements, type Statements } from './statements.js';
 
 import { PlanUpdates } from './updates.js';
+import { putWithTrail } from './puts.js';
 import { PostgresCaps } from './caps.js';
 import type { SpendCap } from '../../guardrails/caps.js';
 import { listPlans, saveDocument } from './documents.js';
@@ -229,29 +227,7 @@ export class PostgresStore implements GuardrailStore {
       await write(this.#pool, doing, sql.upsertPlan, [planId, json]);
       return;
     }
-    await transaction(this.#pool, doing, async (client) => {
-      // The upsert locks the plan's row, so the head read next stays the head until the commit.
-      await query(client, doing, sql.upsertPlan, [planId, json]);
-      const locked = (await query<LockedPlan>(client, doing, sql.lockPlan, [planId])).rows[0];
-      let head = locked === undefined ? null : headOf(planId, locked);
-      const windowStart = (head?.seq ?? 0) + 1;
-      if (kept.length > 0) {
-        const records = chainEntries(planId, head, kept, this.#checkpoints);
-        await query(client, doing, sql.insertEntries, [
-          planId,
-          kept.map((e) => e.eventType),
-          kept.map((e) => e.timestamp),
-          kept.map((e) => JSON.stringify(e.details)),
-          records.map((r) => r.chained.seq),
-          records.map((r) => r.chained.prev),
-          records.map((r) => r.chained.hash),
-        ]);
-        const checkpoints = records.flatMap((r) => (r.checkpoint === null ? [] : [r.checkpoint]));
-        await this.#insertCheckpoints(client, doing, planId, checkpoints);
-        head = (records.at(-1) as ChainedRecord).chained;
-      }
-      await query(client, doing, sql.setWindow, [planId, windowStart, head?.seq ?? 0, head?.hash ?? null]);
-    });
+    await putWithTrail(this.#pool, sql, this.#checkpoints, planId, json, kept);
   }
 
   async create(planId: string, guardrails: AutonomyGuardrails): Promise<boolean> {
@@ -320,22 +296,6 @@ export class PostgresStore implements GuardrailStore {
     const doing = `read the checkpoints of plan ${describeValue(planId)}`;
     const found = await query<CheckpointRow>(this.#pool, doing, this.#sql.readCheckpoints, [planId]);
     return found.rows.map((r) => checkpointFromRow(planId, r));
-  }
-
-  async #insertCheckpoints(
-    client: PoolClient,
-    doing: string,
-    planId: string,
-    list: readonly Checkpoint[],
-  ): Promise<void> {
-    if (list.length === 0) return;
-    await query(client, doing, this.#sql.insertCheckpoints, [
-      planId,
-      list.map((c) => c.size),
-      list.map((c) => c.head),
-      list.map((c) => c.ts),
-      list.map((c) => c.signature ?? null),
-    ]);
   }
 
   async pruneAuditLog(planId: string, throughSeq: number): Promise<number> {
