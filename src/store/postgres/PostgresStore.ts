@@ -23,13 +23,7 @@ import { checkpointFromRow, guardrailsFromRow, type CheckpointRow } from '../sql
 import { checkDocument, documentFromRow, type DocumentRow } from '../planDocuments.js';
 import { PlanCache } from '../planCache.js';
 import { query, storable, transaction, write } from './connection.js';
-import {
-  chainedOf,
-  readApproval,
-  readEntries,
-  storedRow,
-  type LogRow,
-} from './rows.js';
+import { chainedOf, readApproval, readEntries, storedRow, type LogRow } from './rows.js';
 import { notMigrated, POSTGRES_SCHEMA_VERSION, type Tables } from './schema.js';
 import { statements, type Statements } from './statements.js';
 

@@ -11,6 +11,17 @@ export type Send = (text: string, values: unknown[]) => Promise<QueryResult<{ ve
 
 // The changes of a plan's updates, decided one after the other and written in one statement.
 
+/** See {@link ChangeBatch.parts}. */
+export interface BatchParts {
+  readonly planId: string;
+  readonly guardrails: string | null;
+  readonly head: ChainHead | null;
+  /** event types, timestamps, details, seqs, prevs, hashes */
+  readonly entries: readonly [string[], number[], string[], number[], string[], string[]];
+  /** sizes, heads, timestamps, signatures */
+  readonly checkpoints: readonly [number[], string[], string[], (string | null)[]];
+}
+
 /** An update waiting for its turn among the updates of its plan through one store. */
 export interface Pending {
   readonly change: PlanChangeFn<unknown>;
@@ -105,6 +116,30 @@ export class ChangeBatch {
     return version === undefined
       ? null
       : { guardrails: this.#guardrails as AutonomyGuardrails, head: this.#head, version };
+  }
+
+  /**
+   * What the batch writes, for a statement that writes several plans' batches together: the plan's new
+   * guardrails (null: unchanged), its new head (null: unchanged), and its entries and checkpoints as
+   * columns.
+   */
+  parts(): BatchParts {
+    const guardrails = this.#changed
+      ? JSON.stringify((this.#guardrails as AutonomyGuardrails).toJSON())
+      : null;
+    const head = this.#entries[0].length > 0 ? this.#head : null;
+    return {
+      planId: this.#planId,
+      guardrails,
+      head,
+      entries: this.#entries,
+      checkpoints: this.#checkpointed,
+    };
+  }
+
+  /** The plan as the batch leaves it once written, with the row's new version. */
+  writtenAs(version: string): CachedPlan {
+    return { guardrails: this.#guardrails as AutonomyGuardrails, head: this.#head, version };
   }
 
   /** The statement that writes the batch, and its values. */

@@ -9,6 +9,8 @@ export interface Statements {
   readonly lockApproval: string;
   readonly writeChanges: string;
   readonly writeOneEntry: string;
+  readonly lockPlans: string;
+  readonly writePlans: string;
   readonly upsertApproval: string;
   readonly insertApproval: string;
   readonly getApproval: string;
@@ -74,6 +76,27 @@ export function statements(t: Tables): Statements {
       entry AS (INSERT INTO ${t.entries} (plan_id, seq, event_type, ts, details, prev, hash)
         SELECT $1, $5::bigint, $2::text, $3::bigint, $4::text, $9::text, $6::text FROM written)
       SELECT version FROM written`,
+    // The rows of several plans, locked in one order so that two transactions wait rather than deadlock.
+    lockPlans: `SELECT plan_id, guardrails, head_seq::text AS head_seq, head_hash, version::text AS version
+      FROM ${t.plans} WHERE plan_id = ANY($1::text[]) ORDER BY plan_id COLLATE "C" FOR UPDATE`,
+    // Several plans' changes and the cap windows they wrote, in one statement of a transaction that
+    // holds their rows: null guardrails or head leave them as they are.
+    writePlans: `WITH written AS (
+        UPDATE ${t.plans} p SET guardrails = COALESCE(u.guardrails, p.guardrails),
+          head_seq = COALESCE(u.head_seq, p.head_seq), head_hash = COALESCE(u.head_hash, p.head_hash)
+        FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[]) AS u(plan_id, guardrails, head_seq, head_hash)
+        WHERE p.plan_id = u.plan_id
+        RETURNING p.plan_id, p.version::text AS version),
+      entry AS (INSERT INTO ${t.entries} (plan_id, seq, event_type, ts, details, prev, hash)
+        SELECT e.plan_id, e.seq, e.event_type, e.ts, e.details, e.prev, e.hash
+        FROM unnest($5::text[], $6::text[], $7::bigint[], $8::text[], $9::bigint[], $10::text[], $11::text[])
+          AS e(plan_id, event_type, ts, details, seq, prev, hash)),
+      checkpoint AS (INSERT INTO ${t.checkpoints} (plan_id, size, head, ts, signature)
+        SELECT * FROM unnest($12::text[], $13::bigint[], $14::text[], $15::text[], $16::text[])),
+      win AS (UPDATE ${t.capWindows} c SET state = w.state
+        FROM unnest($17::text[], $18::text[], $19::text[], $20::text[]) AS w(cap_id, scope, window_key, state)
+        WHERE c.cap_id = w.cap_id AND c.scope = w.scope AND c.window_key = w.window_key)
+      SELECT plan_id, version FROM written`,
     // Replaces an approval of this plan only: a row of another plan is left alone and nothing returned.
     upsertApproval: `${insertApproval}
       ON CONFLICT (id) DO UPDATE SET ${APPROVAL_UPDATES}

@@ -10,6 +10,7 @@ import { type Approval, type CapView, type PlanChangeFn } from '../GuardrailStor
 import { refKey } from '../../guardrails/capLedger.js';
 import { capWindowsFor, CapSession } from '../caps.js';
 import type { PostgresCaps } from './caps.js';
+import { CapLane } from './capLane.js';
 import { approvalRowValues, type ApprovalRow } from '../sql/approvalRows.js';
 import { type CheckpointPolicy } from '../checkpoints.js';
 import { guardrailsFromRow } from '../sql/rows.js';
@@ -45,9 +46,12 @@ export class PlanUpdates {
   readonly #queues = new Map<string, Pending[]>();
   /** The runs of those queues going on. */
   readonly #draining = new Set<Promise<void>>();
+  /** Where updates that read spend caps go, with those of other plans. */
+  readonly #lane: CapLane;
 
   constructor(store: UpdatesOf) {
     this.#store = store;
+    this.#lane = new CapLane(store);
   }
 
   /**
@@ -121,6 +125,12 @@ export class PlanUpdates {
         if (written.lost !== undefined) refuseAll(written.lost);
         if (written.settled > 0) continue;
         const pending = queue.shift() as Pending;
+        if (pending.capsAt !== undefined && pending.approvalId === undefined) {
+          const error = await this.#inLane(planId, pending);
+          if (isGuardrailError(error) && error.code === 'STORE_UNAVAILABLE' && !answered(error))
+            refuseAll(error);
+          continue;
+        }
         try {
           pending.resolve(await this.#updateLocked(planId, pending));
         } catch (error) {
@@ -203,6 +213,26 @@ export class PlanUpdates {
     const settled = queue.splice(0, results.length);
     for (let i = 0; i < settled.length; i++) (settled[i] as Pending).resolve(results[i]);
     return { settled: settled.length };
+  }
+
+  /**
+   * Runs an update with `capsAt` in the lane, with the updates of other plans waiting for the same
+   * windows; resolves, once it is settled, with its error if it failed.
+   */
+  #inLane(planId: string, pending: Pending): Promise<unknown> {
+    return new Promise((done) => {
+      this.#lane.run(planId, {
+        ...pending,
+        resolve: (value) => {
+          pending.resolve(value);
+          done(undefined);
+        },
+        reject: (error) => {
+          pending.reject(error);
+          done(error);
+        },
+      });
+    });
   }
 
   /**

@@ -146,7 +146,9 @@ export function caps(c: ContractContext): void {
         ),
       ).rejects.toMatchObject({ code: 'STORE_CONTRACT' });
       expect(await store.readAuditLog('p')).toHaveLength(0);
-      expect(await store.listCapWindows()).toHaveLength(0);
+      // A store may keep the windows the update read, empty.
+      const windows = await store.listCapWindows();
+      expect(windows.filter((w) => w.state.spentMicros + w.state.reservedMicros > 0)).toHaveLength(0);
     });
 
     it('removes a cap with its windows', async () => {
