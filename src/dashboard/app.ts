@@ -14,10 +14,13 @@ import {
   APPROVAL_FILTERS,
   approvalsPage,
   auditPage,
+  budgetsPage,
+  capsOfPlan,
   isAuditResult,
   messagePage,
   planPage,
   plansPage,
+  readCapStandings,
   type AuditFilter,
   type Flash,
   type PageContext,
@@ -194,11 +197,23 @@ export function createDashboardApp(o: DashboardAppOptions): Hono {
       return page(c, messagePage(ctx, 'Cannot show this plan', message, planPath(planId, '/audit')), 500);
     }
     if (status === null) return page(c, notFound(ctx, planId), 404);
-    const [auditLog, approvals] = await Promise.all([
+    const [auditLog, approvals, standings] = await Promise.all([
       runner.store.readAuditLog(planId),
       runner.service.listApprovals({ planId }),
+      // An aside on this page: caps the store cannot read must not hide the plan (`/budgets` says why).
+      readCapStandings(runner.store, ctx.now).catch((error: unknown) => {
+        if (!isGuardrailError(error)) throw error;
+        log(`dashboard: spend caps of plan "${planId}" not shown: ${errorText(error)}`);
+        return [];
+      }),
     ]);
-    return page(c, planPage(ctx, status, auditLog, approvals));
+    const caps = status.guardrails === null ? [] : capsOfPlan(standings, status.guardrails.labels);
+    return page(c, planPage(ctx, status, auditLog, approvals, caps));
+  });
+
+  app.get('/budgets', async (c) => {
+    const ctx = await context();
+    return page(c, budgetsPage(ctx, await readCapStandings(runner.store, ctx.now)));
   });
 
   app.get('/plans/:id/audit', async (c) => {

@@ -159,3 +159,86 @@ function round(n: number): number {
 function isNumber(v: number | null): v is number {
   return v !== null && Number.isFinite(v);
 }
+
+export interface CapGaugeInput {
+  readonly limitMicros: number;
+  readonly spentMicros: number;
+  /** Held for calls in flight, lapsed holds left out. */
+  readonly reservedMicros: number;
+  /** The cap's alert fractions, marked as ticks. */
+  readonly alertAt: readonly number[];
+  /** What the window would have spent at its end at the pace so far; null: no projection. */
+  readonly projectedMicros: number | null;
+}
+
+/** Units across of a cap's gauge. */
+const CAP_GAUGE_WIDTH = 240;
+
+/**
+ * A cap's window as a bar: what was spent, then (paler) what is held for calls in flight, against the
+ * limit at the right end; a tick at each alert fraction, and a dashed mark where the spending so far
+ * would reach by the reset (at the end, red, when that is past the limit).
+ */
+export function capGauge(g: CapGaugeInput): Html {
+  const w = CAP_GAUGE_WIDTH;
+  const bar = { top: 5, height: 10 };
+  const height = bar.top * 2 + bar.height;
+  const at = (micros: number) =>
+    g.limitMicros <= 0 ? (micros > 0 ? w : 0) : round(Math.min(1, Math.max(0, micros / g.limitMicros)) * w);
+  const spent = at(g.spentMicros);
+  const held = round(at(g.spentMicros + g.reservedMicros) - spent);
+  const used = g.spentMicros + g.reservedMicros;
+  const full = used >= g.limitMicros && used > 0;
+  const color = full ? COLOR.over : used >= 0.8 * g.limitMicros && used > 0 ? COLOR.warn : COLOR.bar;
+  const projected = g.projectedMicros;
+  const pct = g.limitMicros <= 0 ? (used > 0 ? 100 : 0) : Math.floor((used * 100) / g.limitMicros);
+  return html`<svg
+    class="gauge"
+    width="${w}"
+    height="${height}"
+    viewBox="0 0 ${w} ${height}"
+    role="img"
+    aria-label="${pct}% of the limit spent or reserved"
+  >
+    <rect y="${bar.top}" width="${w}" height="${bar.height}" rx="3" fill="${COLOR.track}" />
+    ${spent > 0 ? html`<rect y="${bar.top}" width="${spent}" height="${bar.height}" fill="${color}" />` : ''}
+    ${
+      held > 0
+        ? html`<rect
+            x="${spent}"
+            y="${bar.top}"
+            width="${held}"
+            height="${bar.height}"
+            fill="${color}"
+            fill-opacity="0.4"
+          />`
+        : ''
+    }
+    ${g.alertAt.map((f) => {
+      const x = Math.min(w - 1, Math.max(1, round(f * w)));
+      return html`<line
+        x1="${x}"
+        x2="${x}"
+        y1="1"
+        y2="${height - 1}"
+        stroke="${COLOR.axis}"
+        stroke-width="1.5"
+        ><title>alert at ${Math.round(f * 100)}%</title></line
+      >`;
+    })}
+    ${
+      projected === null
+        ? ''
+        : html`<line
+            x1="${Math.min(w - 1, Math.max(1, at(projected)))}"
+            x2="${Math.min(w - 1, Math.max(1, at(projected)))}"
+            y1="0"
+            y2="${height}"
+            stroke="${projected > g.limitMicros ? COLOR.over : COLOR.line}"
+            stroke-width="2"
+            stroke-dasharray="3 2"
+            ><title>projected at reset: ${money(Math.round(projected / 10_000) / 100)}</title></line
+          >`
+    }
+  </svg>`;
+}

@@ -150,7 +150,7 @@ export function layout(p: LayoutInput): Html {
             <a href="/">Plans</a
             ><a href="/approvals"
               >Approvals${p.pending > 0 ? html` <span class="badge b-pending">${p.pending} pending</span>` : ''}</a
-            >
+            ><a href="/budgets">Budgets</a>
           </nav>
         </header>
         <main>${p.body}</main>

@@ -11,3 +11,13 @@ export {
   type AuditResult,
 } from './audit.js';
 export { APPROVAL_FILTERS, approvalsPage } from './approvals.js';
+export {
+  budgetsPage,
+  capsOfPlan,
+  capStandings,
+  projectedAtReset,
+  readCapStandings,
+  type CapStanding,
+  type CapUse,
+  type PlanCap,
+} from './budgets.js';

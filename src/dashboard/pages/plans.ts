@@ -19,6 +19,7 @@ import { badge, gauge, layout, planPath, time, type Html } from '../views.js';
 
 import type { PageContext } from './context.js';
 import { approvalsTable } from './approvals.js';
+import { planCapsSection, type PlanCap } from './budgets.js';
 
 // The plans: the list with their gauges, and one plan's page with its burn-down and timeline.
 
@@ -193,6 +194,7 @@ export function planPage(
   s: PlanStatus,
   log: readonly ChainedEntry[],
   approvals: readonly Approval[],
+  caps: readonly PlanCap[] = [],
 ): Html {
   const g = s.guardrails;
   const record = s.record;
@@ -302,6 +304,7 @@ export function planPage(
           : burnDownChart({ budget: g.toolBudget, start, end: Math.max(end, start), points })
       }
     </div>
+    ${planCapsSection(caps)}
     ${
       decided.length === 0
         ? ''
