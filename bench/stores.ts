@@ -20,6 +20,8 @@ import {
   type Tool,
 } from '../src/index.js';
 import { fail, PLAN_ID, ROOMY_LIMITS, START_MS } from './fixtures.js';
+import { measureTurns } from './drive.js';
+import { capsBench } from './caps.js';
 
 const CELL_MS = 2_000;
 const WARMUP_MS = 300;
@@ -65,37 +67,14 @@ interface Cell {
 const integer = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
 const ratio = (value: number): string => (Number.isFinite(value) ? `${value.toFixed(2)}x` : 'n/a');
 
-/** `workers` async loops, each awaiting its own calls until `ms` have passed; the number of calls made. */
-async function drive(op: () => Promise<unknown>, workers: number, ms: number): Promise<[number, number]> {
-  let ops = 0;
-  const start = performance.now();
-  const end = start + ms;
-  const worker = async (): Promise<void> => {
-    while (performance.now() < end) {
-      await op();
-      ops++;
-    }
-  };
-  await Promise.all(Array.from({ length: workers }, worker));
-  return [ops, performance.now() - start];
-}
-
 /** Times `subjects` at `workers`, each for CELL_MS in all, taking turns in {@link ROUNDS} rounds. */
 async function measure(subjects: readonly Subject[], workers: number): Promise<Cell[]> {
-  for (const subject of subjects) await drive(subject.op, workers, WARMUP_MS);
-  const calls = subjects.map(() => 0);
-  const elapsed = subjects.map(() => 0);
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const [i, subject] of subjects.entries()) {
-      const [c, ms] = await drive(subject.op, workers, CELL_MS / ROUNDS);
-      calls[i] = (calls[i] ?? 0) + c;
-      elapsed[i] = (elapsed[i] ?? 0) + ms;
-    }
-  }
-  return subjects.map((subject, i) => {
-    const ops = (calls[i] ?? 0) * (subject.weight ?? 1);
-    return { subject, workers, ops, opsPerSec: (ops * 1_000) / (elapsed[i] ?? 1) };
+  const timed = await measureTurns(subjects, workers, {
+    cellMs: CELL_MS,
+    rounds: ROUNDS,
+    warmupMs: WARMUP_MS,
   });
+  return timed.map(({ subject, ops, opsPerSec }) => ({ subject, workers, ops, opsPerSec }));
 }
 
 /** The connection string; without a user in it (or in $PGUSER/$USER), the login name, as psql would. */
@@ -525,6 +504,7 @@ async function main(): Promise<void> {
   let postgresRan = false;
   const notes: string[] = [];
   const cells: Cell[] = [];
+  const capLines: string[] = [];
   try {
     if (wanted.has('SQLite')) engines.push(await sqliteSubjects(dir));
     const postgres = wanted.has('Postgres') ? await postgresSubjects(url) : 'not asked for';
@@ -548,6 +528,15 @@ async function main(): Promise<void> {
       // Listed row by row, as the subjects come, each at every count of workers.
       for (const subject of subjects) cells.push(...measured.filter((c) => c.subject === subject));
     }
+    for (const e of engines.splice(0)) await e.close();
+    console.log('\nSpend caps: 32 workers, a plan each, one team cap over all of them (checkToolBudget)');
+    const pool = postgresRan ? new pg.Pool({ connectionString: url, max: POOL_SIZE }) : null;
+    try {
+      capLines.push(...(await capsBench({ sqlite: wanted.has('SQLite'), dir, pool })));
+    } finally {
+      await pool?.end();
+    }
+    for (const line of capLines) console.log(line);
   } finally {
     for (const e of engines) await e.close().catch((error: unknown) => console.error(error));
     fs.rmSync(dir, { recursive: true, force: true });
@@ -583,6 +572,8 @@ async function main(): Promise<void> {
   console.log(`${markdown(EXECUTOR_HEADER, executorRows(cells), 1)}\n`);
   console.log(`${verifyLine}\n`);
   for (const note of notes) console.log(`- ${note}`);
+  console.log('\nSpend caps (32 workers):');
+  for (const line of capLines) console.log(line);
 }
 
 try {
