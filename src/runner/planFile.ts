@@ -110,14 +110,17 @@ export function planFileToPlan(file: PlanFile, id: string): Plan {
 
 /**
  * The file's guardrails as the init `AutonomyGuardrailService.configureGuardrails` takes, exactly as a
- * policy file with the same `guardrails` would give them. No `guardrails` means no limits.
+ * policy file with the same `guardrails` would give them, and the file's labels. No `guardrails` means
+ * no limits.
  */
 export function planFileGuardrails(file: PlanFile): GuardrailsInit {
-  return policyToGuardrailsInit(
+  const init = policyToGuardrailsInit(
     file.guardrails === undefined
       ? { version: POLICY_VERSION }
       : { version: POLICY_VERSION, guardrails: file.guardrails },
   );
+  if (file.labels !== undefined) init.labels = file.labels;
+  return init;
 }
 
 /** The input type of each built-in tool. */

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { MAX_TIMER_MS } from '../clock.js';
 import type { JsonValue } from '../json.js';
+import { MAX_LABELS, MAX_LABEL_VALUE_LENGTH } from '../guardrails/labels.js';
+import { isPlainText } from '../unicode.js';
 import { guardrailsSchema, positiveSeconds, type PolicyGuardrails } from '../policy/schema.js';
 import { amount, strict } from '../validation.js';
 
@@ -105,6 +107,8 @@ export interface PlanFile {
   readonly id?: string;
   readonly description?: string;
   readonly guardrails?: PolicyGuardrails;
+  /** Who or what the plan runs for (`team: ml`); `leash run --label` adds to them. */
+  readonly labels?: { readonly [name: string]: string };
   readonly tools?: PlanFileTools;
   readonly decisions: readonly PlanFileDecision[];
 }
@@ -119,6 +123,7 @@ const NO_NUL = /^[^\u0000]*$/;
 const ENV_NAME = /^[^=\u0000]+$/;
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const HEADER_VALUE = /^[^\r\n\u0000]*$/;
+const NO_CONTROL = /^[^\u0000-\u001f\u007f-\u009f]*$/;
 /* eslint-enable no-control-regex */
 
 /** Any JSON value. Named, so that the JSON Schema defines it once. */
@@ -318,6 +323,31 @@ export const planToolsSchema = strict({
   http: httpSettingsSchema.optional(),
 }).describe('Operator settings of the built-in tools.');
 
+const LABEL_NAME_RULE =
+  'a lower-case identifier (a letter, then letters, digits or _, at most 63 characters)';
+const LABEL_VALUE_RULE = `a non-empty string of at most ${MAX_LABEL_VALUE_LENGTH} characters without control characters or lone surrogates`;
+
+/** A plan's labels, as `validateLabels` checks them; JSON Schema cannot see lone surrogates. */
+export const labelsSchema = z
+  .record(
+    z.string().regex(/^[a-z][a-z0-9_]{0,62}$/, { error: LABEL_NAME_RULE }),
+    z
+      .string({ error: LABEL_VALUE_RULE })
+      .min(1, { error: LABEL_VALUE_RULE })
+      .max(MAX_LABEL_VALUE_LENGTH, { error: LABEL_VALUE_RULE })
+      .regex(NO_CONTROL, { error: LABEL_VALUE_RULE })
+      .refine(isPlainText, { error: LABEL_VALUE_RULE }),
+    { error: 'an object of label names to string values' },
+  )
+  .refine((labels) => Object.keys(labels).length <= MAX_LABELS, {
+    error: `an object of at most ${MAX_LABELS} labels`,
+  })
+  .meta({
+    maxProperties: MAX_LABELS,
+    description:
+      'Who or what the plan runs for (team: ml, user: ann), for limits shared by several plans. `leash run --label name=value` adds to them.',
+  });
+
 /** A plan file, version 1. */
 export const planFileSchema = strict({
   version: z
@@ -329,6 +359,7 @@ export const planFileSchema = strict({
     .describe('The plan’s id. Default: the file name without .plan.yaml, .yaml or .json.'),
   description: z.string({ error: 'a string' }).optional().describe('What the plan does, for people.'),
   guardrails: guardrailsSchema.optional(),
+  labels: labelsSchema.optional(),
   tools: planToolsSchema.optional(),
   decisions: z
     .array(decisionSchema, { error: 'a non-empty array of decisions' })

@@ -3,6 +3,7 @@ import { errorText, GuardrailError, GuardrailValidationError, isGuardrailError }
 import type { Plan } from '../executor/Plan.js';
 import { PlanExecutor, type ExecutionResult, type ExecutorEvents } from '../executor/PlanExecutor.js';
 import { type CompletedDecision } from '../executor/state.js';
+import { validateLabels } from '../guardrails/labels.js';
 import { formatIso } from '../iso.js';
 import {
   approvalTtlMs,
@@ -98,7 +99,8 @@ export class PlanRunner {
 
   /**
    * Starts a plan file under a new plan id: `id` when given (refused when taken), else the file's id or
-   * name, numbered `-2`, `-3`… when a plan of that name exists already.
+   * name, numbered `-2`, `-3`… when a plan of that name exists already. `labels` are added to the file's,
+   * a label of either name taking the value given here (`leash run --label`).
    */
   async start(input: {
     file: PlanFile;
@@ -107,9 +109,11 @@ export class PlanRunner {
     name: string;
     id?: string;
     policy?: Policy | null;
+    labels?: Readonly<Record<string, string>>;
   }): Promise<RunReport> {
     const file = validatePlanFile(input.file, { source: input.source });
     const policy = input.policy === undefined || input.policy === null ? null : validatePolicy(input.policy);
+    const labels = validateLabels({ ...file.labels, ...validateLabels(input.labels) });
     const startedAt = formatIso(this.#clock.now());
     const record: RunRecord = {
       source: input.source,
@@ -125,10 +129,12 @@ export class PlanRunner {
     this.#executor(record).validate(probe);
     const planId = await this.#claimId(input.id ?? file.id ?? input.name, input.id !== undefined, record);
     // A policy binds the plan file: each limit is the stricter of the two, so neither can loosen the other.
-    const guardrails =
-      policy === null
+    const guardrails = {
+      ...(policy === null
         ? planFileGuardrails(file)
-        : strictestGuardrails(planFileGuardrails(file), policyToGuardrailsInit(policy));
+        : strictestGuardrails(planFileGuardrails(file), policyToGuardrailsInit(policy))),
+      labels,
+    };
     try {
       await this.service.configureGuardrails(planId, guardrails);
     } catch (error) {

@@ -51,6 +51,7 @@ describe('planFileJsonSchema', () => {
   it('refuses unknown keys in every object except maps of names and JSON values', () => {
     const open = objectSchemas(planFileJsonSchema()).filter((s) => s['additionalProperties'] !== false);
     expect(open.map((s) => s['description'])).toEqual([
+      expect.stringMatching(/^Who or what the plan runs for/),
       expect.stringMatching(/^Environment variables/),
       'Request headers.',
       undefined, // an object inside any JSON value

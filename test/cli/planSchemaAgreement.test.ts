@@ -78,6 +78,14 @@ const accepted: [string, unknown][] = [
   ['a URL with an upper-case scheme', request('HTTPS://EXAMPLE.COM/')],
   ['a URL without a path', request('http://example.com')],
   ['a URL with sub-delimiters in its path', request("http://example.com/a;b=c,d!$&'()*+")],
+  ['labels', planWith({ tool: 'echo' }, { labels: { team: 'ml', user: 'Zoë 🚀', cost_center: 'c-42' } })],
+  [
+    '16 labels',
+    planWith(
+      { tool: 'echo' },
+      { labels: Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`l${i}`, 'x'])) },
+    ),
+  ],
 ];
 
 const refused: [string, unknown][] = [
@@ -102,6 +110,19 @@ const refused: [string, unknown][] = [
   ['an ftp URL', request('ftp://example.com/x')],
   ['a relative URL', request('/a')],
   ['a URL that is not a string', request(42 as unknown as string)],
+  ['an upper-case label name', planWith({ tool: 'echo' }, { labels: { Team: 'ml' } })],
+  ['a label name starting with a digit', planWith({ tool: 'echo' }, { labels: { '1team': 'ml' } })],
+  ['an empty label value', planWith({ tool: 'echo' }, { labels: { team: '' } })],
+  ['a label value of 201 characters', planWith({ tool: 'echo' }, { labels: { team: 'x'.repeat(201) } })],
+  ['a label value with a newline', planWith({ tool: 'echo' }, { labels: { team: 'a\nb' } })],
+  ['a label value that is a number', planWith({ tool: 'echo' }, { labels: { team: 7 } })],
+  [
+    '17 labels',
+    planWith(
+      { tool: 'echo' },
+      { labels: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`l${i}`, 'x'])) },
+    ),
+  ],
 ];
 
 /** Files the schema cannot refuse: rules JSON Schema does not express, which only the runner checks. */
@@ -109,6 +130,7 @@ const refusedByTheRunnerOnly: [string, unknown][] = [
   ['a GET with a body', planWith({ tool: 'http', input: { url: 'http://example.com', body: 'x' } })],
   ['a URL with a port past 65535', request('http://example.com:65536/')],
   ['a URL with an IPv4 host past 255', request('http://256.1.1.1/')],
+  ['a label value with a lone surrogate', planWith({ tool: 'echo' }, { labels: { team: '\ud800' } })],
   [
     'two decisions with one id',
     {
