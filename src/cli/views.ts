@@ -5,6 +5,7 @@ import { basename, extname } from 'node:path';
 import type { ChainedEntry } from '../audit/chain.js';
 import type { VerifyReport } from '../audit/verify.js';
 import { GuardrailError } from '../errors.js';
+import { labelsText } from '../guardrails/labels.js';
 import type { Approval, GuardrailStore } from '../store/GuardrailStore.js';
 import {
   auditDetails,
@@ -173,6 +174,8 @@ export function describeStatus(s: PlanStatus, nowMs: number, session: SessionRec
   if (s.record) lines.push(`  from ${safe(s.record.source)}, started ${s.record.startedAt}`);
   if (session) lines.push(`  ${sessionLine(session)}`);
   if (s.guardrails) lines.push(`  ${gauges(s.guardrails, clockOf(s, nowMs))}`);
+  const labels = s.guardrails === null ? '' : labelsText(s.guardrails.labels);
+  if (labels !== '') lines.push(`  labels ${safe(labels)}`);
   const o = s.record?.outcome;
   if (o) lines.push(`  ${o.completed}/${o.decisions} decisions done`);
   for (const c of completedOf(s)) {

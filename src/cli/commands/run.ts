@@ -2,6 +2,7 @@
 import { dirname, resolve } from 'node:path';
 import { parsePlanFile } from '../../runner/planFile.js';
 import { readFileText, formatOf, planName } from '../views.js';
+import { labelOption, labelsOf } from '../labels.js';
 import type { CliContext } from '../context.js';
 import type { Command } from 'commander';
 
@@ -16,6 +17,11 @@ export function registerRun(program: Command, c: CliContext): void {
       'policy file: each limit is the stricter of its own and the plan file’s, and its tool rules apply',
     )
     .option('--id <plan-id>', 'plan id to run under (default: the file’s id or name, numbered when taken)')
+    .addOption(
+      labelOption(
+        'label the plan (team=ml, user=ann), over the plan file’s labels of the same name; repeatable',
+      ),
+    )
     .addOption(dbOption())
     .addOption(jsonOption())
     .addOption(verboseOption())
@@ -24,9 +30,11 @@ export function registerRun(program: Command, c: CliContext): void {
       `
 Examples:
   $ ${c.leash} run examples/release.plan.yaml
-  $ ${c.leash} run deploy.plan.json --policy leash.policy.yaml --db postgres://127.0.0.1:5432/leash --json`,
+  $ ${c.leash} run deploy.plan.json --policy leash.policy.yaml --db postgres://127.0.0.1:5432/leash --json
+  $ ${c.leash} run train.plan.yaml --label team=ml --label user=ann`,
     )
-    .action(async (file: string, o: { policy?: string; id?: string; db?: string }) => {
+    .action(async (file: string, o: { policy?: string; id?: string; label?: string[]; db?: string }) => {
+      const labels = labelsOf(o.label);
       const path = resolve(io.cwd, file);
       const plan = parsePlanFile(readFileText(path, 'plan file'), { format: formatOf(path), source: file });
       const policy = readPolicy(o.policy);
@@ -40,6 +48,7 @@ Examples:
             name: planName(path),
             ...(o.id === undefined ? {} : { id: o.id }),
             policy,
+            labels,
           });
           return report(run);
         },
