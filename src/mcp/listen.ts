@@ -19,6 +19,7 @@ import { errorTail, invalid } from '../errors.js';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS } from './limits.js';
 import { SessionEvents } from './sessionEvents.js';
 import { runMcpSession, type McpSessionOptions } from './session.js';
+import { validateLabels } from '../guardrails/labels.js';
 
 // `leash mcp --listen`: the guard proxy over Streamable HTTP. Each client session (`Mcp-Session-Id`) is a
 // `runMcpSession` of its own: its own plan, and its own upstream (a process, or a session of an HTTP
@@ -174,6 +175,7 @@ export async function startMcpListener(options: McpListenerOptions): Promise<Run
   } = options;
   // Checked before listening, so a refused option leaves no port open.
   const token = accessToken(given, '`leash mcp --listen`');
+  validateLabels(session.labels);
   if (!Number.isSafeInteger(maxSessions) || maxSessions < 1) {
     invalid('maxSessions', 'a positive integer', maxSessions);
   }

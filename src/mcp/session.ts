@@ -5,6 +5,7 @@ import { RunGuard } from '../agent/RunGuard.js';
 import { OneAtATime } from '../agent/oneAtATime.js';
 import { notConfigured } from '../agent/unconfigured.js';
 import { errorTail, GuardrailValidationError } from '../errors.js';
+import { EMPTY_LABELS, validateLabels, type Labels } from '../guardrails/labels.js';
 import { approvalTtlMs, policyToGuardrailsInit, toolRules } from '../policy/policy.js';
 import type { Policy } from '../policy/schema.js';
 import type { CommandStyle } from '../runner/commandLine.js';
@@ -27,6 +28,11 @@ export interface McpSessionOptions {
   readonly planId?: string;
   /** Names the default plan id: the policy file's base name, or `session`. */
   readonly policyName: string;
+  /**
+   * Labels of the plan the session configures (`{ user: 'ann' }`). A plan `planId` names is labelled
+   * only when the policy configures it: without a policy the session leaves it as it is configured.
+   */
+  readonly labels?: Readonly<Record<string, string>>;
   readonly upstream: Upstream;
   /** The client's side of the proxy; default this process's stdin and stdout. */
   readonly clientTransport?: Transport;
@@ -71,9 +77,10 @@ async function sessionPlan(
   policy: Policy | null,
   given: string | undefined,
   policyName: string,
+  labels: Labels,
 ): Promise<string> {
   if (given === undefined) {
-    const init = policy === null ? {} : policyToGuardrailsInit(policy);
+    const init = { ...(policy === null ? {} : policyToGuardrailsInit(policy)), labels };
     // One at a time in this process: two sessions starting together (`leash mcp --listen`) would both
     // find the same number free between listing the plans and configuring the next one.
     return allocating.run(policyName, async () => {
@@ -82,7 +89,8 @@ async function sessionPlan(
       return planId;
     });
   }
-  if (policy !== null) await service.configureGuardrails(given, policyToGuardrailsInit(policy));
+  if (policy !== null)
+    await service.configureGuardrails(given, { ...policyToGuardrailsInit(policy), labels });
   else if ((await service.getGuardrails(given)) === null) {
     const ways =
       'give --policy FILE to configure it from a policy, or configure it first (leash run, or configureGuardrails in code)';
@@ -135,9 +143,16 @@ export async function runMcpSession(options: McpSessionOptions): Promise<{ planI
   const { service, policy } = options;
   const log = options.log ?? (() => undefined);
   if (options.planId !== undefined) validatePlanId(options.planId);
+  const labels = validateLabels(options.labels);
+  if (options.planId !== undefined && policy === null && labels !== EMPTY_LABELS) {
+    throw new GuardrailValidationError(
+      'labels',
+      `labels are set when a session configures its plan: give a policy to configure plan "${options.planId}" with them, or no plan id for a new session plan`,
+    );
+  }
   const open = upstreamOpener(options.upstream, options.env ?? process.env, options.cwd);
   // Known before anything starts: a plan that cannot be guarded starts nothing.
-  const planId = await sessionPlan(service, policy, options.planId, options.policyName);
+  const planId = await sessionPlan(service, policy, options.planId, options.policyName, labels);
   let finish = (): void => undefined;
   const over = new Promise<void>((resolve) => {
     finish = resolve;

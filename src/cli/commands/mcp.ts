@@ -4,6 +4,7 @@ import { GuardrailValidationError } from '../../errors.js';
 import { AutonomyGuardrailService } from '../../service/AutonomyGuardrailService.js';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS } from '../../mcp/limits.js';
 import { dbArgument, openStore, storeTarget } from '../openStore.js';
+import { labelOption, labelsOf } from '../labels.js';
 import type { CliContext } from '../context.js';
 import type { Command } from 'commander';
 
@@ -20,6 +21,11 @@ export function registerMcp(program: Command, c: CliContext): void {
       'policy file: limits, tool rules and the mcp block (allow, deny, confirm_destructive)',
     )
     .option('--plan <id>', 'plan id of the session (default mcp-<policy name>-<n>, the next free n)')
+    .addOption(
+      labelOption(
+        'label the plan the session configures (user=ann, team=ml): a new session plan, or --plan with --policy; repeatable',
+      ),
+    )
     .option('--upstream-url <url>', 'connect to a Streamable HTTP server instead of starting one')
     .option(
       '--listen <[host:]port>',
@@ -44,7 +50,8 @@ With --listen, clients connect over HTTP with the token leash prints (set LEASH_
 Examples:
   $ ${c.leash} mcp --policy fs.policy.yaml -- npx -y @modelcontextprotocol/server-filesystem ~/notes
   $ ${c.leash} mcp --policy leash.policy.yaml --upstream-url http://127.0.0.1:3001/mcp
-  $ ${c.leash} mcp --policy fs.policy.yaml --listen 4590 -- npx -y @modelcontextprotocol/server-filesystem ~/notes`,
+  $ ${c.leash} mcp --policy fs.policy.yaml --listen 4590 -- npx -y @modelcontextprotocol/server-filesystem ~/notes
+  $ ${c.leash} mcp --policy fs.policy.yaml --label user=ann --label team=ml -- npx -y @modelcontextprotocol/server-filesystem ~/notes`,
     )
     .action(async (command: string[], o: McpFlags) => {
       const [exe, ...args] = command;
@@ -71,6 +78,13 @@ Examples:
           '--plan cannot be given with --listen: each session over HTTP is a plan of its own, mcp-<policy name>-<n>',
         );
       }
+      const labels = labelsOf(o.label);
+      if (o.plan !== undefined && o.policy === undefined && o.label !== undefined) {
+        throw new GuardrailValidationError(
+          'label',
+          '--label with --plan needs --policy: the session labels the plan it configures, and without a policy it configures none',
+        );
+      }
       const policy = readPolicy(o.policy);
       const target = storeTarget(o.db, io.env);
       const store = await openStore(o.db, io.cwd, io.env, { mustExist: false });
@@ -79,6 +93,7 @@ Examples:
         service: new AutonomyGuardrailService({ store, clock }),
         policy,
         policyName: o.policy === undefined ? 'session' : basename(o.policy).replace(/\.(ya?ml|json)$/i, ''),
+        labels,
         upstream: exe === undefined ? { url: o.upstreamUrl as string } : { command: exe, args },
         env: io.env,
         cwd: io.cwd,
@@ -122,6 +137,7 @@ Examples:
 interface McpFlags {
   policy?: string;
   plan?: string;
+  label?: string[];
   upstreamUrl?: string;
   listen?: string;
   maxSessions?: string;
