@@ -113,6 +113,14 @@ function wallGauge(g: AutonomyGuardrails, now: number): Html {
   );
 }
 
+/** The plan's labels, `team=ml user=ann`, or nothing for a plan without any. */
+function labelsLine(g: AutonomyGuardrails): Html | string {
+  const names = Object.keys(g.labels);
+  if (names.length === 0) return '';
+  return html`<dt>Labels</dt>
+    <dd>${names.map((name, i) => html`${i > 0 ? ' ' : ''}<code>${name}=${g.labels[name]}</code>`)}</dd>`;
+}
+
 const SPEND_EVENTS: ReadonlySet<string> = new Set(['budget_allowed', 'budget_committed', 'budget_overrun']);
 
 /** Money spent over time, from the audit entries that record a new total (`details.spent`). */
@@ -274,6 +282,7 @@ export function planPage(
                 <dd>
                   ${g.requiredConfirmations.length === 0 ? html`<span class="muted">none required</span>` : g.requiredConfirmations.map((op, i) => html`${i > 0 ? ', ' : ''}<code>${op}</code>`)}
                 </dd>
+                ${labelsLine(g)}
               </dl>`
         }
         <p class="small"><a href="${planPath(s.planId, '/audit')}">Audit log (${log.length} entries) →</a></p>
