@@ -19,17 +19,20 @@ export const MAX_LABELS = 16;
 /** Longest label value, in UTF-16 code units (as `String.length` counts). */
 export const MAX_LABEL_VALUE_LENGTH = 200;
 
-/** A letter, then letters, digits or `_`: at most 63 characters, all lower-case. */
-const NAME = /^[a-z][a-z0-9_]{0,62}$/;
-const NAME_RULE = 'a lower-case identifier (a letter, then letters, digits or _, at most 63 characters)';
-const VALUE_RULE = `a non-empty string of at most ${MAX_LABEL_VALUE_LENGTH} characters without control characters or lone surrogates`;
+/** A label name: a letter, then letters, digits or `_`, at most 63 characters, all lower-case. */
+export const LABEL_NAME = /^[a-z][a-z0-9_]{0,62}$/;
+/** What a label name must be, in error messages (`<field> must be <rule>, got <value>`). */
+export const LABEL_NAME_RULE =
+  'a lower-case identifier (a letter, then letters, digits or _, at most 63 characters)';
+/** What a label value must be, in error messages. */
+export const LABEL_VALUE_RULE = `a non-empty string of at most ${MAX_LABEL_VALUE_LENGTH} characters without control characters or lone surrogates`;
 
 /** No labels. */
 export const EMPTY_LABELS: Labels = Object.freeze({});
 
 /** True when `name` may name a label. */
 export function isLabelName(name: unknown): name is string {
-  return typeof name === 'string' && NAME.test(name);
+  return typeof name === 'string' && LABEL_NAME.test(name);
 }
 
 function isLabelValue(value: unknown): value is string {
@@ -63,11 +66,11 @@ export function validateLabels(value: unknown, field = 'labels'): Labels {
     if (!isLabelName(name)) {
       throw new GuardrailValidationError(
         at,
-        `${at}: a label name must be ${NAME_RULE}, got ${describeValue(name)}`,
+        `${at}: a label name must be ${LABEL_NAME_RULE}, got ${describeValue(name)}`,
       );
     }
     const v = value[name];
-    if (!isLabelValue(v)) invalid(at, VALUE_RULE, v);
+    if (!isLabelValue(v)) invalid(at, LABEL_VALUE_RULE, v);
     out[name] = v; // a name never is __proto__: it starts with a letter
   }
   return Object.freeze(out);
@@ -83,8 +86,8 @@ export function parseLabelArgument(text: string, field: string): [name: string, 
   if (at < 0) invalid(field, 'name=value (team=ml)', text);
   const name = text.slice(0, at);
   const value = text.slice(at + 1);
-  if (!isLabelName(name)) invalid(field, `name=value, the name ${NAME_RULE}`, text);
-  if (!isLabelValue(value)) invalid(field, `name=value, the value ${VALUE_RULE}`, text);
+  if (!isLabelName(name)) invalid(field, `name=value, the name ${LABEL_NAME_RULE}`, text);
+  if (!isLabelValue(value)) invalid(field, `name=value, the value ${LABEL_VALUE_RULE}`, text);
   return [name, value];
 }
 

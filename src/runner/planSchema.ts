@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import { MAX_TIMER_MS } from '../clock.js';
 import type { JsonValue } from '../json.js';
-import { MAX_LABELS, MAX_LABEL_VALUE_LENGTH } from '../guardrails/labels.js';
-import { isPlainText } from '../unicode.js';
 import { guardrailsSchema, positiveSeconds, type PolicyGuardrails } from '../policy/schema.js';
 import { amount, strict } from '../validation.js';
+import { labelsSchema } from './labelsSchema.js';
 
 /** The plan file format version this release reads. */
 export const PLAN_FILE_VERSION = 1;
@@ -123,7 +122,6 @@ const NO_NUL = /^[^\u0000]*$/;
 const ENV_NAME = /^[^=\u0000]+$/;
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const HEADER_VALUE = /^[^\r\n\u0000]*$/;
-const NO_CONTROL = /^[^\u0000-\u001f\u007f-\u009f]*$/;
 /* eslint-enable no-control-regex */
 
 /** Any JSON value. Named, so that the JSON Schema defines it once. */
@@ -322,31 +320,6 @@ export const planToolsSchema = strict({
   shell: shellSettingsSchema.optional(),
   http: httpSettingsSchema.optional(),
 }).describe('Operator settings of the built-in tools.');
-
-const LABEL_NAME_RULE =
-  'a lower-case identifier (a letter, then letters, digits or _, at most 63 characters)';
-const LABEL_VALUE_RULE = `a non-empty string of at most ${MAX_LABEL_VALUE_LENGTH} characters without control characters or lone surrogates`;
-
-/** A plan's labels, as `validateLabels` checks them; JSON Schema cannot see lone surrogates. */
-export const labelsSchema = z
-  .record(
-    z.string().regex(/^[a-z][a-z0-9_]{0,62}$/, { error: LABEL_NAME_RULE }),
-    z
-      .string({ error: LABEL_VALUE_RULE })
-      .min(1, { error: LABEL_VALUE_RULE })
-      .max(MAX_LABEL_VALUE_LENGTH, { error: LABEL_VALUE_RULE })
-      .regex(NO_CONTROL, { error: LABEL_VALUE_RULE })
-      .refine(isPlainText, { error: LABEL_VALUE_RULE }),
-    { error: 'an object of label names to string values' },
-  )
-  .refine((labels) => Object.keys(labels).length <= MAX_LABELS, {
-    error: `an object of at most ${MAX_LABELS} labels`,
-  })
-  .meta({
-    maxProperties: MAX_LABELS,
-    description:
-      'Who or what the plan runs for (team: ml, user: ann), for limits shared by several plans. `leash run --label name=value` adds to them.',
-  });
 
 /** A plan file, version 1. */
 export const planFileSchema = strict({
