@@ -13,6 +13,8 @@ export type GuardrailErrorCode =
   | 'APPROVAL_ID_TAKEN'
   | 'APPROVAL_NOT_FOUND'
   | 'APPROVAL_NOT_PENDING'
+  /** No spend cap with the id asked for. */
+  | 'CAP_NOT_FOUND'
   /** A tool call's `callTool` after its invocation ended. */
   | 'INVOCATION_ENDED'
   | 'PLAN_CLAIMED'

@@ -23,6 +23,7 @@ import { describeRun, exitOf, formatOf, readFileText, runJson } from './views.js
 const NOT_FOUND_CODES: ReadonlySet<GuardrailErrorCode> = new Set<GuardrailErrorCode>([
   'PLAN_NOT_FOUND',
   'APPROVAL_NOT_FOUND',
+  'CAP_NOT_FOUND',
 ]);
 
 export interface CliContext {

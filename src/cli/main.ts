@@ -16,6 +16,7 @@ import { registerServe } from './commands/serve.js';
 import { registerMcp } from './commands/mcp.js';
 import { registerPolicy } from './commands/policy.js';
 import { registerSchema } from './commands/schema.js';
+import { registerBudgets } from './commands/budgets.js';
 import { cliContext } from './context.js';
 import { safe } from './format.js';
 import { EXIT, type CliIo } from './io.js';
@@ -34,6 +35,7 @@ const USAGE_CODES: ReadonlySet<GuardrailErrorCode> = new Set<GuardrailErrorCode>
   'APPROVAL_NOT_FOUND',
   'APPROVAL_NOT_PENDING',
   'APPROVAL_EXPIRED',
+  'CAP_NOT_FOUND',
   'STORE_NOT_FOUND',
 ]);
 
@@ -85,6 +87,7 @@ Examples:
   registerMcp(program, c);
   registerPolicy(program, c);
   registerSchema(program, c);
+  registerBudgets(program, c);
 
   try {
     await program.parseAsync([...argv], { from: 'user' });

@@ -111,8 +111,9 @@ describe('leash --help', () => {
         'serve',
         'policy',
         'schema',
+        'budgets',
       ].map((c) => r.stdout.includes(`${c} `)),
-    ]).toEqual([0, ...Array(11).fill(true)]);
+    ]).toEqual([0, ...Array(12).fill(true)]);
   });
 
   it('documents the exit codes', () => {

@@ -3,6 +3,7 @@ import { basename } from 'node:path';
 import { GuardrailValidationError } from '../../errors.js';
 import { AutonomyGuardrailService } from '../../service/AutonomyGuardrailService.js';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS } from '../../mcp/limits.js';
+import { installPolicyCaps } from '../caps.js';
 import { dbArgument, openStore, storeTarget } from '../openStore.js';
 import { labelOption, labelsOf } from '../labels.js';
 import type { CliContext } from '../context.js';
@@ -18,7 +19,7 @@ export function registerMcp(program: Command, c: CliContext): void {
     .argument('[command...]', 'the upstream server’s command and its arguments, after --')
     .option(
       '--policy <file>',
-      'policy file: limits, tool rules and the mcp block (allow, deny, confirm_destructive)',
+      'policy file: limits, tool rules, the mcp block (allow, deny, confirm_destructive) and budgets: (installed)',
     )
     .option('--plan <id>', 'plan id of the session (default mcp-<policy name>-<n>, the next free n)')
     .addOption(
@@ -101,6 +102,7 @@ Examples:
         log,
       };
       try {
+        await installPolicyCaps(store, policy);
         if (listen === undefined) {
           const { runMcpSession } = await import('../../mcp/session.js');
           await runMcpSession({

@@ -1,6 +1,7 @@
 // `leash run`.
 import { dirname, resolve } from 'node:path';
 import { parsePlanFile } from '../../runner/planFile.js';
+import { installPolicyCaps } from '../caps.js';
 import { readFileText, formatOf, planName } from '../views.js';
 import { labelOption, labelsOf } from '../labels.js';
 import type { CliContext } from '../context.js';
@@ -14,7 +15,7 @@ export function registerRun(program: Command, c: CliContext): void {
     .argument('<plan-file>', 'plan file (YAML or JSON)')
     .option(
       '--policy <file>',
-      'policy file: each limit is the stricter of its own and the plan file’s, and its tool rules apply',
+      'policy file: each limit is the stricter of its own and the plan file’s, its tool rules apply, and its budgets: are installed',
     )
     .option('--id <plan-id>', 'plan id to run under (default: the file’s id or name, numbered when taken)')
     .addOption(
@@ -40,7 +41,8 @@ Examples:
       const policy = readPolicy(o.policy);
       c.exit = await withRunner(
         o.db,
-        async (runner) => {
+        async (runner, store) => {
+          await installPolicyCaps(store, policy);
           const run = await runner.start({
             file: plan,
             source: path,
