@@ -4,12 +4,17 @@ import type { GuardCheck } from '../GuardCheck.js';
 /** Denials after which no call of the run can go on: the limits that end a run. */
 const ENDS_THE_RUN: ReadonlySet<string> = new Set([
   E.BUDGET_BLOCKED,
+  // A cap across plans used up ends the run as its own budget would: no call that costs can go on.
+  E.BUDGET_CAP_BLOCKED,
   E.STEP_BLOCKED,
   E.WALL_CLOCK_BLOCKED,
   E.ACTOR_TOOL_CALLS_BLOCKED,
 ]);
 
-/** Whether `check` is a limit that ends the run (the budget, the steps, the wall clock, its calls). */
+/**
+ * Whether `check` is a limit that ends the run (the budget or a spend cap across plans, the steps, the
+ * wall clock, its calls).
+ */
 export function endsTheRun(check: { readonly eventType: string }): boolean {
   return ENDS_THE_RUN.has(check.eventType);
 }

@@ -21,6 +21,9 @@ function howToRaise(d: Denied, toolName: string): string {
     case 'budget_blocked':
     case 'budget_overrun':
       return 'The budget cannot cover this call: raise guardrails.tool_budget in the policy, or lower the tool’s cost_per_call.';
+    case 'budget_cap_blocked':
+      // The reason before this names the cap, its labels, its window and when it resets.
+      return 'A spend cap shared by several plans is used up: see `leash budgets`, raise budgets[].limit in the policy, or wait for its window to reset.';
     case 'wall_clock_blocked':
       return 'This session’s time is up: raise guardrails.max_wall_clock_seconds in the policy, or start a new session.';
     case 'actor_tool_calls_blocked':

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import {
   AutonomyGuardrailService,
   ManualClock,
+  policyBudgets,
   MemoryStore,
   RunGuard,
   toolRules,
@@ -117,6 +118,25 @@ describe('createMcpProxy', () => {
     const third = await call('read', { n: 1 });
     expect(third.isError).toBe(true);
     expect(text(third)).toContain('budget_blocked');
+  });
+
+  it('refuses a call a spend cap across plans cannot cover, saying how to raise it', async () => {
+    const policy = validatePolicy({
+      version: 1,
+      tools: { read: { cost_per_call: 1 } },
+      budgets: [{ id: 'all-daily', match: {}, limit: 0.5, window: 'day' }],
+    });
+    const { call, store } = await setUp(policy);
+    await store.putCaps(policyBudgets(policy));
+
+    const refused = await call('read', { n: 1 });
+
+    expect([refused.isError, text(refused)]).toEqual([
+      true,
+      expect.stringMatching(
+        /\(budget_cap_blocked\): spend cap "all-daily" .* see `leash budgets`, raise budgets\[\]\.limit in the policy, or wait for its window to reset\.$/,
+      ),
+    ]);
   });
 
   it('forwards the upstream’s progress under the client’s own token', async () => {

@@ -2,6 +2,7 @@ import { generateText, stepCountIs, tool } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { guardModel, guardStop, guardTools, isLeashDenial } from '../../../src/adapters/ai-sdk/index.js';
+import { spendCap } from '../../../src/guardrails/caps.js';
 import { eventTypes, guarded, LOCAL_STORES } from '../../agent/support.js';
 import { call, countedTool, FREE_MODEL, response, scripted, text, toolOutputs } from './support.js';
 
@@ -52,6 +53,34 @@ describe.each(LOCAL_STORES)('AI SDK loop on %s', (_name, makeStore) => {
 
     expect(guard.lastLimit?.eventType).toBe('budget_blocked');
     expect(guard.lastLimitText).toMatch(/^leash ended the run \(budget_blocked\): cost 0\.1 would bring/);
+  });
+
+  it('ends a loop a spend cap across plans refused a call in, as a used-up budget of its own does', async () => {
+    const capped = async () => {
+      const store = await makeStore();
+      await store.putCaps([spendCap({ id: 'all-daily', match: {}, limit: 0.15, window: 'day' })]);
+      return store;
+    };
+    const { guard } = await guarded(
+      capped,
+      {},
+      { tools: { search: { costPerCall: 0.1 } }, models: FREE_MODEL },
+    );
+    const search = countedTool('found');
+    const steps = [1, 2, 3].map((i) => response([call(`c${i}`, 'search', { path: `${i}` })]));
+
+    const result = await generateText({
+      model: guardModel(scripted(steps).model, { guard }),
+      tools: guardTools({ search: search.tool }, { guard }),
+      stopWhen: [stepCountIs(10), guardStop({ guard })],
+      prompt: 'look around',
+    });
+
+    expect([search.runs.length, result.steps.length, guard.lastLimit?.eventType]).toEqual([
+      1,
+      2,
+      'budget_cap_blocked',
+    ]);
   });
 
   it('ends a loop whose model calls use up the budget before a call it cannot cover, steps kept', async () => {
