@@ -92,7 +92,7 @@ const order = (a: string, b: string): number => (a === b ? 0 : a < b ? -1 : 1);
 
 /** The share used in tenths of a percent, rounded down so that a cap not quite full never reads 100%. */
 function percent(row: CapRow): string {
-  if (row.cap.limitMicros === 0) return '100%';
+  if (row.cap.limitMicros === 0) return '100.0%';
   const permille = (takenOf(row) * 1000n) / BigInt(row.cap.limitMicros);
   return `${permille / 10n}.${permille % 10n}%`;
 }
