@@ -71,9 +71,15 @@ export function takeFromCaps(
   }
   const taken: CapsTaken = { writes: [], refs: [], alerts: [] };
   for (const a of view.applying) {
-    const state =
-      hold === null ? spendIn(a.state, micros) : holdIn(a.state, hold.key, micros, hold.expiresAt);
-    add(taken, planId, a, state);
+    if (hold === null) {
+      add(taken, planId, a, spendIn(a.state, micros));
+      continue;
+    }
+    // A hold spends nothing, so it crosses no alert fraction. Weighing one here would mark an alert that
+    // a lowered limit made due as recorded, while a reservation records no alert entry and tells no
+    // hook: the alert would be lost for the window. The next spend, commit or release records it.
+    taken.writes.push({ ref: a.ref, state: holdIn(a.state, hold.key, micros, hold.expiresAt) });
+    taken.refs.push(a.ref);
   }
   return taken;
 }

@@ -145,6 +145,16 @@ describe('spend caps across plans', () => {
     ]);
   });
 
+  it('records an alert a lowered limit made due at the next spend, not swallowed by a reservation before it', async () => {
+    const { service, plan } = await withCaps([{ ...TEAM, alertAt: [0.5] }]);
+    await plan('a');
+    await service.checkToolBudget('a', 0.4);
+    await service.installSpendCaps([{ ...TEAM, limit: 0.6, alertAt: [0.5] }]);
+    const r = await service.reserveBudget('a', 0.1, { reservationId: 'r1' });
+    await r.commit(0.1);
+    expect((await eventsOf(service, 'a')).filter((e) => e === 'budget_cap_alert')).toHaveLength(1);
+  });
+
   it('answers a check whose alert hook throws as if it had none', async () => {
     const { service, plan } = await withCaps([{ ...TEAM, alertAt: [0.5] }], {
       onBudgetAlert: () => {
