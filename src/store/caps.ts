@@ -8,7 +8,8 @@ import {
   type CapRef,
   type CapWindowState,
 } from '../guardrails/capLedger.js';
-import { capWindowAt, type CapWindowSpan } from '../guardrails/windows.js';
+import { capWindowIn, type CapWindowSpan } from '../guardrails/windows.js';
+import { IANAZone } from 'luxon';
 import type { AppliedCap, CapView, CapWrite } from './GuardrailStore.js';
 
 // What every store does with spend caps in an update, written once: which windows an update of a plan
@@ -29,6 +30,17 @@ export interface CapWindows {
   readonly refs: readonly CapRef[];
   /** Every stored cap, in id order. */
   readonly caps: readonly SpendCap[];
+}
+
+/** The zone of a cap's time zone, checked when the cap was made: asked once per name, not per update. */
+const zones = new Map<string, IANAZone>();
+function zoneOf(name: string): IANAZone {
+  let zone = zones.get(name);
+  if (zone === undefined) {
+    zone = IANAZone.create(name);
+    if (zones.size < 1_000) zones.set(name, zone);
+  }
+  return zone;
 }
 
 const NONE: CapWindows = Object.freeze({ slots: [], refs: [], caps: [] });
@@ -53,7 +65,7 @@ export function capWindowsFor(
   for (const cap of caps) {
     const scope = capScope(cap, labels);
     if (scope === null) continue;
-    const span = capWindowAt(cap.window, cap.timezone, at);
+    const span = capWindowIn(cap.window, zoneOf(cap.timezone), at);
     const ref: CapRef = { cap: cap.id, scope, window: span.key };
     slots.push({ cap, ref, span });
     refs.push(ref);
