@@ -224,4 +224,17 @@ describe('settling the reservation', () => {
     expect(result.completed).toEqual([{ decisionId: 'd1', output: 'made', cost: 3, attempts: 1 }]);
     expect((await guardrailsOf(service)).budgetSpent).toBe(3);
   });
+
+  it('ends the run with its work kept when a spend cap across plans cannot cover the next estimate', async () => {
+    const priced = tool('priced', { cost: 1 });
+    const { executor, service } = await harness([priced], {
+      guardrails: { toolBudget: 10, labels: { team: 'ml' } },
+    });
+    await service.installSpendCaps([{ id: 'team', match: { team: 'ml' }, limit: 1.5, window: 'lifetime' }]);
+    const result = await executor.execute(planOf(decisions(2, 'priced')));
+    expect(priced.calls).toHaveLength(1);
+    expect(result.completed.map((c) => c.decisionId)).toEqual(['d1']);
+    expect(result.violation?.check.eventType).toBe('budget_cap_blocked');
+    expect((await eventsOf(service)).at(-1)).toBe('budget_cap_blocked');
+  });
 });
