@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
-import { main } from '../../src/cli/main.js';
+import { mcpRefusedIn } from '../support/cli.js';
 import { startMcpListener } from '../../src/mcp/listen.js';
 import { runMcpSession, type McpSessionOptions } from '../../src/mcp/session.js';
 import { parsePolicy } from '../../src/policy/policy.js';
@@ -106,18 +106,6 @@ describe('leash mcp --label', { timeout: 60_000 }, () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  /** `leash mcp` in this process, for the refusals that come before any session. */
-  async function refused(...args: string[]): Promise<{ code: number; err: string }> {
-    let err = '';
-    const code = await main(['mcp', ...args], {
-      stdout: { write: () => true },
-      stderr: { write: (text: string) => (err += text) },
-      env: {},
-      cwd: dir,
-    });
-    return { code, err };
-  }
-
   it('labels the session plan', async () => {
     const args = ['mcp', '--db', 'leash.db', '--policy', 'fs.yaml', '--label', 'user=ann'];
     const r = spawnSync(process.execPath, leashArgs(...args, '--', 'no-such-server'), {
@@ -137,7 +125,7 @@ describe('leash mcp --label', { timeout: 60_000 }, () => {
   });
 
   it('refuses a label without =, naming the flag and the value', async () => {
-    const r = await refused('--label', 'user', '--', 'server');
+    const r = await mcpRefusedIn(dir, '--label', 'user', '--', 'server');
     expect([r.code, r.err]).toEqual([
       2,
       expect.stringContaining('--label must be name=value (team=ml), got "user"'),
@@ -145,7 +133,7 @@ describe('leash mcp --label', { timeout: 60_000 }, () => {
   });
 
   it('refuses --label with --plan and no --policy', async () => {
-    const r = await refused('--plan', 'mine', '--label', 'user=ann', '--', 'server');
+    const r = await mcpRefusedIn(dir, '--plan', 'mine', '--label', 'user=ann', '--', 'server');
     expect([r.code, r.err]).toEqual([2, expect.stringContaining('--label with --plan needs --policy')]);
   });
 });

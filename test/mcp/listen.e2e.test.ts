@@ -9,7 +9,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { listenAddress } from '../../src/cli/commands/mcp.js';
-import { main } from '../../src/cli/main.js';
+import { mcpRefusedIn } from '../support/cli.js';
 import { alive } from '../support/processes.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -124,26 +124,14 @@ describe('leash mcp --listen', { timeout: 60_000 }, () => {
   });
 });
 
-/** `leash mcp` with `args` in this process: its exit code and what it wrote on stderr. */
-async function refused(...args: string[]): Promise<{ code: number; err: string }> {
-  let err = '';
-  const code = await main(['mcp', ...args], {
-    stdout: { write: () => true },
-    stderr: { write: (text: string) => (err += text) },
-    env: {},
-    cwd: dir,
-  });
-  return { code, err };
-}
-
 describe('leash mcp --listen refuses', () => {
   it('--plan, as each session is a plan of its own', async () => {
-    const r = await refused('--listen', '0', '--plan', 'mine', '--', 'server');
+    const r = await mcpRefusedIn(dir, '--listen', '0', '--plan', 'mine', '--', 'server');
     expect([r.code, r.err]).toEqual([2, expect.stringContaining('--plan cannot be given with --listen')]);
   });
 
   it('a --max-sessions that is not a positive integer, naming it', async () => {
-    const r = await refused('--listen', '0', '--max-sessions', '0', '--', 'server');
+    const r = await mcpRefusedIn(dir, '--listen', '0', '--max-sessions', '0', '--', 'server');
     expect([r.code, r.err]).toEqual([
       2,
       expect.stringContaining('--max-sessions must be an integer >= 1, got "0"'),
@@ -151,12 +139,12 @@ describe('leash mcp --listen refuses', () => {
   });
 
   it('--max-sessions without --listen', async () => {
-    const r = await refused('--max-sessions', '3', '--', 'server');
+    const r = await mcpRefusedIn(dir, '--max-sessions', '3', '--', 'server');
     expect([r.code, r.err]).toEqual([2, expect.stringContaining('--max-sessions is for --listen only')]);
   });
 
   it('an address that is no [host:]port, naming it', async () => {
-    const r = await refused('--listen', 'localhost', '--', 'server');
+    const r = await mcpRefusedIn(dir, '--listen', 'localhost', '--', 'server');
     expect([r.code, r.err]).toEqual([2, expect.stringContaining('--listen must be [host:]port')]);
   });
 });

@@ -19,3 +19,18 @@ export async function leashIn(
   });
   return { code, out };
 }
+
+/**
+ * Runs `leash mcp` with `args` in this process in `cwd`, for the refusals that come before any session:
+ * its exit code and what it wrote on stderr.
+ */
+export async function mcpRefusedIn(cwd: string, ...args: string[]): Promise<{ code: number; err: string }> {
+  let err = '';
+  const code = await main(['mcp', ...args], {
+    stdout: { write: () => true },
+    stderr: { write: (text: string) => (err += text) },
+    env: {},
+    cwd,
+  });
+  return { code, err };
+}
