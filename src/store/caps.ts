@@ -8,7 +8,8 @@ import {
   type CapRef,
   type CapWindowState,
 } from '../guardrails/capLedger.js';
-import { capWindowIn, type CapWindowSpan } from '../guardrails/windows.js';
+import type { CapWindowSpan } from '../guardrails/windows.js';
+import { capWindowIn } from '../guardrails/zoneWindows.js';
 import { IANAZone } from 'luxon';
 import type { AppliedCap, CapView, CapWrite } from './GuardrailStore.js';
 

@@ -3,11 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import {
   capWindowAt,
-  capWindowIn,
   LIFETIME_START_MS,
   type CapWindowKind,
   type CapWindowSpan,
 } from '../../src/guardrails/windows.js';
+import { capWindowIn } from '../../src/guardrails/zoneWindows.js';
 import { thrown } from '../support/thrown.js';
 
 const HOUR = 3_600_000;
