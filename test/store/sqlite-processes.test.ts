@@ -1,4 +1,4 @@
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +7,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AutonomyGuardrailService, verifyAuditLog } from '../../src/index.js';
 import { SqliteStore } from '../../src/store/sqlite/SqliteStore.js';
+import { exited, messageReader } from '../support/processes.js';
 import type { WorkerMessage } from './sqlite-worker.js';
 
 const WORKER = fileURLToPath(new URL('./sqlite-worker.ts', import.meta.url));
@@ -16,33 +17,7 @@ const CHECKS_EACH = 2000;
 const BUDGET = 5000;
 const PLAN = 'shared-plan';
 
-/** Resolves with the next message of `child` of the given type; rejects on an error report or an early exit. */
-function next<K extends WorkerMessage['type']>(
-  child: ChildProcess,
-  type: K,
-): Promise<Extract<WorkerMessage, { type: K }>> {
-  return new Promise((resolve, reject) => {
-    const onMessage = (m: WorkerMessage) => {
-      if (m.type === type) {
-        child.off('exit', onExit);
-        child.off('message', onMessage);
-        resolve(m as Extract<WorkerMessage, { type: K }>);
-      } else if (m.type === 'error') {
-        reject(new Error(`worker ${child.pid} failed: ${m.message}`));
-      }
-    };
-    const onExit = (code: number | null) =>
-      reject(new Error(`worker ${child.pid} exited with ${code} before "${type}"`));
-    child.on('message', onMessage);
-    child.once('exit', onExit);
-  });
-}
-
-function exited(child: ChildProcess): Promise<void> {
-  return child.exitCode !== null
-    ? Promise.resolve()
-    : new Promise((resolve) => child.once('exit', () => resolve()));
-}
+const next = messageReader<WorkerMessage>();
 
 describe(`SqliteStore shared by ${PROCESSES} processes checking one budget`, () => {
   let dir: string;
