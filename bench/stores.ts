@@ -492,7 +492,10 @@ function enginesWanted(args: readonly string[]): ReadonlySet<Engine> {
 async function main(): Promise<void> {
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   const url = databaseUrl();
-  const wanted = enginesWanted(process.argv.slice(2));
+  const args = process.argv.slice(2);
+  // `npm run bench:stores -- caps [engine]`: the spend cap rows alone.
+  const onlyCaps = args.includes('caps');
+  const wanted = enginesWanted(args.filter((a) => a !== 'caps'));
   console.log(
     `leash store bench — Node ${process.version}, ${cpu}, ${os.availableParallelism()} cores; ` +
       `${WORKERS.join('/')} async workers in one process against one plan, ${CELL_MS} ms per cell ` +
@@ -515,7 +518,7 @@ async function main(): Promise<void> {
       engines.push(postgres);
       postgresRan = true;
     }
-    for (const { subjects } of engines) {
+    for (const { subjects } of onlyCaps ? [] : engines) {
       const measured: Cell[] = [];
       for (const workers of WORKERS) {
         for (const cell of await measure(subjects, workers)) {
