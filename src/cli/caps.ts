@@ -1,15 +1,15 @@
 // Spend caps across plans as `leash` installs and shows them: the caps of a policy's `budgets:` block put
 // into the store (by `leash budgets set`, and by `run` and `mcp` before they start), and the current
 // window of each cap for each label value seen, nearest its limit first.
+import { GuardrailError } from '../errors.js';
 import { scopeText, type SpendCap } from '../guardrails/caps.js';
-import { sweepWindow } from '../guardrails/capLedger.js';
-import { capWindowAt } from '../guardrails/windows.js';
 import { canonicalJson } from '../json.js';
 import { fromMicros } from '../money.js';
 import { formatIso } from '../iso.js';
 import { policyBudgets } from '../policy/policy.js';
 import type { Policy } from '../policy/schema.js';
 import type { GuardrailStore } from '../store/GuardrailStore.js';
+import { readCapStandings } from '../service/capStandings.js';
 import { money, safe, table } from './format.js';
 
 /**
@@ -45,25 +45,12 @@ export interface CapRow {
  * and scope. Older windows are left out: what they hold no longer counts.
  */
 export async function capRows(store: GuardrailStore, nowMs: number): Promise<CapRow[]> {
-  const [caps, windows] = await Promise.all([store.listCaps(), store.listCapWindows()]);
   const rows: CapRow[] = [];
-  for (const cap of caps) {
-    const span = capWindowAt(cap.window, cap.timezone, nowMs);
-    const current = windows.filter((w) => w.cap === cap.id && w.window === span.key);
-    for (const w of current) {
-      const state = sweepWindow(w.state, nowMs);
-      rows.push({
-        cap,
-        scope: w.scope,
-        window: span.key,
-        spentMicros: state.spentMicros,
-        reservedMicros: state.reservedMicros,
-        endMs: span.endMs,
-      });
-    }
-    if (current.length === 0) {
-      rows.push({ cap, scope: null, window: span.key, spentMicros: 0, reservedMicros: 0, endMs: span.endMs });
-    }
+  for (const { cap, window, uses, error } of await readCapStandings(store, nowMs)) {
+    // A stored cap's window is always known: its zone was checked when it was read.
+    if (window === null)
+      throw new GuardrailError('STORE_CORRUPT', `spend cap "${cap.id}": ${error ?? 'no window'}`);
+    for (const use of uses) rows.push({ cap, ...use, window: window.key, endMs: window.endMs });
   }
   return rows.sort(
     (a, b) => compareUsed(b, a) || order(a.cap.id, b.cap.id) || order(a.scope ?? '', b.scope ?? ''),
