@@ -18,6 +18,7 @@ const DENYING = new Set([
   'confirmation_denied',
   'confirmation_grant_refused',
   'tool_calls_blocked',
+  'budget_cap_blocked',
 ]);
 
 function expectedResult(eventType: string): 'allowed' | 'denied' {

@@ -1,10 +1,12 @@
 import type { PoolClient } from 'pg';
-import { describeValue } from '../../errors.js';
+import { describeValue, GuardrailError } from '../../errors.js';
+import { approvalRowValues } from '../sql/approvalRows.js';
+import type { Statements } from './statements.js';
 import type { AutonomyGuardrails } from '../../guardrails/AutonomyGuardrails.js';
 import { refKey, type CapRef } from '../../guardrails/capLedger.js';
 import { capWindowsFor, CapSession, type CapSlot, type CapWindows } from '../caps.js';
 import { type ChainedRecord, type Write } from '../decide.js';
-import type { CapWrite } from '../GuardrailStore.js';
+import type { Approval, CapWrite } from '../GuardrailStore.js';
 import { MAX_UPDATES_PER_WRITE, type CachedPlan } from '../planCache.js';
 import { windowText } from '../sql/capRows.js';
 import { guardrailsFromRow } from '../sql/rows.js';
@@ -102,6 +104,8 @@ export class CapLane {
           const batch = new ChangeBatch(item.planId, item.locked, checkpoints);
           const w = batch.add(out, view) as Write<ChainedRecord[]> | null;
           if (w !== null) {
+            // Its approvals first: one refused leaves nothing of the update kept.
+            await writeApprovals(client, doing, sql, w);
             session.keep(w.caps);
             item.batch = batch;
           }
@@ -120,11 +124,59 @@ export class CapLane {
         item.pending.reject(outcome.error);
         continue;
       }
-      const kept =
-        item.written === undefined ? item.locked : (item.batch as ChangeBatch).writtenAs(item.written);
+      // A batch that wrote is kept with the row's new version; one whose version did not come back is
+      // dropped (its guardrails were changed in place), as is a plan that is not there.
+      const kept = !item.batch?.writes
+        ? item.locked
+        : item.written === undefined
+          ? null
+          : item.batch.writtenAs(item.written);
       if (kept === null) cache.delete(item.planId);
       else cache.set(item.planId, kept);
       item.pending.resolve(outcome.result);
+    }
+  }
+}
+
+/**
+ * Writes the approvals an update's change replaces or adds, in the lane's transaction; refuses (throws)
+ * one of another plan, or a new one whose id is taken, having written nothing of it.
+ */
+async function writeApprovals(
+  client: PoolClient,
+  doing: string,
+  sql: Statements,
+  { approval, newApproval }: Write<ChainedRecord[]>,
+): Promise<void> {
+  if (approval === undefined && newApproval === undefined) return;
+  // Within a savepoint, so that a refused one takes back the other.
+  await query(client, doing, 'SAVEPOINT leash_approvals');
+  try {
+    await approvalRows(client, doing, sql, approval, newApproval);
+  } catch (error) {
+    await query(client, doing, 'ROLLBACK TO SAVEPOINT leash_approvals');
+    throw error;
+  }
+  await query(client, doing, 'RELEASE SAVEPOINT leash_approvals');
+}
+
+async function approvalRows(
+  client: PoolClient,
+  doing: string,
+  sql: Statements,
+  approval: Approval | undefined,
+  newApproval: Approval | undefined,
+): Promise<void> {
+  if (approval !== undefined) {
+    const kept = await query(client, doing, sql.upsertApproval, approvalRowValues(approval));
+    if (kept.rowCount === 0) {
+      throw new GuardrailError('STORE_CONTRACT', `approval "${approval.id}" belongs to another plan`);
+    }
+  }
+  if (newApproval !== undefined) {
+    const added = await query(client, doing, sql.insertApproval, approvalRowValues(newApproval));
+    if (added.rowCount === 0) {
+      throw new GuardrailError('APPROVAL_ID_TAKEN', `approval id "${newApproval.id}" is already used`);
     }
   }
 }

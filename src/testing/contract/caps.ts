@@ -3,7 +3,7 @@ import { spendCap, type SpendCap } from '../../guardrails/caps.js';
 import { holdIn, spendIn, type CapWindowState } from '../../guardrails/capLedger.js';
 import type { CapView, GuardrailStore, PlanChangeFn } from '../../store/GuardrailStore.js';
 import type { ContractContext } from './context.js';
-import { entry, guardrails, T0 } from './fixtures.js';
+import { approval, entry, guardrails, T0 } from './fixtures.js';
 
 /** A cap of every plan (an empty match), `limit` units a day in UTC. */
 function everyPlan(id: string, limit: number, window: SpendCap['window'] = 'day'): SpendCap {
@@ -149,6 +149,35 @@ export function caps(c: ContractContext): void {
       // A store may keep the windows the update read, empty.
       const windows = await store.listCapWindows();
       expect(windows.filter((w) => w.state.spentMicros + w.state.reservedMicros > 0)).toHaveLength(0);
+    });
+
+    it('keeps the approval a change reading the caps adds, with its entry', async () => {
+      await store.put('p', guardrails());
+      await store.putCaps([everyPlan('a', 1)]);
+      const added = approval('a1', 'p');
+      await store.update('p', () => ({ result: null, audit: entry('budget_allowed'), newApproval: added }), {
+        capsAt: T0,
+      });
+      expect(await store.getApproval('a1')).toStrictEqual(added);
+      expect(await store.readAuditLog('p')).toHaveLength(1);
+    });
+
+    it('refuses a change reading the caps whose new approval id is taken, keeping none of it', async () => {
+      await store.put('p', guardrails());
+      await store.putCaps([everyPlan('a', 1)]);
+      await store.update('p', () => ({ result: null, newApproval: approval('a1', 'p') }));
+      const change: PlanChangeFn<null> = (_g, _a, v) => ({
+        result: null,
+        audit: entry('budget_allowed'),
+        newApproval: approval('a1', 'p', 1),
+        caps: (v as CapView).applying.map((a) => ({ ref: a.ref, state: spendIn(a.state, 1) })),
+      });
+      await expect(store.update('p', change, { capsAt: T0 })).rejects.toMatchObject({
+        code: 'APPROVAL_ID_TAKEN',
+      });
+      expect(await store.readAuditLog('p')).toHaveLength(0);
+      const windows = await store.listCapWindows();
+      expect(windows.filter((w) => w.state.spentMicros > 0)).toHaveLength(0);
     });
 
     it('removes a cap with its windows', async () => {
