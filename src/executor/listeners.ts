@@ -4,7 +4,8 @@ import type { ExecutorEvents } from './types.js';
 // Who listens to an executor's progress. Events are frozen; a listener that throws is ignored, so
 // reporting can never break a run.
 
-const EVENTS: readonly (keyof ExecutorEvents)[] = [
+/** Every event an executor emits, in the order a run meets them. */
+export const EXECUTOR_EVENTS: readonly (keyof ExecutorEvents)[] = [
   'started',
   'decision',
   'violation',
@@ -19,7 +20,7 @@ export class Listeners {
 
   /** Adds `listener` to `event`; returns a function that removes it. */
   add<K extends keyof ExecutorEvents>(event: K, listener: Listener<K>): () => void {
-    if (!EVENTS.includes(event)) invalid('event', `one of ${EVENTS.join(', ')}`, event);
+    if (!EXECUTOR_EVENTS.includes(event)) invalid('event', `one of ${EXECUTOR_EVENTS.join(', ')}`, event);
     const set = this.#byEvent.get(event) ?? new Set();
     this.#byEvent.set(event, set);
     set.add(listener as (e: never) => void);

@@ -3,6 +3,7 @@ import { errorText, GuardrailError, GuardrailValidationError, isGuardrailError }
 import type { Plan } from '../executor/Plan.js';
 import { PlanExecutor, type ExecutionResult, type ExecutorEvents } from '../executor/PlanExecutor.js';
 import { type CompletedDecision } from '../executor/state.js';
+import { EXECUTOR_EVENTS } from '../executor/listeners.js';
 import { validateLabels } from '../guardrails/labels.js';
 import { formatIso } from '../iso.js';
 import {
@@ -65,14 +66,6 @@ export interface PlanRunnerOptions {
   /** Called with every executor event of every run. */
   readonly onEvent?: <K extends keyof ExecutorEvents>(event: K, payload: ExecutorEvents[K]) => void;
 }
-
-const EVENTS: readonly (keyof ExecutorEvents)[] = [
-  'started',
-  'decision',
-  'violation',
-  'awaiting_confirmation',
-  'completed',
-];
 
 /**
  * Runs plan files against a store and keeps each plan's document there, so that any process sharing the
@@ -390,7 +383,7 @@ export class PlanRunner {
         : { toolRules: toolRules(record.policy), approvalTtlMs: approvalTtlMs(record.policy) }),
     });
     const onEvent = this.#onEvent;
-    if (onEvent) for (const e of EVENTS) executor.on(e, (payload) => onEvent(e, payload as never));
+    if (onEvent) for (const e of EXECUTOR_EVENTS) executor.on(e, (payload) => onEvent(e, payload as never));
     return executor;
   }
 }
