@@ -7,8 +7,22 @@ import type { JsonObject } from '../json.js';
 import type { SpendCap } from '../guardrails/caps.js';
 import type { CapRef, CapWindowState } from '../guardrails/capLedger.js';
 import type { CapWindowSpan } from '../guardrails/windows.js';
+import type { ApprovalRule, ApprovalVote, DeciderIdentity, PersonalToken, Principal } from './people.js';
+import type {
+  Notification,
+  NotificationInput,
+  NotificationOutcome,
+  NotificationStatus,
+} from './notifications.js';
 
 export type { PlanMutation } from '../guardrails/mutation.js';
+export type { ApprovalRule, ApprovalVote, DeciderIdentity, PersonalToken, Principal } from './people.js';
+export type {
+  Notification,
+  NotificationInput,
+  NotificationOutcome,
+  NotificationStatus,
+} from './notifications.js';
 
 /** Every status an approval can be in, in the order a person meets them. */
 export const APPROVAL_STATUSES = Object.freeze(['pending', 'approved', 'denied', 'used'] as const);
@@ -41,6 +55,16 @@ export interface Approval {
   readonly decidedAt?: string;
   readonly reason?: string;
   readonly usedAt?: string;
+  /** The names of the `notify:` targets to tell of this approval's request, decision and expiry. */
+  readonly notify?: readonly string[];
+  /** The principal who started the run (whose token, or the plan's `user` label), when known. */
+  readonly requester?: string;
+  /** The rule it was opened under; absent for an approval any one operator may decide. */
+  readonly rule?: ApprovalRule;
+  /** The approvals given towards the rule's quorum, oldest first. */
+  readonly votes?: readonly ApprovalVote[];
+  /** Who made the decision that settled it (the last approval of a quorum, the denial, or leash's timeout). */
+  readonly decider?: DeciderIdentity;
 }
 
 /** The outcome of a change: what to return, what to record, what to change. */
@@ -272,6 +296,53 @@ export interface GuardrailStore {
    * log from it (reporting `prunedThrough`). Checkpoints are kept.
    */
   pruneAuditLog(planId: string, throughSeq: number): Promise<number>;
+
+  /** Adds a principal, or replaces the one with its id. */
+  putPrincipal?(principal: Principal): Promise<void>;
+
+  /** A principal by id (revoked ones too), or null. */
+  getPrincipal?(id: string): Promise<Principal | null>;
+
+  /** Every principal (revoked ones too), in id order. */
+  listPrincipals?(): Promise<Principal[]>;
+
+  /** Adds a personal token, or replaces the one with its id (to revoke it); its hash is unique. */
+  putToken?(token: PersonalToken): Promise<void>;
+
+  /** The token whose hash is `hash`, or null. */
+  findToken?(hash: string): Promise<PersonalToken | null>;
+
+  /** Tokens (revoked and expired ones too), oldest first, optionally of one principal. */
+  listTokens?(filter?: { readonly principalId?: string }): Promise<PersonalToken[]>;
+
+  /**
+   * Queues notifications, all or nothing, `queued`, due at once, each after the ones queued before it.
+   * An id already queued is skipped (queuing is idempotent).
+   */
+  enqueueNotifications?(items: readonly NotificationInput[]): Promise<void>;
+
+  /**
+   * Claims what is due at `now` for delivery: for each target, its oldest notification still `queued`,
+   * if it is due (`nextAttemptAt` ≤ now) and not held by another claim (`leaseUntil` passed or absent).
+   * Each claimed one gets `leaseUntil` = now + `leaseMs` and one more attempt, atomically, so two
+   * dispatchers never claim the same one. At most `limit`, oldest first.
+   */
+  claimNotifications?(claim: {
+    /** Only notifications to these targets: those the dispatcher knows how to reach. */
+    readonly targets: readonly string[];
+    readonly now: string;
+    readonly leaseMs: number;
+    readonly limit: number;
+  }): Promise<Notification[]>;
+
+  /** Records the outcome of an attempt: delivered, to retry at a time, or failed for good. */
+  finishNotification?(id: string, outcome: NotificationOutcome): Promise<void>;
+
+  /** Notifications, newest first, optionally in one status, at most `limit` (default 100). */
+  listNotifications?(filter?: {
+    readonly status?: NotificationStatus;
+    readonly limit?: number;
+  }): Promise<Notification[]>;
 
   /** Forgets a plan, its audit log, its approvals, its checkpoints and its document; true if it existed. */
   delete(planId: string): Promise<boolean>;
