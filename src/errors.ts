@@ -17,6 +17,8 @@ export type GuardrailErrorCode =
   | 'CAP_NOT_FOUND'
   /** A tool call's `callTool` after its invocation ended. */
   | 'INVOCATION_ENDED'
+  /** No queued notification with the id a dispatcher reported on. */
+  | 'NOTIFICATION_NOT_FOUND'
   | 'PLAN_CLAIMED'
   | 'PLAN_DOCUMENT_CONFLICT'
   | 'PLAN_NOT_FOUND'
@@ -37,6 +39,8 @@ export type GuardrailErrorCode =
   | 'STORE_NO_LOG'
   | 'STORE_SCHEMA_TOO_NEW'
   | 'STORE_UNAVAILABLE'
+  /** A personal token whose hash another token already has. */
+  | 'TOKEN_HASH_TAKEN'
   /** The `leash` command was used wrongly (its exit code 2). */
   | 'USAGE';
 

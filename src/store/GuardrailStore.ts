@@ -10,15 +10,18 @@ import type { CapWindowSpan } from '../guardrails/windows.js';
 import type { ApprovalRule, ApprovalVote, DeciderIdentity, PersonalToken, Principal } from './people.js';
 import type {
   Notification,
+  NotificationClaim,
+  NotificationFilter,
   NotificationInput,
   NotificationOutcome,
-  NotificationStatus,
 } from './notifications.js';
 
 export type { PlanMutation } from '../guardrails/mutation.js';
 export type { ApprovalRule, ApprovalVote, DeciderIdentity, PersonalToken, Principal } from './people.js';
 export type {
   Notification,
+  NotificationClaim,
+  NotificationFilter,
   NotificationInput,
   NotificationOutcome,
   NotificationStatus,
@@ -327,22 +330,13 @@ export interface GuardrailStore {
    * Each claimed one gets `leaseUntil` = now + `leaseMs` and one more attempt, atomically, so two
    * dispatchers never claim the same one. At most `limit`, oldest first.
    */
-  claimNotifications?(claim: {
-    /** Only notifications to these targets: those the dispatcher knows how to reach. */
-    readonly targets: readonly string[];
-    readonly now: string;
-    readonly leaseMs: number;
-    readonly limit: number;
-  }): Promise<Notification[]>;
+  claimNotifications?(claim: NotificationClaim): Promise<Notification[]>;
 
   /** Records the outcome of an attempt: delivered, to retry at a time, or failed for good. */
   finishNotification?(id: string, outcome: NotificationOutcome): Promise<void>;
 
   /** Notifications, newest first, optionally in one status, at most `limit` (default 100). */
-  listNotifications?(filter?: {
-    readonly status?: NotificationStatus;
-    readonly limit?: number;
-  }): Promise<Notification[]>;
+  listNotifications?(filter?: NotificationFilter): Promise<Notification[]>;
 
   /** Forgets a plan, its audit log, its approvals, its checkpoints and its document; true if it existed. */
   delete(planId: string): Promise<boolean>;

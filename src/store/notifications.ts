@@ -40,3 +40,18 @@ export type NotificationOutcome =
   | { readonly kind: 'delivered'; readonly at: string }
   | { readonly kind: 'retry'; readonly at: string; readonly error: string; readonly nextAttemptAt: string }
   | { readonly kind: 'failed'; readonly at: string; readonly error: string };
+
+/** What a dispatcher claims: see `GuardrailStore.claimNotifications`. */
+export interface NotificationClaim {
+  /** Only notifications to these targets: those the dispatcher knows how to reach. */
+  readonly targets: readonly string[];
+  readonly now: string;
+  readonly leaseMs: number;
+  readonly limit: number;
+}
+
+/** Which notifications a listing returns: in one status (else all), at most `limit` (default 100). */
+export interface NotificationFilter {
+  readonly status?: NotificationStatus;
+  readonly limit?: number;
+}

@@ -17,6 +17,19 @@ import type {
   PlanListing,
   PlanRecord,
 } from '../GuardrailStore.js';
+import type { PersonalToken, Principal } from '../people.js';
+import type {
+  Notification,
+  NotificationInput,
+  NotificationOutcome,
+  NotificationClaim,
+  NotificationFilter,
+} from '../notifications.js';
+import { storedText } from '../fields.js';
+import { tokenFilter } from '../peopleRecords.js';
+import { MemoryApprovals } from './memoryApprovals.js';
+import { MemoryPeople } from './memoryPeople.js';
+import { MemoryOutbox } from './memoryNotifications.js';
 import {
   checkpointDue,
   pruneTarget,
@@ -63,9 +76,9 @@ export class MemoryStore implements GuardrailStore {
   readonly #checkpoints: CheckpointPolicy | null;
   readonly #plans = new Map<string, Entry>();
   readonly #caps = new MemoryCaps();
-  readonly #approvals = new Map<string, Approval>();
-  /** The newest approval per plan and decision (findApproval's answer), by {@link decisionKey}. */
-  readonly #newest = new Map<string, Approval>();
+  readonly #people = new MemoryPeople();
+  readonly #outbox = new MemoryOutbox();
+  readonly #approvals = new MemoryApprovals();
   /** Saved as JSON text, as the durable stores keep them, so a caller's later change cannot reach them. */
   readonly #documents = new Map<
     string,
@@ -93,17 +106,7 @@ export class MemoryStore implements GuardrailStore {
   readonly #steps: WriteSteps<readonly AuditEntry[]> = {
     capView: null,
     record: (entries) => entries,
-    claim: (approval, newApproval) => {
-      const id = (approval ?? newApproval)?.id;
-      const holder = id === undefined ? undefined : this.#approvals.get(id);
-      if (holder === undefined) return;
-      if (newApproval !== undefined) {
-        throw new GuardrailError('APPROVAL_ID_TAKEN', `approval id "${newApproval.id}" is already used`);
-      }
-      if (holder.planId !== (approval as Approval).planId) {
-        throw new GuardrailError('STORE_CONTRACT', `approval "${id}" belongs to another plan`);
-      }
-    },
+    claim: (approval, newApproval) => this.#approvals.claim(approval, newApproval),
   };
 
   // Not `async`: an async frame would add microtask hops to the hottest path of every check.
@@ -122,7 +125,7 @@ export class MemoryStore implements GuardrailStore {
       const plan = entry as Entry; // a write is decided only for a configured plan
       const approval = write.approval ?? write.newApproval;
       if (write.guardrails !== undefined) plan.guardrails = write.guardrails;
-      if (approval !== undefined) this.#keep(Object.freeze({ ...approval }));
+      if (approval !== undefined) this.#approvals.keep(approval);
       for (const audit of write.entries) {
         if (this.keepLog) plan.log.push(audit);
         plan.audit.add(audit);
@@ -168,32 +171,16 @@ export class MemoryStore implements GuardrailStore {
     readonly status?: ApprovalStatus;
   }): Promise<Approval[]> {
     this.#open();
-    return [...this.#approvals.values()]
-      .filter(
-        (a) =>
-          (filter?.planId === undefined || a.planId === filter.planId) &&
-          (filter?.status === undefined || a.status === filter.status),
-      )
-      .sort((a, b) => compareRequests(a, b));
+    return this.#approvals.list(filter);
   }
 
-  // Not `async`, and no scan of every approval: it is asked before every guarded call.
+  // Not `async`: it is asked before every guarded call.
   findApproval(planId: string, decisionId: string): Promise<Approval | null> {
     try {
       this.#open();
-      return Promise.resolve(this.#newest.get(decisionKey(planId, decisionId)) ?? null);
+      return Promise.resolve(this.#approvals.newest(planId, decisionId));
     } catch (error) {
       return Promise.reject(error);
-    }
-  }
-
-  /** Keeps an approval, new or changed, as the newest of its decision when it is. */
-  #keep(approval: Approval): void {
-    this.#approvals.set(approval.id, approval);
-    const key = decisionKey(approval.planId, approval.decisionId);
-    const newest = this.#newest.get(key);
-    if (newest === undefined || newest.id === approval.id || compareRequests(approval, newest) > 0) {
-      this.#newest.set(key, approval);
     }
   }
 
@@ -303,13 +290,59 @@ export class MemoryStore implements GuardrailStore {
     return mergeListings(this.#plans.keys(), documents);
   }
 
+  async putPrincipal(principal: Principal): Promise<void> {
+    this.#open();
+    this.#people.putPrincipal(principal);
+  }
+
+  async getPrincipal(id: string): Promise<Principal | null> {
+    this.#open();
+    return this.#people.getPrincipal(storedText(id, 'id'));
+  }
+
+  async listPrincipals(): Promise<Principal[]> {
+    this.#open();
+    return this.#people.listPrincipals();
+  }
+
+  async putToken(token: PersonalToken): Promise<void> {
+    this.#open();
+    this.#people.putToken(token);
+  }
+
+  async findToken(hash: string): Promise<PersonalToken | null> {
+    this.#open();
+    return this.#people.findToken(storedText(hash, 'hash'));
+  }
+
+  async listTokens(filter?: { readonly principalId?: string }): Promise<PersonalToken[]> {
+    this.#open();
+    return this.#people.listTokens(tokenFilter(filter));
+  }
+
+  async enqueueNotifications(items: readonly NotificationInput[]): Promise<void> {
+    this.#open();
+    this.#outbox.enqueue(items);
+  }
+
+  async claimNotifications(claim: NotificationClaim): Promise<Notification[]> {
+    this.#open();
+    return this.#outbox.claim(claim);
+  }
+
+  async finishNotification(id: string, outcome: NotificationOutcome): Promise<void> {
+    this.#open();
+    this.#outbox.finish(id, outcome);
+  }
+
+  async listNotifications(filter?: NotificationFilter): Promise<Notification[]> {
+    this.#open();
+    return this.#outbox.list(filter);
+  }
+
   async delete(planId: string): Promise<boolean> {
     this.#open();
-    for (const [id, a] of this.#approvals) {
-      if (a.planId !== planId) continue;
-      this.#approvals.delete(id);
-      this.#newest.delete(decisionKey(planId, a.decisionId));
-    }
+    this.#approvals.deletePlan(planId);
     const hadDocument = this.#documents.delete(planId);
     return this.#plans.delete(planId) || hadDocument;
   }
@@ -318,8 +351,9 @@ export class MemoryStore implements GuardrailStore {
     this.#closed = true;
     this.#plans.clear();
     this.#approvals.clear();
-    this.#newest.clear();
     this.#documents.clear();
+    this.#people.clear();
+    this.#outbox.clear();
   }
 
   #document(
@@ -335,15 +369,4 @@ export class MemoryStore implements GuardrailStore {
   #open(): void {
     if (this.#closed) throw new GuardrailError('STORE_CLOSED', 'the store is closed');
   }
-}
-
-/** Oldest request first; ties (and clocks that went back) broken by id so the order is stable. */
-/** A plan and a decision as one key: ids hold no control character, so none can hold the separator. */
-function decisionKey(planId: string, decisionId: string): string {
-  return `${planId}\u0000${decisionId}`;
-}
-
-function compareRequests(a: Approval, b: Approval): number {
-  if (a.requestedAt !== b.requestedAt) return a.requestedAt < b.requestedAt ? -1 : 1;
-  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
