@@ -276,13 +276,17 @@ describe('SqliteStore', () => {
       await first.put('p', guardrails());
       await first.close();
       const old = OLD_APPROVAL;
-      // The file as version 4 left it: no tool or preview columns, an approval written then.
+      // The file as version 4 left it: no tool, preview or review columns, an approval written then.
       const db = new Database(path);
       db.exec(`
         ALTER TABLE leash_approvals DROP COLUMN tool_name;
         ALTER TABLE leash_approvals DROP COLUMN input_preview;
+        ALTER TABLE leash_approvals DROP COLUMN review;
         DROP TABLE leash_spend_caps;
         DROP TABLE leash_cap_windows;
+        DROP TABLE leash_principals;
+        DROP TABLE leash_tokens;
+        DROP TABLE leash_notifications;
         DELETE FROM leash_schema_version WHERE version > 4;
       `);
       db.prepare('INSERT INTO leash_approvals VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL)').run(
@@ -318,10 +322,13 @@ describe('SqliteStore', () => {
         'g1_audit_entries',
         'g1_cap_windows',
         'g1_checkpoints',
+        'g1_notifications',
         'g1_plan_documents',
         'g1_plans',
+        'g1_principals',
         'g1_schema_version',
         'g1_spend_caps',
+        'g1_tokens',
       ]);
     });
   });

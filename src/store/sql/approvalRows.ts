@@ -1,10 +1,12 @@
 import { GuardrailError, invalid } from '../../errors.js';
 import { APPROVAL_STATUSES, type Approval, type ApprovalStatus } from '../GuardrailStore.js';
+import { reviewFromText, reviewText } from '../approvalReview.js';
+import { readRecord } from './rows.js';
 
 /** The columns of an approval row, in the order {@link approvalRowValues} gives their values. */
 export const APPROVAL_COLUMNS =
   'id, plan_id, decision_id, operation, input_hash, requested_at, expires_at, status, ' +
-  'decided_by, decided_at, reason, used_at, tool_name, input_preview';
+  'decided_by, decided_at, reason, used_at, tool_name, input_preview, review';
 
 const COLUMN_NAMES = APPROVAL_COLUMNS.split(', ');
 
@@ -34,6 +36,8 @@ export interface ApprovalRow {
   used_at: string | null;
   tool_name: string | null;
   input_preview: string | null;
+  /** The approval's review fields (notify, requester, rule, votes, decider) as JSON; NULL when it has none. */
+  review: string | null;
 }
 
 export type ApprovalRowValues = [
@@ -45,6 +49,7 @@ export type ApprovalRowValues = [
   string,
   string,
   string,
+  string | null,
   string | null,
   string | null,
   string | null,
@@ -79,7 +84,7 @@ export function approvalRowValues(a: Approval): ApprovalRowValues {
   if (!APPROVAL_STATUSES.includes(a.status))
     invalid('approval.status', `one of ${APPROVAL_STATUSES.join(', ')}`, a.status);
   const optional = OPTIONAL.map((key) => (a[key] === undefined ? null : storable(a[key], `approval.${key}`)));
-  return [...required, a.status, ...optional] as ApprovalRowValues;
+  return [...required, a.status, ...optional, reviewText(a)] as ApprovalRowValues;
 }
 
 /** The approval a row holds; a row no writer could have written makes the store refuse (`STORE_CORRUPT`). */
@@ -90,6 +95,10 @@ export function approvalFromRow(row: ApprovalRow, store: string): Approval {
       `${store} holds approval "${row.id}" with unknown status "${row.status}"`,
     );
   }
+  const review =
+    row.review === null
+      ? {}
+      : readRecord(store, `approval "${row.id}"`, () => reviewFromText(row.review as string));
   return Object.freeze({
     id: row.id,
     planId: row.plan_id,
@@ -105,5 +114,6 @@ export function approvalFromRow(row: ApprovalRow, store: string): Approval {
     ...(row.decided_at === null ? {} : { decidedAt: row.decided_at }),
     ...(row.reason === null ? {} : { reason: row.reason }),
     ...(row.used_at === null ? {} : { usedAt: row.used_at }),
+    ...review,
   });
 }

@@ -33,3 +33,17 @@ export function checkpointFromRow(planId: string, row: CheckpointRow): Checkpoin
   const cp = { plan: planId, size: Number(row.size), head: row.head, ts: row.ts };
   return Object.freeze(row.signature === null ? cp : { ...cp, signature: row.signature });
 }
+
+/**
+ * What `read` makes of a row, read with the checks its writer made: a row that fails them, which no
+ * writer could have written, makes the store refuse (`STORE_CORRUPT`), naming `what` it holds.
+ */
+export function readRecord<T>(store: string, what: string, read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    throw new GuardrailError('STORE_CORRUPT', `${store} holds ${what} it cannot read: ${errorText(error)}`, {
+      cause: error,
+    });
+  }
+}

@@ -9,11 +9,18 @@ import {
   type CapWindowRecord,
   type UpdateOptions,
   type GuardrailStore,
+  type Notification,
+  type NotificationClaim,
+  type NotificationFilter,
+  type NotificationInput,
+  type NotificationOutcome,
+  type PersonalToken,
   type PlanChangeFn,
   type PlanDocument,
   type PlanDocumentInput,
   type PlanListing,
   type PlanRecord,
+  type Principal,
 } from '../GuardrailStore.js';
 import { pruneTarget, type CheckpointPolicy } from '../checkpoints.js';
 import { logEntryFromRow } from '../sql/auditRows.js';
@@ -23,11 +30,14 @@ import { checkpointFromRow } from '../sql/rows.js';
 import { sqliteFailure, sqliteSettings, type SqliteStoreOptions } from './connection.js';
 import { migrateSchema } from './schema.js';
 import { CapsInTransaction, prepareCapStatements } from './caps.js';
+import { sqlitePeople } from './people.js';
+import { sqliteOutbox } from './notifications.js';
 import type { SpendCap } from '../../guardrails/caps.js';
 import {
   chainedOf,
   documentOf,
   approvalOf,
+  listedApprovals,
   prepareStatements,
   storedRow,
   type ChainedRow,
@@ -111,6 +121,8 @@ export class SqliteStore implements GuardrailStore {
       this.#statements ??= prepareStatements(this.#db, this.tablePrefix);
       this.#transactions ??= transactionsOf(this.#db, this.#statements, {
         caps: new CapsInTransaction(prepareCapStatements(this.#db, this.tablePrefix)),
+        people: sqlitePeople(this.#db, this.tablePrefix),
+        outbox: sqliteOutbox(this.#db, this.tablePrefix),
         cache: this.#cache,
         checkpoints: this.#checkpoints,
         auditCapacity: this.auditCapacity,
@@ -205,19 +217,7 @@ export class SqliteStore implements GuardrailStore {
     readonly planId?: string;
     readonly status?: ApprovalStatus;
   }): Promise<Approval[]> {
-    const planId = filter?.planId;
-    const status = filter?.status;
-    return this.#reading('list approvals', (_tx, s) => {
-      const rows =
-        planId === undefined
-          ? status === undefined
-            ? s.listAll.all()
-            : s.listByStatus.all(status)
-          : status === undefined
-            ? s.listByPlan.all(planId)
-            : s.listByPlanAndStatus.all(planId, status);
-      return rows.map(approvalOf);
-    });
+    return this.#reading('list approvals', (_tx, s) => listedApprovals(s, filter).map(approvalOf));
   }
 
   async findApproval(planId: string, decisionId: string): Promise<Approval | null> {
@@ -319,6 +319,46 @@ export class SqliteStore implements GuardrailStore {
 
   async listCapWindows(filter?: { readonly capId?: string }): Promise<CapWindowRecord[]> {
     return this.#reading('list spend cap windows', (tx) => tx.caps.windows(filter?.capId));
+  }
+
+  async putPrincipal(principal: Principal): Promise<void> {
+    this.#reading('store a principal', (tx) => tx.people.putPrincipal(principal));
+  }
+
+  async getPrincipal(id: string): Promise<Principal | null> {
+    return this.#reading(`read principal "${id}"`, (tx) => tx.people.getPrincipal(id));
+  }
+
+  async listPrincipals(): Promise<Principal[]> {
+    return this.#reading('list principals', (tx) => tx.people.listPrincipals());
+  }
+
+  async putToken(token: PersonalToken): Promise<void> {
+    this.#reading('store a personal token', (tx) => tx.people.putToken(token));
+  }
+
+  async findToken(hash: string): Promise<PersonalToken | null> {
+    return this.#reading('find a personal token', (tx) => tx.people.findToken(hash));
+  }
+
+  async listTokens(filter?: { readonly principalId?: string }): Promise<PersonalToken[]> {
+    return this.#reading('list personal tokens', (tx) => tx.people.listTokens(filter));
+  }
+
+  async enqueueNotifications(items: readonly NotificationInput[]): Promise<void> {
+    this.#reading('queue notifications', (tx) => tx.outbox.enqueue(items));
+  }
+
+  async claimNotifications(claim: NotificationClaim): Promise<Notification[]> {
+    return this.#reading('claim notifications', (tx) => tx.outbox.claim(claim));
+  }
+
+  async finishNotification(id: string, outcome: NotificationOutcome): Promise<void> {
+    this.#reading('record the outcome of a notification', (tx) => tx.outbox.finish(id, outcome));
+  }
+
+  async listNotifications(filter?: NotificationFilter): Promise<Notification[]> {
+    return this.#reading('list notifications', (tx) => tx.outbox.list(filter));
   }
 
   /** Closes the database if the store opened it; a database given to the store stays open. */

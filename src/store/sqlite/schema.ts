@@ -92,6 +92,46 @@ const MIGRATIONS: readonly ((p: string) => string)[] = [
       PRIMARY KEY (cap_id, scope, window_key)
     ) WITHOUT ROWID;
   `,
+  // The people who decide, their personal tokens (as hashes), an approval's rule, votes and decider, and
+  // the outbox of notifications. seq orders deliveries: an INTEGER PRIMARY KEY is one more than the
+  // largest in the table, and no notification is ever removed, so none is handed out twice.
+  (p) => `
+    ALTER TABLE ${p}approvals ADD COLUMN review TEXT;
+    CREATE TABLE ${p}principals (
+      id TEXT NOT NULL PRIMARY KEY,
+      name TEXT NOT NULL,
+      roles TEXT NOT NULL,
+      email TEXT,
+      created_at TEXT NOT NULL,
+      revoked_at TEXT
+    );
+    CREATE TABLE ${p}tokens (
+      id TEXT NOT NULL PRIMARY KEY,
+      principal_id TEXT NOT NULL,
+      hash TEXT NOT NULL UNIQUE,
+      label TEXT,
+      created_at TEXT NOT NULL,
+      expires_at TEXT,
+      revoked_at TEXT
+    );
+    CREATE INDEX ${p}tokens_by_principal ON ${p}tokens (principal_id, created_at, id);
+    CREATE TABLE ${p}notifications (
+      seq INTEGER PRIMARY KEY,
+      id TEXT NOT NULL UNIQUE,
+      target TEXT NOT NULL,
+      event TEXT NOT NULL,
+      payload TEXT NOT NULL,
+      created_at TEXT NOT NULL,
+      status TEXT NOT NULL CHECK (status IN ('queued', 'delivered', 'failed')),
+      attempts INTEGER NOT NULL DEFAULT 0,
+      next_attempt_at TEXT NOT NULL,
+      lease_until TEXT,
+      last_error TEXT,
+      delivered_at TEXT
+    );
+    CREATE INDEX ${p}notifications_queued ON ${p}notifications (target, seq) WHERE status = 'queued';
+    CREATE INDEX ${p}notifications_by_status ON ${p}notifications (status, seq);
+  `,
 ];
 
 /** The migration that added the hash chain: rows it finds are chained right after it runs. */

@@ -177,6 +177,17 @@ export function documentOf(row: DocumentRow): PlanDocument {
   return documentFromRow(row, 'SqliteStore');
 }
 
+/** The rows of the approvals `filter` asks for, oldest request first. */
+export function listedApprovals(
+  s: Statements,
+  filter: { readonly planId?: string; readonly status?: string } | undefined,
+): ApprovalRow[] {
+  const planId = filter?.planId;
+  const status = filter?.status;
+  if (planId === undefined) return status === undefined ? s.listAll.all() : s.listByStatus.all(status);
+  return status === undefined ? s.listByPlan.all(planId) : s.listByPlanAndStatus.all(planId, status);
+}
+
 export function approvalOf(row: ApprovalRow): Approval {
   return approvalFromRow(row, 'SqliteStore');
 }

@@ -17,6 +17,8 @@ import { mergeListings, nextRevision, type CheckedDocument } from '../planDocume
 import { PlanCache, type CachedPlan } from '../planCache.js';
 import { guardrailsFromRow } from '../sql/rows.js';
 import { capTransactionsOf, type CapsInTransaction, type CapTransactions } from './caps.js';
+import type { SqliteOutbox } from './notifications.js';
+import type { SqlitePeople } from './people.js';
 import {
   approvalOf,
   documentOf,
@@ -100,6 +102,10 @@ export interface Transactions {
   listPlans: () => PlanListing[];
   /** Installing, removing and listing spend caps. */
   caps: CapTransactions;
+  /** Principals and personal tokens. */
+  people: SqlitePeople;
+  /** The notification outbox. */
+  outbox: SqliteOutbox;
 }
 
 /** What the transactions need of the store. */
@@ -109,6 +115,8 @@ export interface TransactionsOf {
   readonly auditCapacity: number;
   /** The spend caps and windows update transactions read and write. */
   readonly caps: CapsInTransaction;
+  readonly people: SqlitePeople;
+  readonly outbox: SqliteOutbox;
   /** What the connection had seen after the store's last update, or null when that is not known. */
   lastSeen(): Seen | null;
 }
@@ -347,5 +355,7 @@ export function transactionsOf(db: Database.Database, s: Statements, store: Tran
     prune: (planId, throughSeq) => prune.immediate(planId, throughSeq),
     listPlans: () => listPlans.deferred(),
     caps: capTransactionsOf(db, store.caps.statements),
+    people: store.people,
+    outbox: store.outbox,
   };
 }
