@@ -36,3 +36,12 @@ export function isPlainText(text: string): boolean {
   }
   return true;
 }
+
+// Control (Cc), format (Cf) and other default-ignorable characters (variation selectors, Hangul fillers)
+// are invisible, so they let two names that look the same compare different.
+const HIDDEN = /[\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
+
+/** True when `text` holds a control or invisible character: a name shown to people must not. */
+export function hasHiddenCharacters(text: string): boolean {
+  return HIDDEN.test(text);
+}

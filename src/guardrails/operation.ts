@@ -1,9 +1,7 @@
 import { describeValue, GuardrailValidationError } from '../errors.js';
 import { isWellFormed, notWellFormed } from '../json.js';
+import { hasHiddenCharacters } from '../unicode.js';
 
-// Control (Cc), format (Cf) and other default-ignorable characters (variation selectors, Hangul fillers)
-// are invisible, so they let two names that look the same compare different.
-const HIDDEN = /[\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
 // Printable ASCII holds nothing hidden and NFKC leaves it as it is: the common case skips both.
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
@@ -22,7 +20,7 @@ export function normalizeOperation(value: unknown, field = 'operation', maxLengt
   const ascii = PRINTABLE_ASCII.test(value);
   // Before NFKC, so the error shows the name as it was given: a lone surrogate cannot be hashed (RFC 8785).
   if (!ascii && !isWellFormed(value)) notWellFormed(value, field);
-  if (!ascii && HIDDEN.test(value)) {
+  if (!ascii && hasHiddenCharacters(value)) {
     throw new GuardrailValidationError(
       field,
       `${field} must not contain control or invisible format characters, got ${describeValue(value)}`,
@@ -32,7 +30,7 @@ export function normalizeOperation(value: unknown, field = 'operation', maxLengt
   if (normalized.length === 0) {
     throw new GuardrailValidationError(field, `${field} must not be empty, got ${describeValue(value)}`);
   }
-  if (!ascii && HIDDEN.test(normalized)) {
+  if (!ascii && hasHiddenCharacters(normalized)) {
     throw new GuardrailValidationError(
       field,
       `${field} must not contain control or invisible format characters, got ${describeValue(value)}`,

@@ -1,5 +1,6 @@
 import { describeValue, GuardrailValidationError, invalid } from '../errors.js';
 import { isPlainObject, isWellFormed, notWellFormed } from '../json.js';
+import { hasHiddenCharacters } from '../unicode.js';
 
 /** Longest name of who decided, and longest reason, kept in an approval. */
 export const MAX_DECIDER_LENGTH = 256;
@@ -7,8 +8,6 @@ export const MAX_REASON_LENGTH = 2048;
 /** Longest name of the tool an approval is for. */
 export const MAX_TOOL_NAME_LENGTH = 256;
 
-// Who decided is shown to people: invisible and format characters could make one name pass for another.
-const HIDDEN = /[\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
 // A reason may run over lines, but no other control character (a terminal escape) may reach a screen.
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL_BUT_LINES = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
@@ -27,7 +26,12 @@ export function validDecision(value: unknown, reasonRequired: boolean): { by: st
     throw new GuardrailValidationError('decision', `decision must be an object, got ${describeValue(value)}`);
   }
   const by = value['by'];
-  if (typeof by !== 'string' || by.trim().length === 0 || by.length > MAX_DECIDER_LENGTH || HIDDEN.test(by)) {
+  if (
+    typeof by !== 'string' ||
+    by.trim().length === 0 ||
+    by.length > MAX_DECIDER_LENGTH ||
+    hasHiddenCharacters(by)
+  ) {
     throw new GuardrailValidationError(
       'by',
       `by must name who decided (1 to ${MAX_DECIDER_LENGTH} characters, none of them control or invisible), got ${describeValue(by)}`,
@@ -58,7 +62,7 @@ export function validToolName(value: unknown): string {
     typeof value !== 'string' ||
     value.trim().length === 0 ||
     value.length > MAX_TOOL_NAME_LENGTH ||
-    HIDDEN.test(value)
+    hasHiddenCharacters(value)
   ) {
     invalid(
       'toolName',
