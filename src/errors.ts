@@ -27,6 +27,10 @@ export type GuardrailErrorCode =
   | 'PLAN_NOT_PAUSED'
   | 'PLAN_NOT_RUNNABLE'
   | 'PLAN_NOT_RUNNING'
+  /** No principal (a person who may decide) with the id asked for. */
+  | 'PRINCIPAL_NOT_FOUND'
+  /** A principal that was revoked: it may not sign in, decide, or get new tokens. */
+  | 'PRINCIPAL_REVOKED'
   | 'RESERVATION_NOT_OPEN'
   | 'RUN_INTERRUPTED'
   | 'STORE_CLOSED'
@@ -39,8 +43,18 @@ export type GuardrailErrorCode =
   | 'STORE_NO_LOG'
   | 'STORE_SCHEMA_TOO_NEW'
   | 'STORE_UNAVAILABLE'
+  /** The store does not implement what was asked (a custom store without the methods of principals). */
+  | 'STORE_UNSUPPORTED'
+  /** A personal token past its expiry. */
+  | 'TOKEN_EXPIRED'
   /** A personal token whose hash another token already has. */
   | 'TOKEN_HASH_TAKEN'
+  /** Not a personal token this store knows. */
+  | 'TOKEN_INVALID'
+  /** No personal token with the id asked for. */
+  | 'TOKEN_NOT_FOUND'
+  /** A personal token that was revoked. */
+  | 'TOKEN_REVOKED'
   /** The `leash` command was used wrongly (its exit code 2). */
   | 'USAGE';
 
