@@ -13,21 +13,22 @@ const LAYERS: Readonly<Record<string, number>> = {
   guardrails: 1,
   audit: 2,
   store: 3,
-  service: 4,
-  agent: 5,
-  executor: 5,
-  policy: 6,
-  runner: 6,
-  cli: 7,
-  dashboard: 7,
-  mcp: 7,
-  adapters: 7,
-  testing: 7,
+  identity: 4,
+  service: 5,
+  agent: 6,
+  executor: 6,
+  policy: 7,
+  runner: 7,
+  cli: 8,
+  dashboard: 8,
+  mcp: 8,
+  adapters: 8,
+  testing: 8,
 };
 
 function layerOf(file: string): number {
   const [top = ''] = relative(SRC, file).split(sep);
-  if (top.endsWith('.ts') || top.endsWith('.js')) return top.startsWith('index.') ? 8 : 0;
+  if (top.endsWith('.ts') || top.endsWith('.js')) return top.startsWith('index.') ? 9 : 0;
   const layer = LAYERS[top];
   if (layer === undefined) throw new Error(`src/${top} has no layer: add it to LAYERS`);
   return layer;
