@@ -8,7 +8,14 @@ import {
 import type { GuardCheck } from '../GuardCheck.js';
 import { spendCaps, type SpendCap, type SpendCapInit } from '../guardrails/caps.js';
 import { validatePlanId } from '../ids.js';
-import type { Approval, ApprovalStatus, GuardrailStore } from '../store/GuardrailStore.js';
+import type {
+  Approval,
+  ApprovalStatus,
+  DeciderIdentity,
+  GuardrailStore,
+  PersonalToken,
+  Principal,
+} from '../store/GuardrailStore.js';
 import type { Decision } from './approvals.js';
 import * as budget from './budget.js';
 import type { BudgetReservation } from './BudgetReservation.js';
@@ -16,6 +23,8 @@ import * as checks from './checks.js';
 import * as confirmations from './confirmations.js';
 import type { ConfirmationAsk, ConfirmationRequest, GrantAsk, GrantUse } from './confirmations.js';
 import { ServiceCore, type AutonomyGuardrailServiceOptions } from './core.js';
+import * as people from './people.js';
+import type { NewToken, PrincipalInit, TokenOptions } from './people.js';
 import * as plans from './plans.js';
 import {
   beginToolCall,
@@ -32,6 +41,7 @@ export {
   type AutonomyGuardrailServiceOptions,
 } from './core.js';
 export type { ConfirmationAsk, ConfirmationRequest, GrantUse } from './confirmations.js';
+export type { NewToken, PrincipalInit, TokenOptions } from './people.js';
 export type { ToolCallBegin, ToolCallBegun, ToolCallOpen, ToolCallOpened } from './toolCall.js';
 
 /**
@@ -270,6 +280,63 @@ export class AutonomyGuardrailService {
   /** Approvals, oldest first, optionally of one plan and in one status. */
   listApprovals(filter: { planId?: string; status?: ApprovalStatus } = {}): Promise<Approval[]> {
     return confirmations.listApprovals(this.#core, filter);
+  }
+
+  /**
+   * Adds a principal, a person (or service account) who may decide approvals, or changes the name, roles
+   * and e-mail address of the one with its id. Roles are kept sorted, without repeats. An id that was
+   * revoked is refused: ids are not reused. Needs a store that keeps principals (`STORE_UNSUPPORTED`).
+   * @example
+   * await service.addPrincipal({ id: 'ann', name: 'Ann Lee', roles: ['release'] });
+   */
+  addPrincipal(init: PrincipalInit): Promise<Principal> {
+    return people.addPrincipal(this.#core, init);
+  }
+
+  /**
+   * Revokes a principal: it may no longer decide, and each of its tokens is refused (`PRINCIPAL_REVOKED`).
+   * Revoking one that is revoked already changes nothing. `PRINCIPAL_NOT_FOUND` for an unknown id.
+   */
+  revokePrincipal(id: string): Promise<Principal> {
+    return people.revokePrincipal(this.#core, id);
+  }
+
+  /** Every principal, revoked ones too, in id order. */
+  listPrincipals(): Promise<Principal[]> {
+    return people.listPrincipals(this.#core);
+  }
+
+  /** True when the store has a principal that is not revoked (false for a store that keeps none). */
+  hasPrincipals(): Promise<boolean> {
+    return people.hasPrincipals(this.#core);
+  }
+
+  /**
+   * Makes a personal token for a principal: `token` is the secret, shown to its owner once and kept
+   * nowhere; `record` is what the store keeps (its id, its SHA-256, label and expiry).
+   * @example
+   * const { token, record } = await service.createToken('ann', { label: 'laptop', expiresInSeconds: 90 * 86400 });
+   */
+  createToken(principalId: string, options?: TokenOptions): Promise<NewToken> {
+    return people.createToken(this.#core, principalId, options);
+  }
+
+  /** Revokes a personal token by id (`tok_…`); revoking one twice changes nothing. `TOKEN_NOT_FOUND`. */
+  revokeToken(id: string): Promise<PersonalToken> {
+    return people.revokeToken(this.#core, id);
+  }
+
+  /** Personal tokens (revoked and expired ones too), oldest first, optionally of one principal. */
+  listTokens(filter?: { readonly principalId?: string }): Promise<PersonalToken[]> {
+    return people.listTokens(this.#core, filter);
+  }
+
+  /**
+   * The identity a personal token proves, on the service's clock. Refused with `TOKEN_INVALID`,
+   * `TOKEN_REVOKED`, `TOKEN_EXPIRED` or `PRINCIPAL_REVOKED`; the message never holds the token.
+   */
+  authenticate(token: string): Promise<DeciderIdentity> {
+    return people.authenticate(this.#core, token);
   }
 
   /** A copy of the plan's audit trail (the newest entries, oldest first), or null when it has none. */

@@ -1,5 +1,6 @@
 import { describeValue, GuardrailValidationError, invalid } from '../errors.js';
 import { isPlainObject, isWellFormed, notWellFormed } from '../json.js';
+import type { DeciderIdentity } from '../store/people.js';
 import { hasHiddenCharacters } from '../unicode.js';
 
 /** Longest name of who decided, and longest reason, kept in an approval. */
@@ -18,6 +19,8 @@ export interface Decision {
   readonly by: string;
   /** Why; required for a denial. */
   readonly reason?: string;
+  /** Who decided, as verified by whatever signed them in (a personal token, an OpenID Connect sign-in). */
+  readonly identity?: DeciderIdentity;
 }
 
 /** Validates `{ by, reason }`; a denial must say why. */
