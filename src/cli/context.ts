@@ -24,6 +24,8 @@ const NOT_FOUND_CODES: ReadonlySet<GuardrailErrorCode> = new Set<GuardrailErrorC
   'PLAN_NOT_FOUND',
   'APPROVAL_NOT_FOUND',
   'CAP_NOT_FOUND',
+  'PRINCIPAL_NOT_FOUND',
+  'TOKEN_NOT_FOUND',
 ]);
 
 export interface CliContext {

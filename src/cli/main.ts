@@ -17,6 +17,8 @@ import { registerMcp } from './commands/mcp.js';
 import { registerPolicy } from './commands/policy.js';
 import { registerSchema } from './commands/schema.js';
 import { registerBudgets } from './commands/budgets.js';
+import { registerTokens } from './commands/tokens.js';
+import { registerUsers } from './commands/users.js';
 import { cliContext } from './context.js';
 import { safe } from './format.js';
 import { EXIT, type CliIo } from './io.js';
@@ -37,6 +39,12 @@ const USAGE_CODES: ReadonlySet<GuardrailErrorCode> = new Set<GuardrailErrorCode>
   'APPROVAL_EXPIRED',
   'CAP_NOT_FOUND',
   'STORE_NOT_FOUND',
+  'PRINCIPAL_NOT_FOUND',
+  'PRINCIPAL_REVOKED',
+  'TOKEN_NOT_FOUND',
+  'TOKEN_INVALID',
+  'TOKEN_REVOKED',
+  'TOKEN_EXPIRED',
 ]);
 
 /** Runs `leash` with `argv` (without the node and script names); resolves with the exit code. */
@@ -88,6 +96,8 @@ Examples:
   registerPolicy(program, c);
   registerSchema(program, c);
   registerBudgets(program, c);
+  registerUsers(program, c);
+  registerTokens(program, c);
 
   try {
     await program.parseAsync([...argv], { from: 'user' });

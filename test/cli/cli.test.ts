@@ -134,8 +134,8 @@ describe('leash --help', () => {
   });
 
   it('exits 2 when a required option is missing', () => {
-    const r = leash(['approve', 'a1']);
-    expect([r.code, r.stderr]).toEqual([2, expect.stringContaining("required option '--by <name>'")]);
+    const r = leash(['deny', 'a1', '--by', 'alice']);
+    expect([r.code, r.stderr]).toEqual([2, expect.stringContaining("required option '--reason <text>'")]);
   });
 });
 
