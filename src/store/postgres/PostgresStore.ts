@@ -8,6 +8,12 @@ import {
   type Approval,
   type ApprovalStatus,
   type GuardrailStore,
+  type Notification,
+  type NotificationClaim,
+  type NotificationFilter,
+  type NotificationInput,
+  type NotificationOutcome,
+  type PersonalToken,
   type PlanChangeFn,
   type CapWindowRecord,
   type UpdateOptions,
@@ -15,6 +21,7 @@ import {
   type PlanDocumentInput,
   type PlanListing,
   type PlanRecord,
+  type Principal,
 } from '../GuardrailStore.js';
 import { type ApprovalRow } from '../sql/approvalRows.js';
 import { pruneTarget, unanchoredPrune, type CheckpointPolicy } from '../checkpoints.js';
@@ -30,6 +37,8 @@ import { statements, type Statements } from './statements.js';
 import { PlanUpdates } from './updates.js';
 import { putWithTrail } from './puts.js';
 import { PostgresCaps } from './caps.js';
+import { PostgresPeople } from './people.js';
+import { PostgresOutbox } from './notifications.js';
 import type { SpendCap } from '../../guardrails/caps.js';
 import { listPlans, saveDocument } from './documents.js';
 import { postgresSettings, type PostgresStoreOptions } from './options.js';
@@ -76,6 +85,8 @@ export class PostgresStore implements GuardrailStore {
   /** The updates through this store, queued per plan; `close()` waits for them. */
   readonly #updates: PlanUpdates;
   readonly #caps: PostgresCaps;
+  readonly #people: PostgresPeople;
+  readonly #outbox: PostgresOutbox;
 
   constructor(options: PostgresStoreOptions) {
     const c = postgresSettings(options);
@@ -88,6 +99,12 @@ export class PostgresStore implements GuardrailStore {
     this.#t = tablesOf(this.schema, this.tablePrefix);
     this.#sql = statements(this.#t);
     this.#caps = new PostgresCaps(this.#t, this.#pool);
+    const usable = async () => {
+      this.#open();
+      await this.#whenReady();
+    };
+    this.#people = new PostgresPeople(this.#t, this.#pool, usable);
+    this.#outbox = new PostgresOutbox(this.#t, this.#pool, usable);
     this.#updates = new PlanUpdates({
       caps: this.#caps,
       pool: this.#pool,
@@ -325,6 +342,46 @@ export class PostgresStore implements GuardrailStore {
     this.#open();
     await this.#whenReady();
     return listPlans(this.#pool, this.#sql);
+  }
+
+  async putPrincipal(principal: Principal): Promise<void> {
+    return this.#people.putPrincipal(principal);
+  }
+
+  async getPrincipal(id: string): Promise<Principal | null> {
+    return this.#people.getPrincipal(id);
+  }
+
+  async listPrincipals(): Promise<Principal[]> {
+    return this.#people.listPrincipals();
+  }
+
+  async putToken(token: PersonalToken): Promise<void> {
+    return this.#people.putToken(token);
+  }
+
+  async findToken(hash: string): Promise<PersonalToken | null> {
+    return this.#people.findToken(hash);
+  }
+
+  async listTokens(filter?: { readonly principalId?: string }): Promise<PersonalToken[]> {
+    return this.#people.listTokens(filter);
+  }
+
+  async enqueueNotifications(items: readonly NotificationInput[]): Promise<void> {
+    return this.#outbox.enqueue(items);
+  }
+
+  async claimNotifications(claim: NotificationClaim): Promise<Notification[]> {
+    return this.#outbox.claim(claim);
+  }
+
+  async finishNotification(id: string, outcome: NotificationOutcome): Promise<void> {
+    return this.#outbox.finish(id, outcome);
+  }
+
+  async listNotifications(filter?: NotificationFilter): Promise<Notification[]> {
+    return this.#outbox.list(filter);
   }
 
   /**

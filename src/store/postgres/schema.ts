@@ -23,6 +23,9 @@ export interface Tables {
   readonly capWindows: string;
   /** One row: a number that changes whenever the caps do, which a write decided from cached caps checks. */
   readonly capsVersion: string;
+  readonly principals: string;
+  readonly tokens: string;
+  readonly notifications: string;
   readonly prefix: string;
 }
 
@@ -133,6 +136,47 @@ export const MIGRATIONS: readonly ((t: Tables) => readonly string[])[] = [
     `CREATE TABLE ${t.capsVersion} (one boolean PRIMARY KEY CHECK (one), version bigint NOT NULL)`,
     `INSERT INTO ${t.capsVersion} (one, version) VALUES (true, 0)`,
   ],
+  // The people who decide, their personal tokens (as hashes), an approval's rule, votes and decider (as
+  // JSON text), and the outbox of notifications, whose seq orders deliveries. Times are canonical
+  // ISO-8601 text, as the approvals' are: compared as text (COLLATE "C"), they compare as times.
+  (t) => [
+    `ALTER TABLE ${t.approvals} ADD COLUMN review text`,
+    `CREATE TABLE ${t.principals} (
+       id text PRIMARY KEY,
+       name text NOT NULL,
+       roles text NOT NULL,
+       email text,
+       created_at text NOT NULL,
+       revoked_at text
+     )`,
+    `CREATE TABLE ${t.tokens} (
+       id text PRIMARY KEY,
+       principal_id text NOT NULL,
+       hash text NOT NULL UNIQUE,
+       label text,
+       created_at text NOT NULL,
+       expires_at text,
+       revoked_at text
+     )`,
+    `CREATE INDEX ${quote(`${t.prefix}tokens_principal_idx`)} ON ${t.tokens} (principal_id)`,
+    `CREATE TABLE ${t.notifications} (
+       seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+       id text NOT NULL UNIQUE,
+       target text NOT NULL,
+       event text NOT NULL,
+       payload text NOT NULL,
+       created_at text NOT NULL,
+       status text NOT NULL CHECK (status IN ('queued', 'delivered', 'failed')),
+       attempts integer NOT NULL DEFAULT 0,
+       next_attempt_at text NOT NULL,
+       lease_until text,
+       last_error text,
+       delivered_at text
+     )`,
+    `CREATE INDEX ${quote(`${t.prefix}notifications_queued_idx`)}
+       ON ${t.notifications} (target, seq) WHERE status = 'queued'`,
+    `CREATE INDEX ${quote(`${t.prefix}notifications_status_idx`)} ON ${t.notifications} (status, seq)`,
+  ],
 ];
 
 /** The schema version this code reads and writes; `migrate()` brings a database up to it. */
@@ -192,6 +236,9 @@ export function tablesOf(schema: string, prefix: string): Tables {
     spendCaps: table('spend_caps'),
     capWindows: table('cap_windows'),
     capsVersion: table('caps_version'),
+    principals: table('principals'),
+    tokens: table('tokens'),
+    notifications: table('notifications'),
   };
 }
 
