@@ -301,28 +301,28 @@ export interface GuardrailStore {
   pruneAuditLog(planId: string, throughSeq: number): Promise<number>;
 
   /** Adds a principal, or replaces the one with its id. */
-  putPrincipal?(principal: Principal): Promise<void>;
+  putPrincipal(principal: Principal): Promise<void>;
 
   /** A principal by id (revoked ones too), or null. */
-  getPrincipal?(id: string): Promise<Principal | null>;
+  getPrincipal(id: string): Promise<Principal | null>;
 
   /** Every principal (revoked ones too), in id order. */
-  listPrincipals?(): Promise<Principal[]>;
+  listPrincipals(): Promise<Principal[]>;
 
   /** Adds a personal token, or replaces the one with its id (to revoke it); its hash is unique. */
-  putToken?(token: PersonalToken): Promise<void>;
+  putToken(token: PersonalToken): Promise<void>;
 
   /** The token whose hash is `hash`, or null. */
-  findToken?(hash: string): Promise<PersonalToken | null>;
+  findToken(hash: string): Promise<PersonalToken | null>;
 
   /** Tokens (revoked and expired ones too), oldest first, optionally of one principal. */
-  listTokens?(filter?: { readonly principalId?: string }): Promise<PersonalToken[]>;
+  listTokens(filter?: { readonly principalId?: string }): Promise<PersonalToken[]>;
 
   /**
    * Queues notifications, all or nothing, `queued`, due at once, each after the ones queued before it.
    * An id already queued is skipped (queuing is idempotent).
    */
-  enqueueNotifications?(items: readonly NotificationInput[]): Promise<void>;
+  enqueueNotifications(items: readonly NotificationInput[]): Promise<void>;
 
   /**
    * Claims what is due at `now` for delivery: for each target, its oldest notification still `queued`,
@@ -330,13 +330,13 @@ export interface GuardrailStore {
    * Each claimed one gets `leaseUntil` = now + `leaseMs` and one more attempt, atomically, so two
    * dispatchers never claim the same one. At most `limit`, oldest first.
    */
-  claimNotifications?(claim: NotificationClaim): Promise<Notification[]>;
+  claimNotifications(claim: NotificationClaim): Promise<Notification[]>;
 
   /** Records the outcome of an attempt: delivered, to retry at a time, or failed for good. */
-  finishNotification?(id: string, outcome: NotificationOutcome): Promise<void>;
+  finishNotification(id: string, outcome: NotificationOutcome): Promise<void>;
 
   /** Notifications, newest first, optionally in one status, at most `limit` (default 100). */
-  listNotifications?(filter?: NotificationFilter): Promise<Notification[]>;
+  listNotifications(filter?: NotificationFilter): Promise<Notification[]>;
 
   /** Forgets a plan, its audit log, its approvals, its checkpoints and its document; true if it existed. */
   delete(planId: string): Promise<boolean>;

@@ -11,6 +11,9 @@ import { checkpoints } from './contract/checkpoints.js';
 import { documents } from './contract/documents.js';
 import { close } from './contract/close.js';
 import { caps } from './contract/caps.js';
+import { approvalReview } from './contract/approvalReview.js';
+import { people } from './contract/people.js';
+import { notifications } from './contract/notifications.js';
 import type { GuardrailStore } from '../store/GuardrailStore.js';
 import type { StoreContractOptions, TestFunctions } from './contract/context.js';
 
@@ -61,6 +64,9 @@ export function runStoreContract(
     checkpoints(c);
     documents(c);
     caps(c);
+    approvalReview(c);
+    people(c);
+    notifications(c);
     close(c);
   });
 }

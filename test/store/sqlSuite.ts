@@ -8,12 +8,14 @@ import {
   GuardrailEventType,
   type GuardrailStore,
 } from '../../src/index.js';
+import { runSqlRecordsSuite } from './sqlRecordsSuite.js';
 
 /** A SQL store: a store with a schema to migrate. */
 export type SqlStore = GuardrailStore & { migrate(): Promise<void> };
 
 /** The tables a suite's SQL names, written `{plans}`, `{audit_entries}`… and replaced by the harness. */
-export type Table = 'plans' | 'audit_entries' | 'approvals' | 'schema_version';
+export type Table =
+  'plans' | 'audit_entries' | 'approvals' | 'schema_version' | 'principals' | 'tokens' | 'notifications';
 
 export interface SqlStoreHarness {
   /** A new store on tables of its own, migrated; closed after the test. */
@@ -45,6 +47,7 @@ const spendOne = (g: AutonomyGuardrails | null) => {
 };
 
 export function runSqlStoreSuite(name: string, h: SqlStoreHarness): void {
+  runSqlRecordsSuite(name, h);
   describe(`${name}: its tables`, () => {
     it('migrates again without changing what is stored', async () => {
       const store = await h.open();

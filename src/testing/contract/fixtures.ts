@@ -83,3 +83,35 @@ export async function storedIn(store: GuardrailStore, planId: string) {
   if (!record) throw new Error(`plan ${planId} should be stored`);
   return record;
 }
+
+/** `a` with every field of a team's review: the targets to tell, the requester, the rule, a vote, the decider. */
+export function withReview(a: Approval): Approval {
+  return {
+    ...a,
+    notify: ['ops-slack', 'audit-hook'],
+    requester: 'dave',
+    rule: {
+      name: 'deploy',
+      approvers: ['role:release', 'user:carol'],
+      quorum: 2,
+      selfApproval: false,
+      onTimeout: 'deny',
+      elicitation: 'deny',
+    },
+    votes: [
+      {
+        by: { kind: 'token', subject: 'bob', name: 'Bob', principal: 'bob', roles: ['release'] },
+        at: START,
+        reason: 'diff reviewed',
+      },
+    ],
+    decider: {
+      kind: 'oidc',
+      subject: '00u1a2b3',
+      name: 'Carol',
+      issuer: 'https://id.example.com',
+      principal: 'carol',
+      roles: ['release'],
+    },
+  };
+}
