@@ -1,6 +1,6 @@
 import { invalid } from '../errors.js';
 import { objectWithKeys } from '../guardrails/validate.js';
-import { optional, storedName, storedNames } from './fields.js';
+import { optional, storedNames, storedText } from './fields.js';
 import type { Approval } from './GuardrailStore.js';
 import { checkedIdentity, checkedRule, checkedVote, MAX_APPROVERS } from './peopleRecords.js';
 
@@ -23,7 +23,8 @@ export function checkedReview(given: object, field = 'approval'): ApprovalReview
   const value = given as Readonly<Record<string, unknown>>;
   return Object.freeze({
     ...optional('notify', value['notify'], (v) => storedNames(v, `${field}.notify`)),
-    ...optional('requester', value['requester'], (v) => storedName(v, `${field}.requester`)),
+    // Any text: a plan's `user` label stands for the requester when no principal started the run.
+    ...optional('requester', value['requester'], (v) => storedText(v, `${field}.requester`)),
     ...optional('rule', value['rule'], (v) => checkedRule(v, `${field}.rule`)),
     ...optional('votes', value['votes'], (v) => votes(v, `${field}.votes`)),
     ...optional('decider', value['decider'], (v) => checkedIdentity(v, `${field}.decider`)),
