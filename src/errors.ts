@@ -9,10 +9,18 @@ export type GuardrailErrorCode =
   | 'GUARDRAIL_VALIDATION'
   /** A guard said no in a way that ends a run. */
   | 'GUARDRAIL_VIOLATION'
+  /** A person approved an approval a second time, towards a quorum of distinct people. */
+  | 'APPROVAL_ALREADY_VOTED'
   | 'APPROVAL_EXPIRED'
   | 'APPROVAL_ID_TAKEN'
+  /** A person the approval's rule does not name among its approvers. */
+  | 'APPROVAL_NOT_ALLOWED'
   | 'APPROVAL_NOT_FOUND'
   | 'APPROVAL_NOT_PENDING'
+  /** The person who asked for an approval, approving it, where the rule does not allow it. */
+  | 'APPROVAL_SELF'
+  /** A decision that must come from a verified person (a personal token, a sign-in) came from a typed name. */
+  | 'IDENTITY_REQUIRED'
   /** No spend cap with the id asked for. */
   | 'CAP_NOT_FOUND'
   /** A tool call's `callTool` after its invocation ended. */

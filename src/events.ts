@@ -28,6 +28,12 @@ export const GuardrailEventType = Object.freeze({
   CONFIRMATION_GRANT_USED: 'confirmation_grant_used',
   /** An approval could not be used: expired, already used, or for other input. */
   CONFIRMATION_GRANT_REFUSED: 'confirmation_grant_refused',
+  /** A person approved towards a rule's quorum, which is not reached yet: the approval stays pending. */
+  CONFIRMATION_VOTE: 'confirmation_vote',
+  /** A decision the approval's rule does not count (not an approver, the requester, twice, too late). */
+  CONFIRMATION_VOTE_REFUSED: 'confirmation_vote_refused',
+  /** An approval nobody decided in time, denied by its rule's `on_timeout`. */
+  CONFIRMATION_EXPIRED: 'confirmation_expired',
   /** A tool call within the tool's calls-per-plan limit. */
   TOOL_CALLS_ALLOWED: 'tool_calls_allowed',
   /** A tool call past the tool's calls-per-plan limit. */
@@ -91,6 +97,9 @@ export const EVENT_INFO: Readonly<Record<GuardrailEventType, EventInfo>> = Objec
   confirmation_denied: { guardName: 'confirmation', result: DENIED },
   confirmation_grant_used: { guardName: 'confirmation', result: ALLOWED },
   confirmation_grant_refused: { guardName: 'confirmation', result: DENIED },
+  confirmation_vote: { guardName: 'confirmation', result: ALLOWED },
+  confirmation_vote_refused: { guardName: 'confirmation', result: DENIED },
+  confirmation_expired: { guardName: 'confirmation', result: DENIED },
   tool_calls_allowed: { guardName: 'tool_calls_per_plan', result: ALLOWED },
   tool_calls_blocked: { guardName: 'tool_calls_per_plan', result: DENIED },
   budget_cap_blocked: { guardName: 'tool_budget', result: DENIED },

@@ -14,6 +14,7 @@ export {
   type ValidatePolicyOptions,
 } from './policy.js';
 export { POLICY_SCHEMA_ID, policyJsonSchema } from './jsonSchema.js';
+export { policyApprovalRules } from './approvals.js';
 export {
   DEFAULT_APPROVAL_TTL_SECONDS,
   MAX_APPROVAL_TTL_SECONDS,
@@ -21,6 +22,7 @@ export {
   POLICY_VERSION,
   type Policy,
   type PolicyActorLimits,
+  type PolicyApprovalRule,
   type PolicyApprovals,
   type PolicyGuardrails,
   type PolicyMcp,

@@ -4,12 +4,15 @@ import { policyPrices, priceTable, type ModelPrices } from '../agent/prices.js';
 import type { ToolRule } from '../executor/tools.js';
 import { AutonomyGuardrails, type GuardrailsInit } from '../guardrails/AutonomyGuardrails.js';
 import { spendCapsFromJson, type SpendCap } from '../guardrails/caps.js';
+import { approvalRuleEntries, checkApprovalRules } from './approvals.js';
 import { readFormat, readOptions, readText, subjectOf } from './read.js';
 import { fieldOf, validateWith, type Subject } from '../validation.js';
 import {
   DEFAULT_APPROVAL_TTL_SECONDS,
   policySchema,
   type Policy,
+  type PolicyApprovalRule,
+  type PolicyApprovals,
   type PolicyGuardrails,
   type PolicyModelPrice,
   type PolicySpendCap,
@@ -160,6 +163,7 @@ function validate(value: unknown, subject: Subject): Policy {
     path[0] === 'models' ? 'a model id' : path[0] === 'budgets' ? 'a label name' : 'a tool name';
   const policy = toPolicy(validateWith(policySchema, value, subject, { keyRule }));
   checkGuardrails(policy, subject);
+  checkApprovalRules(policy, subject);
   return policy;
 }
 
@@ -201,7 +205,7 @@ function toPolicy(data: PolicyData): Policy {
       actor_limits: g.actor_limits === undefined ? undefined : frozen({ ...g.actor_limits }),
     });
   }
-  if (data.approvals !== undefined) out.approvals = frozen({ ttl_seconds: data.approvals.ttl_seconds });
+  if (data.approvals !== undefined) out.approvals = toPolicyApprovals(data.approvals as PolicyApprovals);
   if (data.tools !== undefined) {
     const tools: Record<string, PolicyToolRule> = Object.create(null) as Record<string, PolicyToolRule>;
     for (const name of Object.keys(data.tools)) {
@@ -225,6 +229,16 @@ function toPolicy(data: PolicyData): Policy {
     });
   }
   if (data.budgets !== undefined) out.budgets = Object.freeze(data.budgets.map(toPolicySpendCap));
+  return Object.freeze(out);
+}
+
+/** `approvals` copied: `ttl_seconds` and each rule, in a record without a prototype. */
+function toPolicyApprovals(data: PolicyApprovals): PolicyApprovals {
+  const out = Object.create(null) as Record<string, PolicyApprovalRule | number>;
+  if (data.ttl_seconds !== undefined) out['ttl_seconds'] = data.ttl_seconds;
+  for (const [key, rule] of approvalRuleEntries(data)) {
+    out[key] = frozen<PolicyApprovalRule>({ ...rule, approvers: Object.freeze([...rule.approvers]) });
+  }
   return Object.freeze(out);
 }
 

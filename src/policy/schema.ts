@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { modelPriceSchema } from '../agent/prices.js';
 import { spendCapsJsonSchema, type SpendCapJson } from '../guardrails/caps.js';
+import { APPROVER_PATTERN, APPROVER_RULE, MAX_APPROVERS } from '../identity/rules.js';
 import { amount, strict } from '../validation.js';
 import { isWellFormed } from '../json.js';
 
@@ -31,9 +32,23 @@ export interface PolicyGuardrails {
   readonly actor_limits?: PolicyActorLimits;
 }
 
-/** `approvals` as written in a policy file. */
+/** A rule of `approvals` as written in a policy file: who decides approvals of an operation or tool. */
+export interface PolicyApprovalRule {
+  readonly approvers: readonly string[];
+  readonly quorum?: number;
+  readonly self_approval?: boolean;
+  readonly ttl_seconds?: number;
+  readonly on_timeout?: 'deny';
+  readonly elicitation?: 'allow' | 'deny';
+}
+
+/**
+ * `approvals` as written in a policy file: `ttl_seconds`, and beside it rules keyed by operation, tool
+ * name or `*` (`policyApprovalRules(policy)` compiles them).
+ */
 export interface PolicyApprovals {
   readonly ttl_seconds?: number;
+  readonly [key: string]: PolicyApprovalRule | number | undefined;
 }
 
 /** One entry of `tools` as written in a policy file. */
@@ -150,14 +165,68 @@ export const guardrailsSchema = strict({
   actor_limits: actorLimitsSchema.optional(),
 }).describe('The plan’s limits. Runtime state (step_count, budget_spent, start_time) is not allowed here.');
 
-export const approvalsSchema = strict({
-  ttl_seconds: positiveSeconds(MAX_APPROVAL_TTL_SECONDS)
-    .optional()
-    .meta({
-      description: `How long a confirmation request stays valid, in seconds. Default ${DEFAULT_APPROVAL_TTL_SECONDS}.`,
-      default: DEFAULT_APPROVAL_TTL_SECONDS,
-    }),
-}).describe('How confirmation requests behave.');
+const approvalTtl = () => positiveSeconds(MAX_APPROVAL_TTL_SECONDS).optional();
+
+const RULE_RULE =
+  'an approval rule: an object with approvers (keys beside ttl_seconds name an operation, a tool or *)';
+
+export const approvalRuleSchema = z
+  .strictObject(
+    {
+      approvers: z
+        .array(z.string({ error: APPROVER_RULE }).regex(APPROVER_PATTERN, { error: APPROVER_RULE }), {
+          error: `a list of 1 to ${MAX_APPROVERS} approvers`,
+        })
+        .min(1, { error: `a list of 1 to ${MAX_APPROVERS} approvers` })
+        .max(MAX_APPROVERS, { error: `a list of 1 to ${MAX_APPROVERS} approvers` })
+        .describe(
+          'Who may decide: "role:NAME" (a principal holding the role), "user:ID" (that principal) or "*" (any principal).',
+        ),
+      quorum: integer(1).optional().meta({
+        description:
+          'How many different approvers must approve; one denial by an approver denies. Default 1. At most the number of users when the approvers are all "user:" entries.',
+        default: 1,
+      }),
+      self_approval: z.boolean({ error: 'a boolean' }).optional().meta({
+        description: 'Whether the person whose run asked (its `user` label) may approve it. Default false.',
+        default: false,
+      }),
+      ttl_seconds: approvalTtl().describe(
+        'How long approvals under this rule stay open, in seconds; overrides approvals.ttl_seconds.',
+      ),
+      on_timeout: z.literal('deny', { error: 'deny' }).optional().meta({
+        description: 'What an approval nobody decided in time becomes: denied, by leash. Default deny.',
+        default: 'deny',
+      }),
+      elicitation: z.enum(['allow', 'deny'], { error: 'allow or deny' }).optional().meta({
+        description:
+          'Whether an MCP client’s user, answering an elicitation form, may approve (unverified). Default deny.',
+        default: 'deny',
+      }),
+    },
+    {
+      error: (issue) =>
+        issue.code === 'unrecognized_keys'
+          ? 'approvers, quorum, self_approval, ttl_seconds, on_timeout, elicitation'
+          : RULE_RULE,
+    },
+  )
+  .describe('Who decides approvals of one operation or tool.');
+
+export const approvalsSchema = z
+  .strictObject(
+    {
+      ttl_seconds: approvalTtl().meta({
+        description: `How long a confirmation request stays valid, in seconds. Default ${DEFAULT_APPROVAL_TTL_SECONDS}.`,
+        default: DEFAULT_APPROVAL_TTL_SECONDS,
+      }),
+    },
+    { error: 'an object' },
+  )
+  .catchall(approvalRuleSchema)
+  .describe(
+    'How confirmation requests behave: ttl_seconds, and rules keyed by operation, tool name or * (every other operation) saying who decides.',
+  );
 
 export const toolRuleSchema = strict({
   max_calls_per_plan: integer(1)

@@ -17,6 +17,8 @@ const DENYING = new Set([
   'budget_overrun',
   'confirmation_denied',
   'confirmation_grant_refused',
+  'confirmation_vote_refused',
+  'confirmation_expired',
   'tool_calls_blocked',
   'budget_cap_blocked',
 ]);

@@ -36,9 +36,10 @@ describe('policyJsonSchema', () => {
     expect(policyJsonSchema()['required']).toEqual(['version']);
   });
 
-  it('refuses unknown keys in every object except the maps of tools, of models and of matched labels', () => {
+  it('refuses unknown keys in every object except the maps of approval rules, tools, models and matched labels', () => {
     const open = objectSchemas(policyJsonSchema()).filter((s) => s['additionalProperties'] !== false);
     expect(open.map((s) => s['description'])).toEqual([
+      expect.stringMatching(/^How confirmation requests behave/),
       expect.stringMatching(/^Per-tool rules/),
       expect.stringMatching(/^Model prices/),
       expect.stringMatching(/^Labels a plan must have/),
@@ -54,6 +55,12 @@ describe('policyJsonSchema', () => {
       'max_wall_clock_seconds',
       'actor_limits',
     ]);
+  });
+
+  it('describes the approval rules beside the TTL', () => {
+    const approvals = (policyJsonSchema()['properties'] as Record<string, Schema>)['approvals'];
+    const rule = approvals?.['additionalProperties'] as Schema;
+    expect([rule['required'], rule['additionalProperties']]).toEqual([['approvers'], false]);
   });
 
   it('gives the approval TTL its default', () => {

@@ -282,7 +282,6 @@ describe('validatePolicy', () => {
         'guardrails.actor_limits.max_retries',
         'max_tool_calls_per_invocation, max_retries_per_failure',
       ],
-      [policy({ approvals: { ttl: 5 } }), 'approvals.ttl', 'ttl_seconds'],
       [
         shell({ max_calls: 5 }),
         'tools.shell.max_calls',
