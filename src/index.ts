@@ -140,6 +140,28 @@ export {
   type GrantUse,
 } from './service/AutonomyGuardrailService.js';
 export type { Decision as ApprovalDecision } from './service/approvals.js';
+export {
+  approvalRules,
+  DEFAULT_APPROVAL_RULE,
+  mayDecide,
+  ruleFor,
+  voteProblem,
+  type ApprovalRuleInit,
+  type ApprovalRules,
+  type ConfiguredApprovalRule,
+  type VoteContext,
+  type VoteProblem,
+} from './identity/rules.js';
+export type { ApprovalRule, ApprovalVote } from './store/people.js';
+export {
+  alertPayload,
+  APPROVAL_EVENTS,
+  approvalPayload,
+  BUDGET_ALERT_EVENT,
+  type ApprovalEvent,
+  type NotifyOptions,
+  type NotifyTarget,
+} from './service/notifications.js';
 export * from './policy/index.js';
 export { SqliteStore, SQLITE_SCHEMA_VERSION, type SqliteStoreOptions } from './store/sqlite/SqliteStore.js';
 export {

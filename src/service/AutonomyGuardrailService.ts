@@ -23,9 +23,11 @@ import * as checks from './checks.js';
 import * as confirmations from './confirmations.js';
 import type { ConfirmationAsk, ConfirmationRequest, GrantAsk, GrantUse } from './confirmations.js';
 import { ServiceCore, type AutonomyGuardrailServiceOptions } from './core.js';
+import { expireApprovals } from './expiry.js';
 import * as people from './people.js';
 import type { NewToken, PrincipalInit, TokenOptions } from './people.js';
 import * as plans from './plans.js';
+import * as votes from './votes.js';
 import {
   beginToolCall,
   openToolCall,
@@ -243,14 +245,34 @@ export class AutonomyGuardrailService {
     return confirmations.requestConfirmation(this.#core, planId, request);
   }
 
-  /** A person approves a pending confirmation: recorded with who and why. The grant is single-use. */
+  /**
+   * A person approves a pending confirmation: recorded with who and why. The grant is single-use. Under
+   * an approval rule (or once the store has principals) it is a vote: `identity` must be a verified
+   * person the rule names, not the requester unless the rule allows it, once; the approval is granted
+   * when the rule's quorum of different people approved, and stays pending before (`confirmation_vote`).
+   * A decision the rule does not count is recorded (`confirmation_vote_refused`) and rejected with a
+   * GuardrailError naming the rule: IDENTITY_REQUIRED, APPROVAL_NOT_ALLOWED, APPROVAL_SELF,
+   * APPROVAL_ALREADY_VOTED or APPROVAL_EXPIRED (the approval is denied then, as its rule says).
+   */
   approve(id: string, decision: Decision): Promise<Approval> {
-    return confirmations.decideApproval(this.#core, id, decision, 'approved');
+    return votes.decideApproval(this.#core, id, decision, 'approved');
   }
 
-  /** A person denies a pending confirmation: recorded with who and why (a reason is required). */
+  /**
+   * A person denies a pending confirmation: recorded with who and why (a reason is required). Under an
+   * approval rule one denial by a person it names ends it; the requester may deny too.
+   */
   deny(id: string, decision: Decision): Promise<Approval> {
-    return confirmations.decideApproval(this.#core, id, decision, 'denied');
+    return votes.decideApproval(this.#core, id, decision, 'denied');
+  }
+
+  /**
+   * Denies every pending approval past its expiry whose rule says `on_timeout: deny` (the default rule
+   * too, once the store has principals), recording each as `confirmation_expired` with leash as the
+   * decider, and resolves with them. A use of the grant or a decision that meets one does the same.
+   */
+  expireApprovals(): Promise<Approval[]> {
+    return expireApprovals(this.#core);
   }
 
   /**

@@ -23,27 +23,35 @@ export interface Decision {
   readonly identity?: DeciderIdentity;
 }
 
+/**
+ * A person's name as shown and recorded (`by`, a requester): trimmed, 1 to {@link MAX_DECIDER_LENGTH}
+ * characters, none of them control or invisible, well-formed.
+ */
+export function validPersonName(value: unknown, field: string, what: string): string {
+  if (
+    typeof value !== 'string' ||
+    value.trim().length === 0 ||
+    value.length > MAX_DECIDER_LENGTH ||
+    hasHiddenCharacters(value)
+  ) {
+    throw new GuardrailValidationError(
+      field,
+      `${field} must name ${what} (1 to ${MAX_DECIDER_LENGTH} characters, none of them control or invisible), got ${describeValue(value)}`,
+    );
+  }
+  // Names are hashed into the audit log, which cannot hold a lone surrogate (RFC 8785).
+  if (!isWellFormed(value)) notWellFormed(value, field);
+  return value.trim();
+}
+
 /** Validates `{ by, reason }`; a denial must say why. */
 export function validDecision(value: unknown, reasonRequired: boolean): { by: string; reason?: string } {
   if (!isPlainObject(value)) {
     throw new GuardrailValidationError('decision', `decision must be an object, got ${describeValue(value)}`);
   }
-  const by = value['by'];
-  if (
-    typeof by !== 'string' ||
-    by.trim().length === 0 ||
-    by.length > MAX_DECIDER_LENGTH ||
-    hasHiddenCharacters(by)
-  ) {
-    throw new GuardrailValidationError(
-      'by',
-      `by must name who decided (1 to ${MAX_DECIDER_LENGTH} characters, none of them control or invisible), got ${describeValue(by)}`,
-    );
-  }
-  // Both are hashed into the audit log, which cannot hold a lone surrogate (RFC 8785).
-  if (!isWellFormed(by)) notWellFormed(by, 'by');
+  const by = validPersonName(value['by'], 'by', 'who decided');
   const reason = value['reason'];
-  if (reason === undefined && !reasonRequired) return { by: by.trim() };
+  if (reason === undefined && !reasonRequired) return { by };
   if (
     typeof reason !== 'string' ||
     reason.trim().length === 0 ||
@@ -56,7 +64,7 @@ export function validDecision(value: unknown, reasonRequired: boolean): { by: st
     );
   }
   if (!isWellFormed(reason)) notWellFormed(reason, 'reason');
-  return { by: by.trim(), reason: reason.trim() };
+  return { by, reason: reason.trim() };
 }
 
 /** Validates the name of the tool an approval is for: shown to people, like who decided. */

@@ -230,10 +230,10 @@ export class Alerts {
     return { ...change, caps: taken.writes, entries: [...(change.entries ?? []), ...entries] };
   }
 
-  /** `pending`, telling `onBudgetAlert` of the alerts once it has resolved. */
+  /** `pending`, telling `onBudgetAlert` of the alerts, and queuing their notifications, once it has resolved. */
   after<T>(pending: Promise<T>): Promise<T> {
-    return pending.then((result) => {
-      if (this.#alerts.length > 0) this.core.budgetAlerts(this.#alerts);
+    return pending.then(async (result) => {
+      if (this.#alerts.length > 0) await this.core.budgetAlerts(this.#alerts);
       return result;
     });
   }

@@ -1,10 +1,11 @@
-import { describeValue, GuardrailError, GuardrailValidationError, invalid } from '../errors.js';
+import { describeValue, GuardrailValidationError, invalid } from '../errors.js';
 import { validRuntimeKey, type AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
 import { GuardrailEventType as E } from '../events.js';
 import { makeCheck, type GuardCheck } from '../GuardCheck.js';
 import { confirmationReason } from '../guardrails/operation.js';
 import { intField } from '../guardrails/validate.js';
 import { validatePlanId } from '../ids.js';
+import { ruleFor, snapshotOf, type ConfiguredApprovalRule } from '../identity/rules.js';
 import { formatIso, isSerializableTimestamp, parseIsoMs } from '../iso.js';
 import { isPlainObject } from '../json.js';
 import {
@@ -13,9 +14,11 @@ import {
   type ApprovalStatus,
   type PlanChange,
 } from '../store/GuardrailStore.js';
-import { operationsDetail, validDecision, validToolName, type Decision } from './approvals.js';
+import { operationsDetail, validPersonName, validToolName } from './approvals.js';
 import { MAX_APPROVAL_TTL_MS, rejecting, type ServiceCore } from './core.js';
+import { expiry } from './expiry.js';
 import { inputHash } from './hash.js';
+import { ApprovalNotices } from './notifications.js';
 import { inputPreview } from './preview.js';
 
 // Confirmations: asking a person, their decision, and the single-use grant it gives.
@@ -35,6 +38,11 @@ export interface ConfirmationAsk {
   readonly toolName?: string;
   /** The JSON value to show the person a preview of, e.g. the tool's arguments. */
   readonly preview?: unknown;
+  /**
+   * Who asked, as a principal's id (whose run it is): an approval rule without self-approval does not
+   * let them approve it. Default: the plan's `user` label.
+   */
+  readonly requester?: string;
 }
 
 /** A confirmation request, checked: what a plan's change is decided from. */
@@ -47,6 +55,7 @@ export interface ValidConfirmation {
   readonly toolName: string | undefined;
   readonly shown: { readonly value: unknown; readonly field: string } | null;
   readonly input: unknown;
+  readonly requester: string | undefined;
 }
 
 /** What {@link AutonomyGuardrailService.requestConfirmation} did: the check, and the approval it opened. */
@@ -117,7 +126,11 @@ export function validConfirmation(
   const expires = now + ttlMs;
   if (!isSerializableTimestamp(expires))
     invalid('ttlMs', 'small enough to expire before the year 10000', ttlMs);
-  return { decisionId, ops, always, pause, toolName, shown, input: request.input, expires };
+  const requester =
+    request.requester === undefined
+      ? undefined
+      : validPersonName(request.requester, 'requester', 'who asked');
+  return { decisionId, ops, always, pause, toolName, shown, input: request.input, expires, requester };
 }
 
 /** The confirmation of `c` decided from a configured plan's guardrails: an approval opened when needed. */
@@ -140,6 +153,10 @@ export function decideConfirmation(
   // The approval keeps them as one comma-separated string, as stores hold it.
   const op = required.join(',');
   const check = makeCheck(E.CONFIRMATION_REQUIRED, confirmationReason(required, true), null);
+  const rules = core.approvalRules;
+  const rule = rules === undefined ? undefined : ruleFor(rules, { toolName, operations: required });
+  const requester = c.requester ?? g.labels['user'];
+  const notify = core.approvalTargets;
   // A new id only when a person is asked; the store refuses one already in use.
   const approval: Approval = Object.freeze({
     id: core.newId(),
@@ -151,14 +168,18 @@ export function decideConfirmation(
     ...(shown === null ? {} : { inputPreview: inputPreview(shown.value, shown.field) }),
     inputHash: inputHash(c.input), // hashed only when a person must confirm
     requestedAt: formatIso(now),
-    expiresAt: formatIso(expires),
+    expiresAt: formatIso(rule?.ttlMs === undefined ? expires : ruleExpiry(rule, rule.ttlMs, now)),
     status: 'pending',
+    ...(notify.length === 0 ? {} : { notify }),
+    ...(requester === undefined ? {} : { requester }),
+    ...(rule === undefined ? {} : { rule: snapshotOf(rule) }),
   });
   const details = {
     ...operationsDetail(required),
     decision_id: decisionId,
     approval_id: approval.id,
     expires_at: approval.expiresAt,
+    ...(rule === undefined ? {} : { rule: rule.name }),
   };
   return {
     result: { check, approval },
@@ -179,7 +200,8 @@ export function requestConfirmation(
     const now = core.now();
     const c = validConfirmation(core, request, now);
     const always = c.always;
-    return core.store.update(planId, (g): PlanChange<ConfirmationRequest> => {
+    const notices = new ApprovalNotices(core);
+    const change = notices.changing((g): PlanChange<ConfirmationRequest> => {
       if (!g && always.length > 0) {
         // A rule says a person must confirm: with no plan to keep an approval in, nobody can (fail closed).
         const reason = `${always.join(', ')} always needs a person's confirmation, and plan "${planId}" is not configured to ask one`;
@@ -191,58 +213,17 @@ export function requestConfirmation(
       }
       return decideConfirmation(core, g, planId, c, now);
     });
+    return notices.after(core.store.update(planId, change));
   });
 }
 
-/** A person's decision of the pending approval `id`: see the service's `approve` and `deny`. */
-export function decideApproval(
-  core: ServiceCore,
-  id: string,
-  decision: Decision,
-  status: 'approved' | 'denied',
-): Promise<Approval> {
-  return rejecting(async () => {
-    const who = validDecision(decision, status === 'denied');
-    const found = await core.store.getApproval(validRuntimeKey(id, 'approval_id'));
-    if (!found) throw new GuardrailError('APPROVAL_NOT_FOUND', `no approval "${id}"`);
-    const now = core.now();
-    return core.store.update(
-      found.planId,
-      (_g, current) => {
-        if (!current) throw new GuardrailError('APPROVAL_NOT_FOUND', `no approval "${id}"`);
-        if (current.status !== 'pending') {
-          throw new GuardrailError('APPROVAL_NOT_PENDING', `approval "${id}" is already ${current.status}`);
-        }
-        // A person may always say no; only a yes must come in time.
-        if (status === 'approved' && now > parseIsoMs(current.expiresAt)) {
-          throw new GuardrailError('APPROVAL_EXPIRED', `approval "${id}" expired at ${current.expiresAt}`);
-        }
-        const decided: Approval = Object.freeze({
-          ...current,
-          status,
-          decidedBy: who.by,
-          decidedAt: formatIso(now),
-          ...(who.reason === undefined ? {} : { reason: who.reason }),
-        });
-        const approved = status === 'approved';
-        const eventType = approved ? E.CONFIRMATION_APPROVED : E.CONFIRMATION_DENIED;
-        const check = makeCheck(eventType, approved ? 'a person approved' : 'a person denied', null);
-        const details = {
-          approval_id: id,
-          decision_id: current.decisionId,
-          operation: current.operation,
-          by: who.by,
-          reason: who.reason ?? null,
-        };
-        // A denial ends the wait; an approval's wait ends when the grant is used.
-        const audit = core.entry(check, details, now);
-        return approved
-          ? { result: decided, audit, approval: decided }
-          : { result: decided, audit, approval: decided, mutation: { unpause: now } };
-      },
-      { approvalId: found.id },
-    );
-  });
+/** When an approval opened at `now` under `rule`, which sets its own time to live, expires. */
+function ruleExpiry(rule: ConfiguredApprovalRule, ttlMs: number, now: number): number {
+  const expires = now + ttlMs;
+  if (ttlMs > MAX_APPROVAL_TTL_MS || !isSerializableTimestamp(expires)) {
+    invalid(`approvalRules["${rule.name}"].ttlMs`, `at most ${MAX_APPROVAL_TTL_MS} (ten years)`, ttlMs);
+  }
+  return expires;
 }
 
 /** A use of a grant, checked: what its part of a plan's change is decided from. */
@@ -277,9 +258,9 @@ export function useGrant(
     if (typeof record !== 'boolean') invalid('recordRefusal', 'a boolean', record);
     const grant: ValidGrant = { id, decisionId, ops, always, hash, unpause, record };
     const now = core.now();
-    return core.store.update(planId, (g, a) => decideGrant(core, g, a, planId, grant, now), {
-      approvalId: grant.id,
-    });
+    const notices = new ApprovalNotices(core);
+    const change = notices.changing((g, a) => decideGrant(core, g, a, planId, grant, now));
+    return notices.after(core.store.update(planId, change, { approvalId: grant.id }));
   });
 }
 
@@ -310,6 +291,11 @@ export function decideGrant(
   };
   if (a.status === 'pending' && now <= parseIsoMs(a.expiresAt)) {
     return undecided('pending', makeCheck(E.CONFIRMATION_REQUIRED, 'awaiting a decision', null));
+  }
+  if (a.status === 'pending' && a.rule !== undefined) {
+    // Its rule denies it now that nobody decided in time; recorded whoever finds it.
+    const { check, approval, audit, mutation } = expiry(core, a, now);
+    return { result: { outcome: 'denied', check, approval }, audit, approval, mutation };
   }
   if (a.status === 'denied') {
     const reason = `denied by ${a.decidedBy ?? 'someone'}: ${a.reason ?? ''}`;

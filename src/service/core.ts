@@ -13,6 +13,7 @@ import {
   textTail,
 } from '../errors.js';
 import { validRuntimeKey } from '../guardrails/AutonomyGuardrails.js';
+import { isApprovalRules, type ApprovalRules } from '../identity/rules.js';
 import type { GuardrailEventType } from '../events.js';
 import { makeCheck, type GuardCheck, type Reason } from '../GuardCheck.js';
 import { normalizeOperation } from '../guardrails/operation.js';
@@ -22,6 +23,14 @@ import { MemoryStore } from '../store/memory/MemoryStore.js';
 import type { Settle } from './BudgetReservation.js';
 import type { BudgetAlert } from './caps.js';
 import { DEFAULT_METADATA_LIMITS, metadataLimitsOption, type MetadataLimits } from './metadata.js';
+import {
+  alertNotifications,
+  approvalTargets,
+  enqueue,
+  notifyOption,
+  type NotifyOptions,
+  type NotifyTarget,
+} from './notifications.js';
 import { handle, integer, parseOptions } from '../validation.js';
 
 /** What the service is made with: see the service's documentation of each. */
@@ -66,6 +75,21 @@ export interface AutonomyGuardrailServiceOptions {
    * never fails or delays a check. The audit log records each as `budget_cap_alert` all the same.
    */
   onBudgetAlert?: (alert: BudgetAlert) => void | Promise<void>;
+  /**
+   * Who decides approvals, per operation or tool (`policyApprovalRules(policy)` or `approvalRules()`):
+   * an approval opened under a rule keeps it, and counts the decisions of the people it names towards
+   * its quorum. Without rules, and while the store has no principals, one person's decision settles an
+   * approval, as `by` names them.
+   */
+  approvalRules?: ApprovalRules;
+  /**
+   * Where to tell of approvals and spend cap alerts: targets by name, each with the events it wants
+   * (`approval.requested`, `approval.voted`, `approval.decided`, `approval.expired`, `approval.*`,
+   * `budget.alert`, `*`). Once a change has committed, the service queues the notifications in the
+   * store's outbox (a store that has one); a dispatcher delivers them. A new approval keeps the names of
+   * the targets that want its events, so that a process deciding it tells them too.
+   */
+  notify?: NotifyOptions;
 }
 
 /** How long a budget reservation holds its amount unless the options say otherwise. */
@@ -106,6 +130,11 @@ const serviceOptions = z.object({
     'a function',
     (v) => typeof v === 'function',
   ).optional(),
+  approvalRules: handle<ApprovalRules>(
+    'rules made by approvalRules() or policyApprovalRules()',
+    isApprovalRules,
+  ).optional(),
+  notify: notifyOption.optional(),
   reservationTtlMs: integer(1, {
     value: MAX_APPROVAL_TTL_MS,
     rule: `at most ${MAX_APPROVAL_TTL_MS} (ten years)`,
@@ -142,6 +171,12 @@ export class ServiceCore {
   readonly #ids: () => string;
   readonly reservationTtlMs: number;
   readonly #onBudgetAlert: ((alert: BudgetAlert) => void | Promise<void>) | undefined;
+  /** The rules of who decides approvals, if any. */
+  readonly approvalRules: ApprovalRules | undefined;
+  /** The notification targets this service knows. */
+  readonly notifyTargets: readonly NotifyTarget[];
+  /** The names of those that want approval events: what a new approval keeps in `notify`. */
+  readonly approvalTargets: readonly string[];
 
   /**
    * Checks `options` (throws GuardrailValidationError naming the field). `settle` settles a reservation:
@@ -159,20 +194,30 @@ export class ServiceCore {
     this.#ids = o.ids;
     this.reservationTtlMs = o.reservationTtlMs;
     this.#onBudgetAlert = o.onBudgetAlert;
+    this.approvalRules = o.approvalRules;
+    this.notifyTargets = Object.freeze(o.notify?.targets ?? []);
+    this.approvalTargets = Object.freeze(approvalTargets(this.notifyTargets));
     this.store = storeOf(o.store, o.auditCapacity, this.limits);
   }
 
-  /** Tells `onBudgetAlert` of each alert; what it throws or rejects with is dropped. */
-  budgetAlerts(alerts: readonly BudgetAlert[]): void {
+  /**
+   * Tells `onBudgetAlert` of each alert, and queues their notifications (resolving once they are
+   * queued); what either throws or rejects with is dropped.
+   */
+  budgetAlerts(alerts: readonly BudgetAlert[]): Promise<void> {
     const hook = this.#onBudgetAlert;
-    if (hook === undefined) return;
-    for (const alert of alerts) {
-      try {
-        void Promise.resolve(hook(alert)).catch(() => undefined);
-      } catch {
-        // an alert never fails a check
+    if (hook !== undefined) {
+      for (const alert of alerts) {
+        try {
+          void Promise.resolve(hook(alert)).catch(() => undefined);
+        } catch {
+          // an alert never fails a check
+        }
       }
     }
+    const targets = this.notifyTargets;
+    if (targets.length === 0) return Promise.resolve();
+    return enqueue(this, (at) => alertNotifications(targets, alerts, at));
   }
 
   /** True when a check that rejects because the store cannot be reached answers denied instead. */

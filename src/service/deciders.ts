@@ -1,0 +1,56 @@
+import { invalid } from '../errors.js';
+import type { VoteProblem } from '../identity/rules.js';
+import { isPlainObject } from '../json.js';
+import type { DeciderIdentity } from '../store/people.js';
+import { checkedIdentity } from '../store/peopleRecords.js';
+import { validPersonName, type Decision } from './approvals.js';
+import type { ServiceCore } from './core.js';
+
+// Who decides an approval, as the service knows them before reading it: whether the store knows people
+// at all, and the decider's identity checked against the principal the store holds now.
+
+/** Whether the store has principals that are not revoked (a store that keeps none has none). */
+export async function hasPrincipals(core: ServiceCore): Promise<boolean> {
+  const store = core.store;
+  if (store.listPrincipals === undefined) return false;
+  return (await store.listPrincipals()).some((p) => p.revokedAt === undefined);
+}
+
+/** Who decides: their identity, and why it cannot count when that is known before reading the approval. */
+export interface Voter {
+  readonly identity: DeciderIdentity;
+  readonly problem: VoteProblem | null;
+}
+
+/** The identity a decision gives, checked: a verified one, never leash's own. */
+export function identityOf(decision: Decision): DeciderIdentity | undefined {
+  const value: unknown = decision.identity;
+  if (value === undefined) return undefined;
+  if (!isPlainObject(value)) invalid('identity', 'an object', value);
+  const identity = checkedIdentity(value, 'identity');
+  if (identity.kind === 'system')
+    invalid('identity.kind', 'a person’s kind of identity, not "system"', 'system');
+  validPersonName(identity.name, 'identity.name', 'who decided');
+  return identity;
+}
+
+/**
+ * The decider as the store knows them now: a principal's roles as they stand (not as a session or a
+ * token remembered them), and a problem when the principal is gone or revoked.
+ */
+export async function voterOf(
+  core: ServiceCore,
+  by: string,
+  given: DeciderIdentity | undefined,
+): Promise<Voter> {
+  if (given === undefined) return { identity: { kind: 'operator', subject: by, name: by }, problem: null };
+  const store = core.store;
+  if (given.principal === undefined || store.getPrincipal === undefined)
+    return { identity: given, problem: null };
+  const p = await store.getPrincipal(given.principal);
+  if (p === null || p.revokedAt !== undefined) {
+    const message = `principal "${given.principal}" ${p === null ? 'is not known' : 'was revoked'}: it decides nothing`;
+    return { identity: given, problem: { code: 'APPROVAL_NOT_ALLOWED', message } };
+  }
+  return { identity: Object.freeze({ ...given, roles: p.roles }), problem: null };
+}
