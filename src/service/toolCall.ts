@@ -26,6 +26,7 @@ import {
   decideWallClock,
 } from './decisions.js';
 import { inputHash } from './hash.js';
+import { ApprovalNotices } from './notifications.js';
 import { merged } from '../objects.js';
 import { normalizeOperation } from '../guardrails/operation.js';
 
@@ -239,55 +240,53 @@ export function beginToolCall(
     const { tool, current, micros, id } = callParts(o);
     const expiresAt = core.reservationExpiry(now);
     const options = approvalId === null ? { capsAt: now } : { approvalId, capsAt: now };
-    return core.store.update(
-      planId,
-      (g, a, caps): PlanChange<ToolCallBegun | null> => {
-        if (!g || (after !== null && !settledWithinBudget(g, after))) return { result: null };
-        const change = new ToolCallChange(named);
-        const wallClock = change.take(decideWallClock(core, g, now));
-        if (!wallClock.allowed) return change.end({ check: wallClock, wallClock });
-        if (grant === null) {
-          const step = change.take(decideStep(core, g, now));
-          if (!step.allowed) return change.end({ check: step, wallClock });
-          const asked = change.take(decideConfirmation(core, g, planId, c, now));
-          if (!asked.check.allowed) {
-            const { check, approval } = asked;
-            return change.end(approval ? { check, wallClock, approval } : { check, wallClock });
-          }
-        } else {
-          const peek = decideGrant(core, g, a, planId, grant, now);
-          if (peek.result.outcome !== 'granted') {
-            const { check, outcome, approval } = change.take(peek);
-            return change.end(
-              outcome === 'pending' && approval ? { check, wallClock, approval } : { check, wallClock },
-            );
-          }
-          // Used only if the call is let through: a call refused after it keeps its approval. The
-          // person decided, though: the plan's clock no longer waits for them.
-          const { mutation, ...use } = peek;
-          if (mutation !== undefined) change.take({ result: undefined, mutation });
-          change.hold(use);
+    const notices = new ApprovalNotices(core);
+    const decide = notices.changing((g, a, caps): PlanChange<ToolCallBegun | null> => {
+      if (!g || (after !== null && !settledWithinBudget(g, after))) return { result: null };
+      const change = new ToolCallChange(named);
+      const wallClock = change.take(decideWallClock(core, g, now));
+      if (!wallClock.allowed) return change.end({ check: wallClock, wallClock });
+      if (grant === null) {
+        const step = change.take(decideStep(core, g, now));
+        if (!step.allowed) return change.end({ check: step, wallClock });
+        const asked = change.take(decideConfirmation(core, g, planId, c, now));
+        if (!asked.check.allowed) {
+          const { check, approval } = asked;
+          return change.end(approval ? { check, wallClock, approval } : { check, wallClock });
         }
-        if (current !== null) {
-          const actor = change.take(decideActorCalls(core, g, current, now));
-          if (!actor.allowed) return change.end({ check: actor, wallClock });
+      } else {
+        const peek = decideGrant(core, g, a, planId, grant, now);
+        if (peek.result.outcome !== 'granted') {
+          const { check, outcome, approval } = change.take(peek);
+          return change.end(
+            outcome === 'pending' && approval ? { check, wallClock, approval } : { check, wallClock },
+          );
         }
-        if (tool) {
-          // The tool's count of an approved call is taken only when it runs, so that a call refused
-          // for its budget can still run once under its approval.
-          const calls = decideToolCalls(core, g, tool.name, tool.max, now);
-          if (!calls.result.allowed) return change.end({ check: change.take(calls), wallClock });
-          if (grant === null) change.take(calls);
-          else change.hold(calls);
-        }
-        const reservation = change.take(decideReservation(core, g, planId, id, micros, now, expiresAt, caps));
-        const { check } = reservation;
-        return reservation.allowed
-          ? change.end({ check, wallClock, reservation }, true)
-          : change.end({ check, wallClock });
-      },
-      options,
-    );
+        // Used only if the call is let through: a call refused after it keeps its approval. The
+        // person decided, though: the plan's clock no longer waits for them.
+        const { mutation, ...use } = peek;
+        if (mutation !== undefined) change.take({ result: undefined, mutation });
+        change.hold(use);
+      }
+      if (current !== null) {
+        const actor = change.take(decideActorCalls(core, g, current, now));
+        if (!actor.allowed) return change.end({ check: actor, wallClock });
+      }
+      if (tool) {
+        // The tool's count of an approved call is taken only when it runs, so that a call refused
+        // for its budget can still run once under its approval.
+        const calls = decideToolCalls(core, g, tool.name, tool.max, now);
+        if (!calls.result.allowed) return change.end({ check: change.take(calls), wallClock });
+        if (grant === null) change.take(calls);
+        else change.hold(calls);
+      }
+      const reservation = change.take(decideReservation(core, g, planId, id, micros, now, expiresAt, caps));
+      const { check } = reservation;
+      return reservation.allowed
+        ? change.end({ check, wallClock, reservation }, true)
+        : change.end({ check, wallClock });
+    });
+    return notices.after(core.store.update(planId, decide, options));
   });
 }
 
