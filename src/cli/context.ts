@@ -136,7 +136,16 @@ export function cliContext(argv: readonly string[], io: CliIo): CliContext {
       printJson({ approval, run: ran, resumed_by: resumedBy });
       return run === null ? EXIT.OK : exitOf(run);
     }
-    const line = `${approval.status} ${safe(approval.id)} (plan ${safe(approval.planId)}, decision ${safe(approval.decisionId)}) by ${safe(approval.decidedBy ?? '')}`;
+    const where = `(plan ${safe(approval.planId)}, decision ${safe(approval.decisionId)})`;
+    if (approval.status === 'pending') {
+      // A vote towards a quorum: the approval waits for more people.
+      const votes = approval.votes?.length ?? 0;
+      print(
+        `vote recorded on ${safe(approval.id)} ${where}: ${votes} of ${approval.rule?.quorum ?? 1} approvals`,
+      );
+      return EXIT.OK;
+    }
+    const line = `${approval.status} ${safe(approval.id)} ${where} by ${safe(approval.decidedBy ?? '')}`;
     if (resumedBy === 'application') {
       // Not a plan the runner started: the application that asked goes on when it asks again.
       const next = approval.status === 'approved' ? 'resumes the run' : 'gets the denial when it asks again';

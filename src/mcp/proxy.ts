@@ -195,11 +195,14 @@ export function createMcpProxy(options: McpProxyOptions): Relay {
     // Unanswered: the approval stays pending, for `leash approve`.
     if (!('result' in reply)) return;
     const answer = reply.result['action'];
+    // Whoever answers the form is not verified: an approval rule counts them only if it says so.
+    const identity = { kind: 'elicitation', subject: by, name: by } as const;
     const decide =
       answer === 'accept'
-        ? guard.service.approve(approval.id, { by, reason: `accepted in ${by}` })
+        ? guard.service.approve(approval.id, { by, identity, reason: `accepted in ${by}` })
         : guard.service.deny(approval.id, {
             by,
+            identity,
             reason: `${answer === 'decline' ? 'declined' : 'cancelled'} in ${by}`,
           });
     // Decided elsewhere meanwhile: the guard reads what stands.

@@ -198,7 +198,8 @@ export class PlanRunner {
   async #afterDecision(approval: Approval, resume: boolean): Promise<DecisionReport> {
     const doc = await this.store.getPlanDocument(approval.planId);
     if (doc === null || !startedByRunner(doc)) return { approval, run: null, resumedBy: 'application' };
-    const run = resume ? await this.resumeIfPaused(approval.planId) : null;
+    // A vote short of its rule's quorum leaves the approval pending: the plan still waits.
+    const run = resume && approval.status !== 'pending' ? await this.resumeIfPaused(approval.planId) : null;
     return { approval, run, resumedBy: 'runner' };
   }
 
