@@ -102,8 +102,9 @@ function compileRule(name: string, init: unknown, at: string): ConfiguredApprova
   });
   const list = [...new Set(approvers as string[])];
   const quorum = init['quorum'] ?? 1;
-  if (!Number.isSafeInteger(quorum) || (quorum as number) < 1)
-    invalid(`${at}.quorum`, 'an integer >= 1', quorum);
+  if (!Number.isSafeInteger(quorum) || (quorum as number) < 1 || (quorum as number) > MAX_APPROVERS) {
+    invalid(`${at}.quorum`, `an integer from 1 to ${MAX_APPROVERS}`, quorum);
+  }
   // Named people alone can make no larger quorum: such a rule could never grant anything.
   if (!list.some((a) => !a.startsWith('user:')) && (quorum as number) > list.length) {
     invalid(`${at}.quorum`, `at most ${list.length}, the number of users its approvers name`, quorum);

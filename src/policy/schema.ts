@@ -182,11 +182,14 @@ export const approvalRuleSchema = z
         .describe(
           'Who may decide: "role:NAME" (a principal holding the role), "user:ID" (that principal) or "*" (any principal).',
         ),
-      quorum: integer(1).optional().meta({
-        description:
-          'How many different approvers must approve; one denial by an approver denies. Default 1. At most the number of users when the approvers are all "user:" entries.',
-        default: 1,
-      }),
+      quorum: integer(1)
+        .max(MAX_APPROVERS, { error: `an integer from 1 to ${MAX_APPROVERS}` })
+        .optional()
+        .meta({
+          description:
+            'How many different approvers must approve; one denial by an approver denies. Default 1. At most the number of users when the approvers are all "user:" entries.',
+          default: 1,
+        }),
       self_approval: z.boolean({ error: 'a boolean' }).optional().meta({
         description: 'Whether the person whose run asked (its `user` label) may approve it. Default false.',
         default: false,

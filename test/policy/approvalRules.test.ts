@@ -44,6 +44,7 @@ describe('approval rules in a policy', () => {
     ['approvers', { deploy: { approvers: [] } }, 'approvals.deploy.approvers'],
     ['an approver', { deploy: { approvers: ['team:x'] } }, 'approvals.deploy.approvers[0]'],
     ['quorum', { deploy: { approvers: ['*'], quorum: 0 } }, 'approvals.deploy.quorum'],
+    ['quorum above 64', { deploy: { approvers: ['*'], quorum: 65 } }, 'approvals.deploy.quorum'],
     [
       'self_approval',
       { deploy: { approvers: ['*'], self_approval: 'no' } },
