@@ -13,6 +13,7 @@ import {
   toolRules,
   validatePolicy,
 } from '../policy/policy.js';
+import { policyApprovalRules } from '../policy/approvals.js';
 import type { Policy } from '../policy/schema.js';
 import { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
 import { validDecision, type Decision as ApprovalDecision } from '../service/approvals.js';
@@ -376,8 +377,17 @@ export class PlanRunner {
 
   #executor(record: RunRecord): PlanExecutor {
     const tools = builtinTools(record.file.tools, { ...this.#toolOptions, baseDir: record.baseDir });
+    // A run under a policy opens its approvals under the policy's rules of who decides them.
+    const service =
+      record.policy === null
+        ? this.service
+        : new AutonomyGuardrailService({
+            store: this.store,
+            clock: this.#clock,
+            approvalRules: policyApprovalRules(record.policy),
+          });
     const executor = new PlanExecutor({
-      service: this.service,
+      service,
       tools,
       ...(record.policy === null
         ? {}

@@ -3,6 +3,7 @@ import { basename } from 'node:path';
 import { GuardrailValidationError } from '../../errors.js';
 import { AutonomyGuardrailService } from '../../service/AutonomyGuardrailService.js';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS } from '../../mcp/limits.js';
+import { policyApprovalRules } from '../../policy/approvals.js';
 import { installPolicyCaps } from '../caps.js';
 import { dbArgument, openStore, storeTarget } from '../openStore.js';
 import { labelOption, labelsOf } from '../labels.js';
@@ -91,7 +92,11 @@ Examples:
       const store = await openStore(o.db, io.cwd, io.env, { mustExist: false });
       const log = (line: string): void => void io.stderr.write(`${line}\n`);
       const session = {
-        service: new AutonomyGuardrailService({ store, clock }),
+        service: new AutonomyGuardrailService({
+          store,
+          clock,
+          ...(policy === null ? {} : { approvalRules: policyApprovalRules(policy) }),
+        }),
         policy,
         policyName: o.policy === undefined ? 'session' : basename(o.policy).replace(/\.(ya?ml|json)$/i, ''),
         labels,
