@@ -8,8 +8,9 @@ export const MAX_PRINCIPAL_NAME_LENGTH = 256;
 export const MAX_ROLES = 32;
 export const MAX_EMAIL_LENGTH = 254;
 
-const PRINCIPAL_ID = /^[a-z0-9._@-]{1,128}$/;
-const ROLE = /^[a-z][a-z0-9_-]{0,63}$/;
+/** A principal's id, and a role's name, as the whole of a string. */
+export const PRINCIPAL_ID = /^[a-z0-9._@-]{1,128}$/;
+export const ROLE = /^[a-z][a-z0-9_-]{0,63}$/;
 // One `@` between a local part and a domain with a dot, no space: what an ID token's `email` claim holds.
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 

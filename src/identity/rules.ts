@@ -1,6 +1,7 @@
 import { describeValue, GuardrailValidationError, invalid } from '../errors.js';
 import { normalizeOperation } from '../guardrails/operation.js';
 import { parseIsoMs } from '../iso.js';
+import { PRINCIPAL_ID, ROLE } from './principals.js';
 import { isPlainObject } from '../json.js';
 import type { Approval } from '../store/GuardrailStore.js';
 import type { ApprovalRule, ApprovalVote, DeciderIdentity } from '../store/people.js';
@@ -10,12 +11,12 @@ import { optionField } from '../validation.js';
 // checks of one person's decision against the rule the approval was opened under. Pure: the service
 // reads the store and the clock, and records what these say.
 
-/** A principal's id or a role's name in an approver: lower-case letters, digits, `.`, `_`, `-`, `@`. */
-const HANDLE = '[a-z0-9._@-]{1,128}';
-/** `*`, `role:NAME` or `user:ID`. */
-export const APPROVER_PATTERN = new RegExp(`^(\\*|role:${HANDLE}|user:${HANDLE})$`);
+/** The pattern of a whole string `p`, without its anchors, to put inside another. */
+const inner = (p: RegExp): string => p.source.slice(1, -1);
+/** `*`, `role:NAME` or `user:ID`, as principals' roles and ids are written. */
+export const APPROVER_PATTERN = new RegExp(`^(\\*|role:${inner(ROLE)}|user:${inner(PRINCIPAL_ID)})$`);
 export const APPROVER_RULE =
-  'an approver: "*", "role:NAME" or "user:ID" (NAME and ID of 1 to 128 lower-case letters, digits, ".", "_", "-" or "@")';
+  'an approver: "*", "role:NAME" (a role: a lower-case letter, then lower-case letters, digits, "_" or "-", at most 64) or "user:ID" (a principal\'s id: 1 to 128 lower-case letters, digits, ".", "_", "-" or "@")';
 /** Most approvers one rule names. */
 export const MAX_APPROVERS = 64;
 

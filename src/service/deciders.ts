@@ -9,13 +9,6 @@ import type { ServiceCore } from './core.js';
 // Who decides an approval, as the service knows them before reading it: whether the store knows people
 // at all, and the decider's identity checked against the principal the store holds now.
 
-/** Whether the store has principals that are not revoked (a store that keeps none has none). */
-export async function hasPrincipals(core: ServiceCore): Promise<boolean> {
-  const store = core.store;
-  if (store.listPrincipals === undefined) return false;
-  return (await store.listPrincipals()).some((p) => p.revokedAt === undefined);
-}
-
 /** Who decides: their identity, and why it cannot count when that is known before reading the approval. */
 export interface Voter {
   readonly identity: DeciderIdentity;

@@ -7,7 +7,7 @@ import type { Approval, PlanChange } from '../store/GuardrailStore.js';
 import type { DeciderIdentity } from '../store/people.js';
 import type { ServiceCore } from './core.js';
 import { ApprovalNotices } from './notifications.js';
-import { hasPrincipals } from './deciders.js';
+import { hasPrincipals } from './people.js';
 
 // An approval nobody decided in time, under a rule whose `on_timeout` is deny: denied by leash, and
 // recorded, by whatever meets it first (a use of its grant, a decision, a sweep).

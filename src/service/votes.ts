@@ -8,7 +8,8 @@ import type { Approval, PlanChange } from '../store/GuardrailStore.js';
 import type { ApprovalRule, ApprovalVote, DeciderIdentity } from '../store/people.js';
 import { validDecision, type Decision } from './approvals.js';
 import { rejecting, type ServiceCore } from './core.js';
-import { hasPrincipals, identityOf, voterOf, type Voter } from './deciders.js';
+import { identityOf, voterOf, type Voter } from './deciders.js';
+import { hasPrincipals } from './people.js';
 import { expiry } from './expiry.js';
 import { ApprovalNotices } from './notifications.js';
 
