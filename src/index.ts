@@ -152,7 +152,6 @@ export {
   type VoteContext,
   type VoteProblem,
 } from './identity/rules.js';
-export type { ApprovalRule, ApprovalVote } from './store/people.js';
 export {
   alertPayload,
   APPROVAL_EVENTS,

@@ -86,7 +86,7 @@ export interface AutonomyGuardrailServiceOptions {
    * Where to tell of approvals and spend cap alerts: targets by name, each with the events it wants
    * (`approval.requested`, `approval.voted`, `approval.decided`, `approval.expired`, `approval.*`,
    * `budget.alert`, `*`). Once a change has committed, the service queues the notifications in the
-   * store's outbox (a store that has one); a dispatcher delivers them. A new approval keeps the names of
+   * store's outbox; a dispatcher delivers them. A new approval keeps the names of
    * the targets that want its events, so that a process deciding it tells them too.
    */
   notify?: NotifyOptions;

@@ -37,10 +37,8 @@ export async function voterOf(
   given: DeciderIdentity | undefined,
 ): Promise<Voter> {
   if (given === undefined) return { identity: { kind: 'operator', subject: by, name: by }, problem: null };
-  const store = core.store;
-  if (given.principal === undefined || store.getPrincipal === undefined)
-    return { identity: given, problem: null };
-  const p = await store.getPrincipal(given.principal);
+  if (given.principal === undefined) return { identity: given, problem: null };
+  const p = await core.store.getPrincipal(given.principal);
   if (p === null || p.revokedAt !== undefined) {
     const message = `principal "${given.principal}" ${p === null ? 'is not known' : 'was revoked'}: it decides nothing`;
     return { identity: given, problem: { code: 'APPROVAL_NOT_ALLOWED', message } };

@@ -186,18 +186,16 @@ export function alertNotifications(
 }
 
 /**
- * Queues what `build` makes (given the time) in the store's outbox, if it has one; what either throws
+ * Queues what `build` makes (given the time) in the store's outbox; what either throws
  * or rejects with is dropped.
  */
 export async function enqueue(
   core: ServiceCore,
   build: (at: string) => readonly NotificationInput[],
 ): Promise<void> {
-  const store = core.store;
-  if (store.enqueueNotifications === undefined) return;
   try {
     const items = build(formatIso(core.clock.now()));
-    if (items.length > 0) await store.enqueueNotifications(items);
+    if (items.length > 0) await core.store.enqueueNotifications(items);
   } catch {
     // a notification never fails the decision it tells of
   }
@@ -235,7 +233,6 @@ export class ApprovalNotices {
 
   /** `change`, noting the approval events of its last run. */
   changing<T>(change: PlanChangeFn<T>): PlanChangeFn<T> {
-    if (this.core.store.enqueueNotifications === undefined) return change;
     return (g, approval, caps) => {
       const out = change(g, approval, caps);
       this.#events = approvalEvents(approval, out);
