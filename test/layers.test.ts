@@ -15,20 +15,21 @@ const LAYERS: Readonly<Record<string, number>> = {
   store: 3,
   identity: 4,
   service: 5,
-  agent: 6,
-  executor: 6,
-  policy: 7,
-  runner: 7,
-  cli: 8,
-  dashboard: 8,
-  mcp: 8,
-  adapters: 8,
-  testing: 8,
+  notify: 6,
+  agent: 7,
+  executor: 7,
+  policy: 8,
+  runner: 8,
+  cli: 9,
+  dashboard: 9,
+  mcp: 9,
+  adapters: 9,
+  testing: 9,
 };
 
 function layerOf(file: string): number {
   const [top = ''] = relative(SRC, file).split(sep);
-  if (top.endsWith('.ts') || top.endsWith('.js')) return top.startsWith('index.') ? 9 : 0;
+  if (top.endsWith('.ts') || top.endsWith('.js')) return top.startsWith('index.') ? 10 : 0;
   const layer = LAYERS[top];
   if (layer === undefined) throw new Error(`src/${top} has no layer: add it to LAYERS`);
   return layer;
