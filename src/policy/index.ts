@@ -15,6 +15,7 @@ export {
 } from './policy.js';
 export { POLICY_SCHEMA_ID, policyJsonSchema } from './jsonSchema.js';
 export { policyApprovalRules } from './approvals.js';
+export { policyNotifyEvents, policyNotifyTargets, type NotifySetup } from './notify.js';
 export {
   DEFAULT_APPROVAL_TTL_SECONDS,
   MAX_APPROVAL_TTL_SECONDS,
@@ -27,6 +28,8 @@ export {
   type PolicyGuardrails,
   type PolicyMcp,
   type PolicyModelPrice,
+  type PolicyNotify,
+  type PolicyNotifyTarget,
   type PolicySpendCap,
   type PolicyToolRule,
 } from './schema.js';

@@ -6,6 +6,7 @@ import { AutonomyGuardrails, type GuardrailsInit } from '../guardrails/AutonomyG
 import { spendCapsFromJson, type SpendCap } from '../guardrails/caps.js';
 import { approvalRuleEntries, checkApprovalRules } from './approvals.js';
 import { readFormat, readOptions, readText, subjectOf } from './read.js';
+import { checkNotify, copyNotify } from './notify.js';
 import { fieldOf, validateWith, type Subject } from '../validation.js';
 import {
   DEFAULT_APPROVAL_TTL_SECONDS,
@@ -160,10 +161,17 @@ export function approvalTtlMs(policy: Policy): number {
 
 function validate(value: unknown, subject: Subject): Policy {
   const keyRule = (path: readonly PropertyKey[]) =>
-    path[0] === 'models' ? 'a model id' : path[0] === 'budgets' ? 'a label name' : 'a tool name';
+    path[0] === 'models'
+      ? 'a model id'
+      : path[0] === 'budgets'
+        ? 'a label name'
+        : path[0] === 'notify'
+          ? 'a target name'
+          : 'a tool name';
   const policy = toPolicy(validateWith(policySchema, value, subject, { keyRule }));
   checkGuardrails(policy, subject);
   checkApprovalRules(policy, subject);
+  checkNotify(policy.notify, subject);
   return policy;
 }
 
@@ -229,6 +237,7 @@ function toPolicy(data: PolicyData): Policy {
     });
   }
   if (data.budgets !== undefined) out.budgets = Object.freeze(data.budgets.map(toPolicySpendCap));
+  if (data.notify !== undefined) out.notify = copyNotify(data.notify);
   return Object.freeze(out);
 }
 

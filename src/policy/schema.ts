@@ -4,6 +4,9 @@ import { spendCapsJsonSchema, type SpendCapJson } from '../guardrails/caps.js';
 import { APPROVER_PATTERN, APPROVER_RULE, MAX_APPROVERS } from '../identity/rules.js';
 import { amount, strict } from '../validation.js';
 import { isWellFormed } from '../json.js';
+import { notifySchema, type PolicyNotify } from './notifySchema.js';
+
+export type { PolicyNotify, PolicyNotifyTarget } from './notifySchema.js';
 
 /** The policy file format version this release reads. */
 export const POLICY_VERSION = 1;
@@ -92,6 +95,7 @@ export interface Policy {
   readonly unpriced_models?: 'deny' | 'allow';
   readonly mcp?: PolicyMcp;
   readonly budgets?: readonly PolicySpendCap[];
+  readonly notify?: PolicyNotify;
 }
 
 // Every check carries its rule as its message, so that an issue renders as `<path> must be <rule>, got <v>`
@@ -293,4 +297,5 @@ export const policySchema = strict({
   }),
   mcp: mcpSchema.optional(),
   budgets: spendCapsJsonSchema.optional(),
+  notify: notifySchema.optional(),
 });

@@ -36,13 +36,14 @@ describe('policyJsonSchema', () => {
     expect(policyJsonSchema()['required']).toEqual(['version']);
   });
 
-  it('refuses unknown keys in every object except the maps of approval rules, tools, models and matched labels', () => {
+  it('refuses unknown keys in every object except the maps of approval rules, tools, models, matched labels and notification targets', () => {
     const open = objectSchemas(policyJsonSchema()).filter((s) => s['additionalProperties'] !== false);
     expect(open.map((s) => s['description'])).toEqual([
       expect.stringMatching(/^How confirmation requests behave/),
       expect.stringMatching(/^Per-tool rules/),
       expect.stringMatching(/^Model prices/),
       expect.stringMatching(/^Labels a plan must have/),
+      expect.stringMatching(/^Notification targets/),
     ]);
   });
 

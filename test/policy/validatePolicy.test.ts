@@ -274,7 +274,7 @@ describe('validatePolicy', () => {
       [
         { version: 1, gaurdrails: {} },
         'gaurdrails',
-        'version, guardrails, approvals, tools, models, unpriced_models, mcp, budgets',
+        'version, guardrails, approvals, tools, models, unpriced_models, mcp, budgets, notify',
       ],
       [guardrails({ max_step: 5 }), 'guardrails.max_step', GUARDRAIL_KEYS],
       [
