@@ -19,6 +19,7 @@ import { registerSchema } from './commands/schema.js';
 import { registerBudgets } from './commands/budgets.js';
 import { registerTokens } from './commands/tokens.js';
 import { registerUsers } from './commands/users.js';
+import { registerNotifications } from './commands/notifications.js';
 import { cliContext } from './context.js';
 import { safe } from './format.js';
 import { EXIT, type CliIo } from './io.js';
@@ -98,6 +99,7 @@ Examples:
   registerBudgets(program, c);
   registerUsers(program, c);
   registerTokens(program, c);
+  registerNotifications(program, c);
 
   try {
     await program.parseAsync([...argv], { from: 'user' });

@@ -7,6 +7,7 @@ import { policyApprovalRules } from '../../policy/approvals.js';
 import { installPolicyCaps } from '../caps.js';
 import { dbArgument, openStore, storeTarget } from '../openStore.js';
 import { labelOption, labelsOf } from '../labels.js';
+import { startNotifications, type BackgroundDelivery } from '../notifier.js';
 import type { CliContext } from '../context.js';
 import type { Command } from 'commander';
 
@@ -106,8 +107,10 @@ Examples:
         style: { leash: c.style.leash, dbArg: dbArgument(target, io.cwd) },
         log,
       };
+      let delivering: BackgroundDelivery | undefined;
       try {
         await installPolicyCaps(store, policy);
+        delivering = startNotifications(c, store, policy);
         if (listen === undefined) {
           const { runMcpSession } = await import('../../mcp/session.js');
           await runMcpSession({
@@ -136,6 +139,7 @@ Examples:
         });
         await listener.close();
       } finally {
+        await delivering?.stop();
         await store.close();
       }
     });

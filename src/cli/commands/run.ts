@@ -2,6 +2,7 @@
 import { dirname, resolve } from 'node:path';
 import { parsePlanFile } from '../../runner/planFile.js';
 import { installPolicyCaps } from '../caps.js';
+import { startNotifications } from '../notifier.js';
 import { readFileText, formatOf, planName } from '../views.js';
 import { labelOption, labelsOf } from '../labels.js';
 import type { CliContext } from '../context.js';
@@ -15,7 +16,7 @@ export function registerRun(program: Command, c: CliContext): void {
     .argument('<plan-file>', 'plan file (YAML or JSON)')
     .option(
       '--policy <file>',
-      'policy file: each limit is the stricter of its own and the plan file’s, its tool rules apply, and its budgets: are installed',
+      'policy file: each limit is the stricter of its own and the plan file’s, its tool rules apply, its budgets: are installed, and its notify: targets are told',
     )
     .option('--id <plan-id>', 'plan id to run under (default: the file’s id or name, numbered when taken)')
     .addOption(
@@ -42,17 +43,22 @@ Examples:
       c.exit = await withRunner(
         o.db,
         async (runner, store) => {
-          await installPolicyCaps(store, policy);
-          const run = await runner.start({
-            file: plan,
-            source: path,
-            baseDir: dirname(path),
-            name: planName(path),
-            ...(o.id === undefined ? {} : { id: o.id }),
-            policy,
-            labels,
-          });
-          return report(run);
+          const delivering = startNotifications(c, store, policy);
+          try {
+            await installPolicyCaps(store, policy);
+            const run = await runner.start({
+              file: plan,
+              source: path,
+              baseDir: dirname(path),
+              name: planName(path),
+              ...(o.id === undefined ? {} : { id: o.id }),
+              policy,
+              labels,
+            });
+            return report(run);
+          } finally {
+            await delivering.stop();
+          }
         },
         { create: true },
       );

@@ -1,27 +1,31 @@
 // `leash serve`.
 import { GuardrailError } from '../../errors.js';
+import { startNotifications } from '../notifier.js';
 import type { CliContext } from '../context.js';
 import type { Command } from 'commander';
 
 export function registerServe(program: Command, c: CliContext): void {
-  const { io, print, withRunner, dbOption } = c;
+  const { io, print, readPolicy, withRunner, dbOption } = c;
   program
     .command('serve')
     .description('start the local dashboard: plans, audit logs, and an approvals inbox')
     .option('--port <port>', 'port to listen on', '4580')
     .option('--host <host>', 'address to bind (keep 127.0.0.1 unless you know why)', '127.0.0.1')
+    .option('--policy <file>', 'policy file whose notify: targets are told of what is decided here')
     .addOption(dbOption())
     .addHelpText(
       'after',
       `\nPrints the address with a random access token; every request needs it (kept in a cookie after the first).\nSet LEASH_TOKEN to choose the token.\n\nExample:\n  $ ${c.leash} serve --port 8080`,
     )
-    .action(async (o: { port: string; host: string; db?: string }) => {
+    .action(async (o: { port: string; host: string; policy?: string; db?: string }) => {
       const port = Number(o.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) {
         throw new GuardrailError('USAGE', `--port must be an integer from 0 to 65535, got "${o.port}"`);
       }
+      const policy = readPolicy(o.policy);
       const serve = io.serve ?? (await import('../../dashboard/server.js')).startDashboard;
-      await withRunner(o.db, async (runner) => {
+      await withRunner(o.db, async (runner, store) => {
+        const delivering = startNotifications(c, store, policy);
         const token = io.env['LEASH_TOKEN'];
         const server = await serve({
           runner,
@@ -29,7 +33,8 @@ export function registerServe(program: Command, c: CliContext): void {
           port,
           style: c.style,
           ...(token ? { token } : {}),
-        }).catch((error: unknown) => {
+        }).catch(async (error: unknown) => {
+          await delivering.stop();
           throw portProblem(error, o.host, port) ?? error;
         });
         print(`leash dashboard: ${server.url}/?token=${server.token}`);
@@ -39,6 +44,7 @@ export function registerServe(program: Command, c: CliContext): void {
           io.signal?.addEventListener('abort', () => done(), { once: true });
         });
         await server.close();
+        await delivering.stop();
       });
     });
 }
