@@ -112,8 +112,9 @@ describe('leash --help', () => {
         'policy',
         'schema',
         'budgets',
+        'notifications',
       ].map((c) => r.stdout.includes(`${c} `)),
-    ]).toEqual([0, ...Array(12).fill(true)]);
+    ]).toEqual([0, ...Array(13).fill(true)]);
   });
 
   it('documents the exit codes', () => {
