@@ -208,3 +208,18 @@ export {
   type SpendCapJson,
 } from './guardrails/caps.js';
 export { capWindowAt, CAP_WINDOWS, type CapWindowKind, type CapWindowSpan } from './guardrails/windows.js';
+export { NOTIFY_EVENTS, type NotifyEvent } from './notify/events.js';
+export { WebhookSecret, type WebhookHeaders } from './notify/standardWebhooks.js';
+export { slackMessage, type SlackOptions } from './notify/slack.js';
+export type { NotifyTarget, NotifyTargetKind } from './notify/targets.js';
+export {
+  NotificationDispatcher,
+  type DeliveryReport,
+  type NotificationDispatcherOptions,
+} from './notify/dispatcher.js';
+export type {
+  Notification,
+  NotificationInput,
+  NotificationOutcome,
+  NotificationStatus,
+} from './store/notifications.js';
