@@ -211,7 +211,7 @@ export { capWindowAt, CAP_WINDOWS, type CapWindowKind, type CapWindowSpan } from
 export { NOTIFY_EVENTS, type NotifyEvent } from './notify/events.js';
 export { WebhookSecret, type WebhookHeaders } from './notify/standardWebhooks.js';
 export { slackMessage, type SlackOptions } from './notify/slack.js';
-export type { NotifyTarget, NotifyTargetKind } from './notify/targets.js';
+export type { DeliveryTarget, DeliveryTargetKind } from './notify/targets.js';
 export {
   NotificationDispatcher,
   type DeliveryReport,

@@ -8,12 +8,12 @@ import { formatIso } from '../iso.js';
 import type { GuardrailStore } from '../store/GuardrailStore.js';
 import type { Notification, NotificationOutcome } from '../store/notifications.js';
 import { handle, integer, parseOptions } from '../validation.js';
+import { wants } from './events.js';
 import { attempt, type AttemptResult, type Fetch } from './send.js';
-import { checkTargets, isHttpUrl, type NotifyTarget } from './targets.js';
+import { checkTargets, isHttpUrl, type DeliveryTarget } from './targets.js';
 
 /** What a dispatcher needs of a store: the outbox. */
-export type OutboxStore = Pick<GuardrailStore, 'claimNotifications' | 'finishNotification'> &
-  Required<Pick<GuardrailStore, 'claimNotifications' | 'finishNotification'>>;
+export type OutboxStore = Required<Pick<GuardrailStore, 'claimNotifications' | 'finishNotification'>>;
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
 export const DEFAULT_MAX_ATTEMPTS = 8;
@@ -25,7 +25,7 @@ export interface NotificationDispatcherOptions {
   /** The store whose outbox it delivers. */
   store: GuardrailStore;
   /** The targets it delivers to; notifications queued for others are left for another dispatcher. */
-  targets: readonly NotifyTarget[];
+  targets: readonly DeliveryTarget[];
   /** Where the dashboard is reached, for the links of Slack messages. */
   publicUrl?: string;
   clock?: Clock;
@@ -66,7 +66,7 @@ const dispatcherOptions = z.object({
       typeof (v as OutboxStore | null)?.claimNotifications === 'function' &&
       typeof (v as OutboxStore | null)?.finishNotification === 'function',
   ),
-  targets: handle<readonly NotifyTarget[]>('an array of targets', Array.isArray),
+  targets: handle<readonly DeliveryTarget[]>('an array of targets', Array.isArray),
   publicUrl: z
     .string({ error: 'an http: or https: URL' })
     .refine(isHttpUrl, { error: 'an http: or https: URL' })
@@ -97,7 +97,7 @@ const dispatcherOptions = z.object({
  */
 export class NotificationDispatcher {
   readonly #store: OutboxStore;
-  readonly #targets: ReadonlyMap<string, NotifyTarget>;
+  readonly #targets: ReadonlyMap<string, DeliveryTarget>;
   readonly #o: z.output<typeof dispatcherOptions>;
   readonly #fetch: Fetch;
   readonly #leaseMs: number;
@@ -260,7 +260,7 @@ export class NotificationDispatcher {
   async #deliver(n: Notification): Promise<DeliveryReport | null> {
     const target = this.#targets.get(n.target);
     if (target === undefined) return null;
-    const result: AttemptResult = target.events.includes(n.event as never)
+    const result: AttemptResult = wants(target.events, n.event)
       ? await attempt(target, n, {
           fetch: this.#fetch,
           timeoutMs: this.#o.timeoutMs,

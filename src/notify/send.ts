@@ -4,7 +4,7 @@
 import { errorText } from '../errors.js';
 import type { Notification } from '../store/notifications.js';
 import { slackMessage } from './slack.js';
-import type { NotifyTarget } from './targets.js';
+import type { DeliveryTarget } from './targets.js';
 
 /** The `fetch` a dispatcher posts with: the global one, or a test's. */
 export type Fetch = (url: string, init: RequestInit) => Promise<Response>;
@@ -38,7 +38,7 @@ const ANSWER_CHARS = 200;
 
 /** The body and headers of a notification as `target` takes it. */
 export function requestOf(
-  target: NotifyTarget,
+  target: DeliveryTarget,
   n: Notification,
   nowMs: number,
   publicUrl: string | undefined,
@@ -58,7 +58,7 @@ export function requestOf(
  * timeout or a network error is not, with why. Redirects are not followed (a 3xx is not delivered).
  */
 export async function attempt(
-  target: NotifyTarget,
+  target: DeliveryTarget,
   n: Notification,
   options: AttemptOptions,
 ): Promise<AttemptResult> {

@@ -124,12 +124,12 @@ function voterNames(votes: JsonValue | undefined): string[] {
   });
 }
 
-/** `1 of 2 (ann)`, or undefined for an approval without a quorum. */
+/** `1 of 2 (ann)`, or undefined for an approval without a rule's quorum. */
 function votesText(approval: JsonObject): string | undefined {
-  const quorum = numberAt(approval, 'quorum');
-  const names = voterNames(approval['votes']);
-  const count = numberAt(approval, 'votes') ?? names.length;
+  const quorum = numberAt(objectAt(approval['rule']), 'quorum');
   if (quorum === undefined) return undefined;
+  const names = voterNames(approval['votes']);
+  const count = names.length;
   const who = names.length === 0 ? '' : ` (${names.map(escapeMrkdwn).join(', ')})`;
   return `${count} of ${quorum}${who}`;
 }
@@ -158,7 +158,7 @@ function approvalMessage(event: string, approval: JsonObject, options: SlackOpti
   if (expires !== undefined && event !== 'approval.decided') fields.push(`*Expires*\n${slackDate(expires)}`);
 
   const blocks: Block[] = [header(heading), section(lines.join('\n'), fields)];
-  const decidedBy = textAt(approval, 'decided_by');
+  const decidedBy = textAt(approval, 'decided_by') ?? textAt(objectAt(approval['decider']), 'name');
   if (event === 'approval.decided' || event === 'approval.expired') {
     const by = decidedBy === undefined ? '' : ` by ${escapeMrkdwn(decidedBy)}`;
     const reason = textAt(approval, 'reason');

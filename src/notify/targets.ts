@@ -7,8 +7,8 @@ import { NOTIFY_EVENTS, type NotifyEvent } from './events.js';
 import { WebhookSecret } from './standardWebhooks.js';
 
 /** How a target is reached: a Standard Webhooks endpoint (signed), or a Slack incoming webhook. */
-export const NOTIFY_TARGET_KINDS = Object.freeze(['webhook', 'slack'] as const);
-export type NotifyTargetKind = (typeof NOTIFY_TARGET_KINDS)[number];
+export const DELIVERY_TARGET_KINDS = Object.freeze(['webhook', 'slack'] as const);
+export type DeliveryTargetKind = (typeof DELIVERY_TARGET_KINDS)[number];
 
 /** A target's name: a letter or digit, then letters, digits, `.`, `_` and `-`, 64 characters at most. */
 export const TARGET_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -16,13 +16,13 @@ export const TARGET_NAME_RULE =
   'a name of 1 to 64 letters, digits, ".", "_" and "-", starting with a letter or digit';
 
 /** One receiver of notifications. */
-export interface NotifyTarget {
+export interface DeliveryTarget {
   /** The name notifications are queued under (a `notify:` block's key). */
   readonly name: string;
-  readonly kind: NotifyTargetKind;
+  readonly kind: DeliveryTargetKind;
   /** Where deliveries are posted: `http:` or `https:`. It may itself be a secret (a Slack webhook's is). */
   readonly url: string;
-  /** The events it is told of. */
+  /** The events it is told of (`approval.*` and `*` name several); default `*`, all. */
   readonly events: readonly NotifyEvent[];
   /** What a `webhook` target's deliveries are signed with; a `slack` target has none. */
   readonly secret?: WebhookSecret;
@@ -40,13 +40,13 @@ export function isHttpUrl(value: unknown): value is string {
 const targetSchema = z.strictObject(
   {
     name: z.string({ error: TARGET_NAME_RULE }).regex(TARGET_NAME_PATTERN, { error: TARGET_NAME_RULE }),
-    kind: z.enum(NOTIFY_TARGET_KINDS, { error: '"webhook" or "slack"' }),
+    kind: z.enum(DELIVERY_TARGET_KINDS, { error: '"webhook" or "slack"' }),
     url: z.string({ error: HTTP_URL_RULE }).refine(isHttpUrl, { error: HTTP_URL_RULE }),
     events: z
       .array(z.enum(NOTIFY_EVENTS, { error: `one of ${NOTIFY_EVENTS.join(', ')}` }), {
         error: 'an array of event names',
       })
-      .default(() => [...NOTIFY_EVENTS]),
+      .default(() => ['*' as const]),
     secret: handle<WebhookSecret>('a WebhookSecret', (v) => v instanceof WebhookSecret).optional(),
   },
   { error: 'an object' },
@@ -61,7 +61,7 @@ const targetsSchema = z.object({
  * is never repeated in an error (a Slack webhook's URL is its secret).
  * @throws GuardrailValidationError naming the field (`targets[1].secret`)
  */
-export function checkTargets(targets: unknown): readonly NotifyTarget[] {
+export function checkTargets(targets: unknown): readonly DeliveryTarget[] {
   const checked = parseOptions(targetsSchema, { targets }).targets;
   const seen = new Set<string>();
   checked.forEach((t, i) => {
@@ -78,6 +78,6 @@ export function checkTargets(targets: unknown): readonly NotifyTarget[] {
     }
   });
   return Object.freeze(
-    checked.map((t) => Object.freeze({ ...t, events: Object.freeze([...t.events]) } as NotifyTarget)),
+    checked.map((t) => Object.freeze({ ...t, events: Object.freeze([...t.events]) } as DeliveryTarget)),
   );
 }

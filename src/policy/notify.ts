@@ -1,18 +1,21 @@
 // A policy's `notify:` block: the rules the schema cannot say (exactly one of webhook and slack, a
 // secret for a webhook), and the targets it makes, their secrets read from the environment.
 import { GuardrailValidationError } from '../errors.js';
-import { NOTIFY_EVENTS, type NotifyEvent } from '../notify/events.js';
+import type { NotifyEvent } from '../notify/events.js';
 import { WebhookSecret } from '../notify/standardWebhooks.js';
-import type { NotifyTarget } from '../notify/targets.js';
+import type { DeliveryTarget } from '../notify/targets.js';
 import { fieldOf, type Subject } from '../validation.js';
 import type { z } from 'zod';
 import type { Policy } from './schema.js';
 import type { notifySchema, PolicyNotify, PolicyNotifyTarget } from './notifySchema.js';
 
+/** The events of a target that names none: all. */
+const ALL: readonly NotifyEvent[] = Object.freeze(['*']);
+
 /** What a policy's `notify:` block sets up, secrets read: what a `NotificationDispatcher` takes. */
 export interface NotifySetup {
   readonly publicUrl?: string;
-  readonly targets: readonly NotifyTarget[];
+  readonly targets: readonly DeliveryTarget[];
 }
 
 /** A fresh, frozen copy of a validated `notify:` block, each target's events without repeats. */
@@ -73,8 +76,8 @@ export function policyNotifyTargets(
 ): NotifySetup {
   const notify = policy.notify;
   if (notify === undefined) return Object.freeze({ targets: Object.freeze([]) });
-  const targets = Object.entries(notify.targets).map(([name, t]): NotifyTarget => {
-    const events = t.events ?? NOTIFY_EVENTS;
+  const targets = Object.entries(notify.targets).map(([name, t]): DeliveryTarget => {
+    const events = t.events ?? ALL;
     if (t.slack !== undefined) return Object.freeze({ name, kind: 'slack', url: t.slack, events });
     const field = `notify.targets.${name}.secret_env`;
     const variable = t.secret_env as string;
@@ -98,6 +101,6 @@ export function policyNotifyTargets(
 export function policyNotifyEvents(policy: Policy): { name: string; events: readonly NotifyEvent[] }[] {
   return Object.entries(policy.notify?.targets ?? {}).map(([name, t]) => ({
     name,
-    events: t.events ?? NOTIFY_EVENTS,
+    events: t.events ?? ALL,
   }));
 }

@@ -51,8 +51,8 @@ export const notifyTargetSchema = strict({
     .min(1, { error: 'an array of at least one event name' })
     .optional()
     .meta({
-      description: `The events the target is told of. Default all: ${NOTIFY_EVENTS.join(', ')}.`,
-      default: [...NOTIFY_EVENTS],
+      description: `The events the target is told of: ${NOTIFY_EVENTS.join(', ')} ("approval.*" every approval event, "*" all). Default all.`,
+      default: ['*'],
     }),
 }).describe('One receiver of notifications: a signed webhook or a Slack channel.');
 

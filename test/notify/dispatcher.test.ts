@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { formatIso } from '../../src/iso.js';
 import { NotificationDispatcher, type NotificationDispatcherOptions } from '../../src/notify/dispatcher.js';
-import type { NotifyTarget } from '../../src/notify/targets.js';
+import type { DeliveryTarget } from '../../src/notify/targets.js';
 import { MemoryStore } from '../../src/store/memory/MemoryStore.js';
 import type { GuardrailStore } from '../../src/store/GuardrailStore.js';
 import { thrown } from '../support/thrown.js';
@@ -33,7 +33,7 @@ async function queue(
 function dispatcher(
   store: GuardrailStore,
   clock: ManualClock,
-  targets: NotifyTarget[],
+  targets: DeliveryTarget[],
   options: Partial<NotificationDispatcherOptions> = {},
 ): NotificationDispatcher {
   return new NotificationDispatcher({ store, clock, targets, random: () => 0, ...options });
@@ -354,7 +354,7 @@ describe('NotificationDispatcher to Slack', () => {
     const clock = newClock();
     const hook = await receiver();
     await queue(store, clock, 'team', ['n1']);
-    const target: NotifyTarget = {
+    const target: DeliveryTarget = {
       name: 'team',
       kind: 'slack',
       url: hook.url,

@@ -2,8 +2,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach } from 'vitest';
 import { WebhookSecret } from '../../src/notify/standardWebhooks.js';
-import type { NotifyTarget } from '../../src/notify/targets.js';
-import { NOTIFY_EVENTS } from '../../src/notify/events.js';
+import type { DeliveryTarget } from '../../src/notify/targets.js';
 
 /** A delivery as a receiver got it. */
 export interface Received {
@@ -68,8 +67,8 @@ export async function receiver(
 export const SECRET = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
 
 /** A webhook target of `url`, signed with {@link SECRET}. */
-export function webhookTarget(name: string, url: string): NotifyTarget {
-  return { name, kind: 'webhook', url, events: NOTIFY_EVENTS, secret: WebhookSecret.parse(SECRET, 'secret') };
+export function webhookTarget(name: string, url: string): DeliveryTarget {
+  return { name, kind: 'webhook', url, events: ['*'], secret: WebhookSecret.parse(SECRET, 'secret') };
 }
 
 /** The headers a Standard Webhooks library wants, from what a receiver got. */

@@ -12,7 +12,7 @@ const approval = {
   expires_at: '2026-12-02T10:00:00.000Z',
   status: 'pending',
   requester: 'ann',
-  quorum: 2,
+  rule: { name: 'deploy', approvers: ['role:release'], quorum: 2 },
   votes: [{ by: { kind: 'token', subject: 'bob', name: 'Bob <b@x>' }, at: '2026-12-01T10:05:00.000Z' }],
 };
 
