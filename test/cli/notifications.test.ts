@@ -144,3 +144,26 @@ describe('leash run with a notify: policy', () => {
     expect([r.code, hook.received.map((got) => got.headers['webhook-id'])]).toEqual([0, ['n1']]);
   });
 });
+
+describe('leash serve with a notify: policy', () => {
+  it('delivers what is queued while it runs', async () => {
+    const hook = await receiver();
+    await queued('ops', 'n1');
+    const stop = new AbortController();
+    const delivered = hook.next();
+
+    const serving = leashIn(dir, ['serve', '--port', '0', '--policy', policy(hook.url), '--db', db], {
+      clock,
+      env: { OPS_SECRET: SECRET },
+      signal: stop.signal,
+      serve: () => Promise.resolve({ url: 'http://127.0.0.1:1', token: 't', close: () => Promise.resolve() }),
+    });
+    await delivered;
+    stop.abort();
+
+    expect([(await serving).code, hook.received.map((got) => got.headers['webhook-id'])]).toEqual([
+      0,
+      ['n1'],
+    ]);
+  });
+});
