@@ -164,7 +164,8 @@ export class NotificationDispatcher {
   /**
    * Stops polling. With `flushMs`, first delivers what is due for up to that long (`drain`); then ends
    * the attempts still under way unanswered (their claims lapse, so they are tried again later) and
-   * resolves once nothing is left running, with what the flush did.
+   * resolves once nothing is left running, with what the flush did. A stopped dispatcher delivers
+   * nothing more, `runOnce()` included, until it is started again.
    */
   async stop(options: { readonly flushMs?: number } = {}): Promise<DeliveryReport[]> {
     this.#polling = false;
