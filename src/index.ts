@@ -217,9 +217,3 @@ export {
   type DeliveryReport,
   type NotificationDispatcherOptions,
 } from './notify/dispatcher.js';
-export type {
-  Notification,
-  NotificationInput,
-  NotificationOutcome,
-  NotificationStatus,
-} from './store/notifications.js';

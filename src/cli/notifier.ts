@@ -6,6 +6,7 @@ import { NotificationDispatcher, type NotificationDispatcherOptions } from '../n
 import { policyNotifyTargets } from '../policy/notify.js';
 import type { Policy } from '../policy/schema.js';
 import type { GuardrailStore } from '../store/GuardrailStore.js';
+import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
 import { safe } from './format.js';
 import type { CliContext } from './context.js';
 
@@ -45,15 +46,33 @@ export interface BackgroundDelivery {
 
 /**
  * Starts delivering `policy`'s notifications in the background, until `stop()`; without a notify: block,
- * does nothing. A webhook target's missing secret throws here, before the command does anything.
+ * delivers nothing. With `service`, approvals left undecided past their time are also expired as often
+ * (denied by leash, and their expiry queued), so nobody has to look at one for it to end. A webhook
+ * target's missing secret throws here, before the command does anything.
  */
 export function startNotifications(
   c: CliContext,
   store: GuardrailStore,
   policy: Policy | null,
+  service?: AutonomyGuardrailService,
 ): BackgroundDelivery {
   const dispatcher = notificationDispatcher(c, store, policy);
-  if (dispatcher === null) return { stop: () => Promise.resolve() };
-  dispatcher.start({ intervalMs: POLL_MS });
-  return { stop: async () => void (await dispatcher.stop({ flushMs: FLUSH_MS })) };
+  dispatcher?.start({ intervalMs: POLL_MS });
+  const sweep =
+    service === undefined
+      ? undefined
+      : setInterval(() => {
+          service
+            .expireApprovals()
+            .catch((error: unknown) =>
+              c.io.stderr.write(`leash: expiring approvals: ${safe(errorText(error))}\n`),
+            );
+        }, POLL_MS);
+  sweep?.unref();
+  return {
+    stop: async () => {
+      clearInterval(sweep);
+      await dispatcher?.stop({ flushMs: FLUSH_MS });
+    },
+  };
 }

@@ -16,6 +16,7 @@ export {
 export { POLICY_SCHEMA_ID, policyJsonSchema } from './jsonSchema.js';
 export { policyApprovalRules } from './approvals.js';
 export { policyNotifyEvents, policyNotifyTargets, type NotifySetup } from './notify.js';
+export { policyServiceOptions } from './serviceOptions.js';
 export {
   DEFAULT_APPROVAL_TTL_SECONDS,
   MAX_APPROVAL_TTL_SECONDS,

@@ -13,7 +13,7 @@ import {
   toolRules,
   validatePolicy,
 } from '../policy/policy.js';
-import { policyApprovalRules } from '../policy/approvals.js';
+import { policyServiceOptions } from '../policy/serviceOptions.js';
 import type { Policy } from '../policy/schema.js';
 import { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
 import { validDecision, type Decision as ApprovalDecision } from '../service/approvals.js';
@@ -377,14 +377,15 @@ export class PlanRunner {
 
   #executor(record: RunRecord): PlanExecutor {
     const tools = builtinTools(record.file.tools, { ...this.#toolOptions, baseDir: record.baseDir });
-    // A run under a policy opens its approvals under the policy's rules of who decides them.
+    // A run under a policy opens its approvals under the policy's rules of who decides them, and queues
+    // what it decides for the policy's notify: targets.
     const service =
       record.policy === null
         ? this.service
         : new AutonomyGuardrailService({
             store: this.store,
             clock: this.#clock,
-            approvalRules: policyApprovalRules(record.policy),
+            ...policyServiceOptions(record.policy),
           });
     const executor = new PlanExecutor({
       service,

@@ -24,7 +24,13 @@ export type ApprovalEvent = (typeof APPROVAL_EVENTS)[number];
 export const BUDGET_ALERT_EVENT = 'budget.alert';
 
 /** Every event a target may ask for, and the patterns that name several: `approval.*`, `*`. */
-export const NOTIFY_EVENTS = Object.freeze([...APPROVAL_EVENTS, BUDGET_ALERT_EVENT, 'approval.*', '*']);
+export const NOTIFY_EVENTS = Object.freeze([
+  ...APPROVAL_EVENTS,
+  BUDGET_ALERT_EVENT,
+  'approval.*',
+  '*',
+] as const);
+export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];
 
 /** A place notifications go, by name, and the events it wants. */
 export interface NotifyTarget {

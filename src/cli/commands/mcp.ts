@@ -3,7 +3,7 @@ import { basename } from 'node:path';
 import { GuardrailValidationError } from '../../errors.js';
 import { AutonomyGuardrailService } from '../../service/AutonomyGuardrailService.js';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS } from '../../mcp/limits.js';
-import { policyApprovalRules } from '../../policy/approvals.js';
+import { policyServiceOptions } from '../../policy/serviceOptions.js';
 import { installPolicyCaps } from '../caps.js';
 import { dbArgument, openStore, storeTarget } from '../openStore.js';
 import { labelOption, labelsOf } from '../labels.js';
@@ -96,7 +96,7 @@ Examples:
         service: new AutonomyGuardrailService({
           store,
           clock,
-          ...(policy === null ? {} : { approvalRules: policyApprovalRules(policy) }),
+          ...(policy === null ? {} : policyServiceOptions(policy)),
         }),
         policy,
         policyName: o.policy === undefined ? 'session' : basename(o.policy).replace(/\.(ya?ml|json)$/i, ''),
@@ -110,7 +110,7 @@ Examples:
       let delivering: BackgroundDelivery | undefined;
       try {
         await installPolicyCaps(store, policy);
-        delivering = startNotifications(c, store, policy);
+        delivering = startNotifications(c, store, policy, session.service);
         if (listen === undefined) {
           const { runMcpSession } = await import('../../mcp/session.js');
           await runMcpSession({

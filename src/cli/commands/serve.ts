@@ -25,7 +25,7 @@ export function registerServe(program: Command, c: CliContext): void {
       const policy = readPolicy(o.policy);
       const serve = io.serve ?? (await import('../../dashboard/server.js')).startDashboard;
       await withRunner(o.db, async (runner, store) => {
-        const delivering = startNotifications(c, store, policy);
+        const delivering = startNotifications(c, store, policy, runner.service);
         const token = io.env['LEASH_TOKEN'];
         const server = await serve({
           runner,
