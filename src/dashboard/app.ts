@@ -1,7 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { Hono, type Context } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
-import { getCookie, setCookie } from 'hono/cookie';
 import { verifyAuditLog } from '../audit/verify.js';
 import { systemClock, type Clock } from '../clock.js';
 import { DEFAULT_STYLE, type CommandStyle } from '../runner/commandLine.js';
@@ -10,6 +8,7 @@ import { errorText, invalid, isGuardrailError } from '../errors.js';
 import { isGuardName } from '../events.js';
 import { validatePlanId } from '../ids.js';
 import type { ApprovalStatus } from '../store/GuardrailStore.js';
+import { guard } from './access.js';
 import {
   APPROVAL_FILTERS,
   approvalsPage,
@@ -25,15 +24,15 @@ import {
   type Flash,
   type PageContext,
 } from './pages/index.js';
+import { activePrincipals, authenticate, hasPrincipals } from './people.js';
+import { publicOriginOf, securityHeaders, styleHash, TOKEN_COOKIE } from './security.js';
 import {
-  bearerToken,
-  csrfToken,
-  secretsEqual,
-  securityHeaders,
-  sessionValue,
-  styleHash,
-  TOKEN_COOKIE,
-} from './security.js';
+  createSignIn,
+  signedInAs,
+  type DashboardEnv,
+  type SignInOptions,
+  type SignInPeople,
+} from './signin.js';
 import { CSS, planPath, type Html } from './views.js';
 
 export interface DashboardAppOptions {
@@ -44,8 +43,9 @@ export interface DashboardAppOptions {
    */
   readonly token: string;
   /**
-   * Name of the session cookie; `leash_token` unless given. Cookies are shared by every port of a host, so
-   * a server gives one naming its port (`startDashboard` does).
+   * Name of the session cookie, which the names of the sign-in cookies start with; `leash_token` unless
+   * given. Cookies are shared by every port of a host, so a server gives one naming its port
+   * (`startDashboard` does).
    */
   readonly cookieName?: string;
   readonly clock?: Clock;
@@ -67,10 +67,18 @@ export interface DashboardAppOptions {
   readonly allowedHosts?: readonly string[];
   /** How the `leash` commands the pages show start, and their store; default `npx leash`, no `--db`. */
   readonly style?: CommandStyle;
+  /**
+   * How people sign in once the store has principals (then the access token no longer opens it): with
+   * a personal token always, at an OpenID Connect provider when one is given.
+   */
+  readonly signIn?: SignInOptions;
+  /**
+   * The address people open the dashboard at, when it is not the one it listens on (https, behind a
+   * proxy): its host and origin are accepted, a provider sends people back to it, and the sign-in cookies
+   * are `Secure` when it is https.
+   */
+  readonly publicUrl?: string;
 }
-
-/** Largest form accepted: a name and a reason fit many times over. */
-const MAX_BODY_BYTES = 64 * 1024;
 
 const STYLE_SOURCE = styleHash(CSS);
 const HEADERS = securityHeaders(STYLE_SOURCE);
@@ -82,7 +90,7 @@ const HEADERS = securityHeaders(STYLE_SOURCE);
  * const app = createDashboardApp({ runner, token: 's3cret' });
  * const res = await app.request('/', { headers: { authorization: 'Bearer s3cret' } });
  */
-export function createDashboardApp(o: DashboardAppOptions): Hono {
+export function createDashboardApp(o: DashboardAppOptions): Hono<DashboardEnv> {
   const { runner, token } = o;
   if (typeof token !== 'string' || token.length === 0) invalid('token', 'a non-empty string', token);
   const cookieName = o.cookieName ?? TOKEN_COOKIE;
@@ -91,101 +99,58 @@ export function createDashboardApp(o: DashboardAppOptions): Hono {
   const clock = o.clock ?? systemClock;
   const log = o.log ?? (() => {});
   const secret = Buffer.from(o.secret ?? randomBytes(32));
-  const csrf = csrfToken(secret, token);
-  const session = sessionValue(secret, token);
-  const allowedHosts =
-    o.allowedHosts === undefined ? null : new Set(o.allowedHosts.map((h) => h.toLowerCase()));
-  const allowedOrigins = allowedHosts === null ? null : new Set([...allowedHosts].map((h) => `http://${h}`));
-  const app = new Hono();
+  const publicOrigin = o.publicUrl === undefined ? undefined : publicOriginOf(o.publicUrl);
+  const people: SignInPeople = {
+    authenticate: (given) => authenticate(runner.store, clock, given),
+    activePrincipals: () => activePrincipals(runner.store),
+  };
+  const signIn = createSignIn({
+    ...o.signIn,
+    people,
+    clock,
+    secret,
+    cookieName,
+    log,
+    ...(publicOrigin === undefined ? {} : { publicOrigin }),
+  });
+  const app = new Hono<DashboardEnv>();
 
   // Outermost, so 401s, 403s, redirects and error pages carry the headers too.
   app.use(async (c, next) => {
     await next();
     for (const [name, value] of Object.entries(HEADERS)) c.res.headers.set(name, value);
   });
-
-  app.use(async (c, next) => {
-    // Both names a request gives for the server must be allowed: the Host header, and the URL's host. The
-    // two differ for an absolute-form target (`GET http://127.0.0.1:4580/`), whose URL the node adapter
-    // takes from the target, not from Host; `app.request(...)` sends no Host header at all.
-    const named = [c.req.header('host'), new URL(c.req.url).host];
-    if (allowedHosts !== null && named.some((h) => h !== undefined && !allowedHosts.has(h.toLowerCase()))) {
-      return c.text('421 Misdirected Request: this dashboard answers only on the address it printed.\n', 421);
-    }
-    await next();
+  guard(app, {
+    token,
+    secret,
+    cookieName,
+    allowedHosts: o.allowedHosts ?? null,
+    ...(publicOrigin === undefined ? {} : { publicOrigin }),
+    signingIn: () => hasPrincipals(runner.store),
+    signIn,
   });
-
-  // Authentication: the token from the query (once: then the session cookie), a bearer header, or the
-  // session cookie, which holds a value derived from the token rather than the token.
-  app.use(async (c, next) => {
-    const url = new URL(c.req.url);
-    const fromQuery = url.searchParams.get('token');
-    const bearer = bearerToken(c.req.header('authorization'));
-    const raw = fromQuery ?? bearer;
-    const cookie = raw === undefined ? getCookie(c, cookieName) : undefined;
-    const ok =
-      raw !== undefined ? secretsEqual(raw, token) : cookie !== undefined && secretsEqual(cookie, session);
-    if (!ok) return unauthorized(c);
-    if (fromQuery !== null && (c.req.method === 'GET' || c.req.method === 'HEAD')) {
-      // Out of the address bar and the history: the session cookie stands for it from now on.
-      setCookie(c, cookieName, session, { httpOnly: true, sameSite: 'Strict', path: '/' });
-      url.searchParams.delete('token');
-      // One leading slash: `//host/` would be an address on another server.
-      return c.redirect(`${url.pathname.replace(/^\/+/, '/')}${url.search}`, 303);
-    }
-    await next();
-  });
-
-  // State changes: POST only, from this origin, with the CSRF token of the forms.
-  app.use(async (c, next) => {
-    if (c.req.method !== 'GET' && c.req.method !== 'HEAD' && c.req.method !== 'POST') {
-      return c.text('405 Method Not Allowed\n', 405, { Allow: 'GET, HEAD, POST' });
-    }
-    await next();
-  });
-  app.use(
-    bodyLimit({
-      maxSize: MAX_BODY_BYTES,
-      onError: (c) => c.text('413 Payload Too Large\n', 413),
-    }),
-  );
-  app.use(async (c, next) => {
-    if (c.req.method !== 'POST') return next();
-    // Against the allowed hosts, not the request's own Host: a DNS-rebinding page sends its own name in
-    // both, and they would agree.
-    const origin = c.req.header('origin')?.toLowerCase();
-    const sameOrigin =
-      origin === undefined ||
-      (allowedOrigins === null ? origin === new URL(c.req.url).origin : allowedOrigins.has(origin));
-    if (!sameOrigin) {
-      return forbidden(c, 'the form was sent from another origin');
-    }
-    // Another port on this host is the same site, and SameSite cookies go there too: only same-origin.
-    const site = c.req.header('sec-fetch-site');
-    if (site !== undefined && site !== 'same-origin' && site !== 'none') {
-      return forbidden(c, 'the form was sent from another origin');
-    }
-    const body = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
-    const given = body['csrf'];
-    if (typeof given !== 'string' || !secretsEqual(given, csrf)) {
-      return forbidden(c, 'the form has no valid CSRF token: reload the page and try again');
-    }
-    await next();
-  });
+  signIn.routes(app);
 
   const style = o.style ?? DEFAULT_STYLE;
-  const context = async (): Promise<PageContext> => ({
-    now: clock.now(),
-    pending: (await runner.service.listApprovals({ status: 'pending' })).length,
-    csrf,
-    style,
-  });
+  const context = async (c: Context<DashboardEnv>): Promise<PageContext> => {
+    const viewer = c.get('viewer');
+    const pending = await runner.service.listApprovals({ status: 'pending' });
+    const decider = signedInAs(viewer);
+    if (decider === null) return { now: clock.now(), pending: pending.length, csrf: viewer.csrf, style };
+    return {
+      now: clock.now(),
+      pending: pending.filter(decider.mayDecide).length,
+      csrf: viewer.csrf,
+      style,
+      ...decider,
+    };
+  };
 
-  app.get('/', async (c) => page(c, plansPage(await context(), await runner.list())));
+  app.get('/', async (c) => page(c, plansPage(await context(c), await runner.list())));
 
   app.get('/plans/:id', async (c) => {
     const planId = c.req.param('id');
-    const ctx = await context();
+    const ctx = await context(c);
     if (!(await known(runner, planId))) return page(c, notFound(ctx, planId), 404);
     let status: PlanStatus | null;
     try {
@@ -212,13 +177,13 @@ export function createDashboardApp(o: DashboardAppOptions): Hono {
   });
 
   app.get('/budgets', async (c) => {
-    const ctx = await context();
+    const ctx = await context(c);
     return page(c, budgetsPage(ctx, await readCapStandings(runner.store, ctx.now)));
   });
 
   app.get('/plans/:id/audit', async (c) => {
     const planId = c.req.param('id');
-    const ctx = await context();
+    const ctx = await context(c);
     if (!(await known(runner, planId))) return page(c, notFound(ctx, planId), 404);
     const guard = c.req.query('guard');
     const result = c.req.query('result');
@@ -233,11 +198,17 @@ export function createDashboardApp(o: DashboardAppOptions): Hono {
     return page(c, auditPage(ctx, planId, auditLog, filter, report));
   });
 
-  const inbox = async (c: Context, flash: Flash | null, statusCode: 200 | 400 | 404 | 409 | 503 = 200) => {
+  const inbox = async (
+    c: Context<DashboardEnv>,
+    flash: Flash | null,
+    statusCode: 200 | 400 | 404 | 409 | 503 = 200,
+  ) => {
     const wanted = c.req.query('status');
     const status = APPROVAL_FILTERS.includes(wanted as ApprovalStatus) ? (wanted as ApprovalStatus) : null;
-    const ctx = await context();
-    const list = await runner.service.listApprovals(status === null ? {} : { status });
+    const ctx = await context(c);
+    const all = await runner.service.listApprovals(status === null ? {} : { status });
+    // Signed in, the inbox is what the person may decide; the plan's page still shows the rest.
+    const list = ctx.mayDecide === undefined ? all : all.filter(ctx.mayDecide);
     if (status === null) {
       // Pending first, oldest first (the order they were asked in); then the decided, newest first.
       list.sort((a, b) =>
@@ -255,12 +226,18 @@ export function createDashboardApp(o: DashboardAppOptions): Hono {
     app.post(`/approvals/:id/${action}`, async (c) => {
       const approvalId = c.req.param('id');
       const body = await c.req.parseBody();
-      const by = typeof body['by'] === 'string' ? body['by'] : '';
+      const identity = signedInAs(c.get('viewer'))?.identity;
+      // Signed in, the decision is recorded with who signed in, whatever the form says.
+      const by = identity?.name ?? (typeof body['by'] === 'string' ? body['by'] : '');
       const reasonText = typeof body['reason'] === 'string' ? body['reason'].trim() : '';
       const typed = { approvalId, by, reason: reasonText };
       const missing = missingInForm(action, by, reasonText);
       if (missing !== null) return inbox(c, { ...typed, message: missing }, 400);
-      const decision = { by, ...(reasonText === '' ? {} : { reason: reasonText }) };
+      const decision = {
+        by,
+        ...(reasonText === '' ? {} : { reason: reasonText }),
+        ...(identity === undefined ? {} : { identity }),
+      };
       let decided: DecisionReport;
       try {
         decided =
@@ -291,7 +268,7 @@ export function createDashboardApp(o: DashboardAppOptions): Hono {
   }
 
   app.notFound(async (c) =>
-    page(c, messagePage(await context(), 'Not found', 'There is no such page.'), 404),
+    page(c, messagePage(await context(c), 'Not found', 'There is no such page.'), 404),
   );
 
   app.onError((error, c) => {
@@ -348,18 +325,6 @@ function missingInForm(action: 'approve' | 'deny', by: string, reason: string): 
 
 function notFound(ctx: PageContext, planId: string): Html {
   return messagePage(ctx, 'Not found', `No plan "${planId}" in this store.`);
-}
-
-function unauthorized(c: Context): Response {
-  return c.text(
-    '401 Unauthorized: open the address `leash serve` printed, with its ?token=…, or send Authorization: Bearer <token>.\n',
-    401,
-    { 'WWW-Authenticate': 'Bearer realm="leash"' },
-  );
-}
-
-function forbidden(c: Context, why: string): Response {
-  return c.text(`403 Forbidden: ${why}.\n`, 403);
 }
 
 /**

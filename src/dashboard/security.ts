@@ -1,5 +1,5 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { GuardrailValidationError } from '../errors.js';
+import { GuardrailValidationError, invalid } from '../errors.js';
 
 /**
  * Default name of the session cookie. Browsers send a cookie to every port of its host, so a server names
@@ -107,4 +107,19 @@ export function securityHeaders(styleSource: string): Record<string, string> {
     'Cross-Origin-Opener-Policy': 'same-origin',
     'Cross-Origin-Resource-Policy': 'same-origin',
   };
+}
+
+/** The origin of the `publicUrl` option: an http or https URL naming no more than a host. */
+export function publicOriginOf(value: unknown): string {
+  let url: URL | null = null;
+  try {
+    url = typeof value === 'string' ? new URL(value) : null;
+  } catch {
+    url = null;
+  }
+  const bare = url !== null && (url.pathname === '/' || url.pathname === '') && !url.search && !url.hash;
+  if (url === null || !['http:', 'https:'].includes(url.protocol) || !bare || url.username !== '') {
+    invalid('publicUrl', 'an http or https URL of a host, without a path', value);
+  }
+  return url.origin;
 }

@@ -6,7 +6,8 @@ import type { Clock } from '../clock.js';
 import type { CommandStyle } from '../runner/commandLine.js';
 import type { PlanRunner } from '../runner/runner.js';
 import { createDashboardApp } from './app.js';
-import { accessToken, allowedHostsFor, bracketed, TOKEN_COOKIE } from './security.js';
+import type { DashboardEnv, SignInOptions } from './signin.js';
+import { accessToken, allowedHostsFor, bracketed, publicOriginOf, TOKEN_COOKIE } from './security.js';
 
 export interface DashboardOptions {
   runner: PlanRunner;
@@ -24,6 +25,13 @@ export interface DashboardOptions {
   log?: (line: string) => void;
   /** How the `leash` commands the pages show start, and their store; default `npx leash`, no `--db`. */
   style?: CommandStyle;
+  /** How people sign in once the store has principals (see `createDashboardApp`). */
+  signIn?: SignInOptions;
+  /**
+   * The address people open the dashboard at, when not the one it listens on (https, behind a proxy).
+   * An OpenID Connect provider sends people back to it.
+   */
+  publicUrl?: string;
 }
 
 export interface RunningDashboard {
@@ -44,12 +52,13 @@ export interface RunningDashboard {
  * console.log(`${url}/?token=${token}`);
  */
 export async function startDashboard(o: DashboardOptions): Promise<RunningDashboard> {
-  // Checked before listening, so a refused token leaves no port open.
+  // Checked before listening, so a refused token or address leaves no port open.
   const token = accessToken(o.token, '`leash serve`');
+  if (o.publicUrl !== undefined) publicOriginOf(o.publicUrl);
   const log = o.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
   const running = new Set<Promise<unknown>>();
   // The app is made once the port is known (its allowed Host names carry it); nothing arrives before.
-  const ready: { app?: Hono } = {};
+  const ready: { app?: Hono<DashboardEnv> } = {};
   const server = createAdaptorServer({
     fetch: (request, env) =>
       ready.app === undefined ? new Response('starting\n', { status: 503 }) : ready.app.fetch(request, env),
@@ -73,6 +82,8 @@ export async function startDashboard(o: DashboardOptions): Promise<RunningDashbo
     log,
     ...(o.clock === undefined ? {} : { clock: o.clock }),
     ...(o.style === undefined ? {} : { style: o.style }),
+    ...(o.signIn === undefined ? {} : { signIn: o.signIn }),
+    ...(o.publicUrl === undefined ? {} : { publicUrl: o.publicUrl }),
     onBackground: (run) => {
       running.add(run);
       void run.finally(() => running.delete(run));

@@ -15,6 +15,8 @@ body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetic
 header{background:#fff;border-bottom:1px solid #d8dee4;padding:10px 24px;display:flex;gap:24px;align-items:center}
 header .brand{font-weight:650;letter-spacing:.02em;color:#1f2328}
 header nav a{margin-right:18px}
+header .who{margin-left:auto;display:flex;gap:10px;align-items:center}
+header .who form{margin:0}
 main{max-width:1180px;margin:0 auto;padding:20px 24px 48px}
 a{color:#0b5cad;text-decoration:none}
 a:hover{text-decoration:underline}
@@ -51,7 +53,10 @@ td.action{width:1%}
 .bad{color:#a4221a}
 form.decide{display:flex;gap:8px;align-items:center;margin:0}
 form.filters{display:flex;gap:12px;align-items:center;margin:0 0 12px}
-input[type=text],select{padding:4px 8px;border:1px solid #c9d1d9;border-radius:4px;font:inherit;background:#fff}
+form.signin{display:flex;flex-direction:column;gap:10px;max-width:420px}
+form.signin input{width:100%}
+.progress{display:block;margin-top:4px}
+input[type=text],input[type=password],select{padding:4px 8px;border:1px solid #c9d1d9;border-radius:4px;font:inherit;background:#fff}
 input[type=text]{width:120px}
 input[type=text].reason{width:180px}
 button{padding:4px 12px;border-radius:4px;border:1px solid #c9d1d9;background:#f6f8fa;font:inherit;cursor:pointer}
@@ -115,13 +120,25 @@ export const COLOR = {
   area: '#dbe8f7',
 } as const;
 
+/** Who is signed in, as the header shows them, and the CSRF token of the sign-out form. */
+export interface SignedInUser {
+  readonly name: string;
+  /** What they are known as besides their name: the principal, the roles. */
+  readonly detail: string;
+  readonly csrf: string;
+}
+
 export interface LayoutInput {
   readonly title: string;
   readonly body: Html;
-  /** Pending approvals, shown in the navigation. */
-  readonly pending: number;
+  /** Pending approvals, shown in the navigation; null for a page without it (before signing in). */
+  readonly pending: number | null;
   /** Reload the page every 2 s (a plan that is running). */
   readonly refresh?: boolean;
+  /** Go on to this address of the dashboard at once: a page that ends a sign-in at another site. */
+  readonly next?: string;
+  /** Who is signed in, when people sign in. */
+  readonly user?: SignedInUser;
 }
 
 // Built once, byte for byte as hashed for the CSP: no formatter or template may add a space inside it.
@@ -140,22 +157,37 @@ export function layout(p: LayoutInput): Html {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="referrer" content="same-origin" />
         ${p.refresh ? html`<meta http-equiv="refresh" content="2" />` : ''}
+        ${p.next === undefined ? '' : html`<meta http-equiv="refresh" content="0;url=${p.next}" />`}
         <title>${p.title} · leash</title>
         ${STYLE}
       </head>
       <body>
         <header>
           <a class="brand" href="/">leash</a>
-          <nav>
-            <a href="/">Plans</a
-            ><a href="/approvals"
-              >Approvals${p.pending > 0 ? html` <span class="badge b-pending">${p.pending} pending</span>` : ''}</a
-            ><a href="/budgets">Budgets</a>
-          </nav>
+          ${p.pending === null ? '' : navigation(p.pending)} ${p.user === undefined ? '' : signedIn(p.user)}
         </header>
         <main>${p.body}</main>
       </body>
     </html>`;
+}
+
+function navigation(pending: number): Html {
+  return html`<nav>
+    <a href="/">Plans</a
+    ><a href="/approvals"
+      >Approvals${pending > 0 ? html` <span class="badge b-pending">${pending} pending</span>` : ''}</a
+    ><a href="/budgets">Budgets</a>
+  </nav>`;
+}
+
+function signedIn(user: SignedInUser): Html {
+  return html`<div class="who">
+    <span>Signed in as <strong>${user.name}</strong> <span class="muted small">${user.detail}</span></span>
+    <form method="post" action="/logout">
+      <input type="hidden" name="csrf" value="${user.csrf}" />
+      <button type="submit">Sign out</button>
+    </form>
+  </div>`;
 }
 
 /** A status as a coloured pill; the class comes from a fixed list, never from the text. */

@@ -1,9 +1,9 @@
 import { html } from 'hono/html';
 import { parseIsoMs } from '../../iso.js';
 import { APPROVAL_STATUSES, type Approval, type ApprovalStatus } from '../../store/GuardrailStore.js';
-import { badge, layout, planPath, time, type Html } from '../views.js';
+import { badge, planPath, time, type Html } from '../views.js';
 
-import type { Flash, PageContext } from './context.js';
+import { pageLayout, type Flash, type PageContext } from './context.js';
 
 // The approvals inbox: each approval, what it asks for, and the form that decides it.
 
@@ -33,7 +33,7 @@ export function approvalsPage(
         ? html`<p class="muted">No ${status ?? ''} confirmation requests.</p>`
         : approvalsTable(ctx, list, flash, true)
     }`;
-  return layout({ title: 'Approvals', body, pending: ctx.pending });
+  return pageLayout(ctx, { title: 'Approvals', body });
 }
 
 export function approvalsTable(
@@ -72,13 +72,34 @@ function approvalRow(ctx: PageContext, a: Approval, typed: Flash | null, showPla
         >${expired ? 'expired' : 'expires'} ${time(parseIsoMs(a.expiresAt))}</span
       >
     </td>
-    <td data-label="Status">${badge(a.status)}</td>
+    <td data-label="Status">${badge(a.status)}${progress(a)}</td>
     ${
-      a.status === 'pending'
-        ? html`<td class="action" data-label="Decide">${decideForm(ctx, a, typed)}</td>`
-        : html`<td data-label="Decided by">${decidedBy(a)}</td>`
+      a.status !== 'pending'
+        ? html`<td data-label="Decided by">${decidedBy(a)}</td>`
+        : (ctx.mayDecide?.(a) ?? true)
+          ? html`<td class="action" data-label="Decide">${decideForm(ctx, a, typed)}</td>`
+          : html`<td class="small" data-label="Decide">${awaiting(a)}</td>`
     }
   </tr>`;
+}
+
+/** How far a quorum has come, and who approved so far: for a rule asking more than one person. */
+function progress(a: Approval): Html | '' {
+  const quorum = a.rule?.quorum ?? 1;
+  const votes = a.votes ?? [];
+  if (quorum <= 1 && votes.length === 0) return '';
+  const names = votes.map((v) => v.by.name).join(', ');
+  return html`<span class="progress small"
+    >${Math.min(votes.length, quorum)} of ${quorum} approvals${names === '' ? '' : html`: ${names}`}</span
+  >`;
+}
+
+/** Who may decide an approval the signed-in person may not. */
+function awaiting(a: Approval): Html {
+  const approvers = a.rule?.approvers ?? [];
+  return html`<span class="muted"
+    >Not yours to decide${approvers.length === 0 ? '' : html`: waits for ${approvers.join(', ')}`}</span
+  >`;
 }
 
 /** The tool a request is for and a preview of its input (escaped already, and again as markup). */
@@ -88,27 +109,43 @@ function askedFor(a: Approval): Html | '' {
 }
 
 function decidedBy(a: Approval): Html {
-  return html`${a.decidedBy === undefined ? html`<span class="muted">—</span>` : html`<strong>${a.decidedBy}</strong>`}${a.decidedAt === undefined ? '' : html` <span class="muted small">${time(parseIsoMs(a.decidedAt))}</span>`}${a.reason === undefined ? '' : html`<br /><span class="small">${a.reason}</span>`}`;
+  const who = a.decider?.name ?? a.decidedBy;
+  const how = a.decider === undefined ? '' : VERIFIED_BY[a.decider.kind];
+  return html`${who === undefined ? html`<span class="muted">—</span>` : html`<strong>${who}</strong>`}${how === '' ? '' : html` <span class="muted small">${how}</span>`}${a.decidedAt === undefined ? '' : html` <span class="muted small">${time(parseIsoMs(a.decidedAt))}</span>`}${a.reason === undefined ? '' : html`<br /><span class="small">${a.reason}</span>`}`;
 }
 
+/** How the person who decided was known to leash, as the inbox says it. */
+const VERIFIED_BY: Readonly<Record<NonNullable<Approval['decider']>['kind'], string>> = {
+  token: 'with a personal token',
+  oidc: 'signed in with OpenID Connect',
+  operator: '',
+  elicitation: "as the MCP client's user",
+  system: 'by leash',
+};
+
 /**
- * Name and reason, then Approve or Deny. The reason is required, so the browser stops a denial without
+ * Name (unless signed in) and reason, then Approve or Deny. The reason is required, so the browser stops a denial without
  * one; Approve skips the browser's checks (a reason is optional there) and the server checks the name.
  */
 function decideForm(ctx: PageContext, a: Approval, typed: Flash | null): Html {
   const id = encodeURIComponent(a.id);
+  // Signed in, the decision is recorded with who signed in: there is no name to type.
   return html`<form class="decide" method="post" action="/approvals/${id}/approve">
     <input type="hidden" name="csrf" value="${ctx.csrf}" />
-    <input
-      type="text"
-      name="by"
-      required
-      maxlength="256"
-      placeholder="your name"
-      aria-label="your name"
-      autocomplete="name"
-      value="${typed?.by ?? ''}"
-    />
+    ${
+      ctx.user === undefined
+        ? html`<input
+            type="text"
+            name="by"
+            required
+            maxlength="256"
+            placeholder="your name"
+            aria-label="your name"
+            autocomplete="name"
+            value="${typed?.by ?? ''}"
+          />`
+        : ''
+    }
     <input
       class="reason"
       type="text"

@@ -6,9 +6,9 @@ import { parseIsoMs } from '../../iso.js';
 import type { JsonObject } from '../../json.js';
 import { leashCommand } from '../../runner/commandLine.js';
 import { auditResult, stepOfEntry } from '../../runner/format.js';
-import { badge, layout, planPath, time, type Html } from '../views.js';
+import { badge, planPath, time, type Html } from '../views.js';
 
-import type { PageContext } from './context.js';
+import { pageLayout, type PageContext } from './context.js';
 
 // A plan's audit log, filtered, with its chain's verification.
 
@@ -88,7 +88,7 @@ export function auditPage(
             </tbody>
           </table>`
     }`;
-  return layout({ title: `Audit · ${planId}`, body, pending: ctx.pending });
+  return pageLayout(ctx, { title: `Audit · ${planId}`, body });
 }
 
 /**

@@ -5,8 +5,8 @@ import { duration, money } from '../../runner/format.js';
 import { capScope, scopeText, type SpendCap } from '../../guardrails/caps.js';
 import type { CapWindowSpan } from '../../guardrails/windows.js';
 import { capGauge } from '../charts.js';
-import { gauge, layout, time, type Html } from '../views.js';
-import type { PageContext } from './context.js';
+import { gauge, time, type Html } from '../views.js';
+import { pageLayout, type PageContext } from './context.js';
 import { emptyUse, type CapStanding, type CapUse } from '../../service/capStandings.js';
 
 export { capStandings, readCapStandings, type CapStanding, type CapUse } from '../../service/capStandings.js';
@@ -65,7 +65,7 @@ export function budgetsPage(ctx: PageContext, standings: readonly CapStanding[])
             </p>
             ${standings.map((s) => capSection(s, ctx.now))}`
     }`;
-  return layout({ title: 'Budgets', body, pending: ctx.pending });
+  return pageLayout(ctx, { title: 'Budgets', body });
 }
 
 function capSection(s: CapStanding, now: number): Html {

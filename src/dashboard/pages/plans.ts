@@ -15,9 +15,9 @@ import {
   type SpendPoint,
   type TimelineItem,
 } from '../charts.js';
-import { badge, gauge, layout, planPath, time, type Html } from '../views.js';
+import { badge, gauge, planPath, time, type Html } from '../views.js';
 
-import type { PageContext } from './context.js';
+import { pageLayout, type PageContext } from './context.js';
 import { approvalsTable } from './approvals.js';
 import { planCapsSection, type PlanCap } from './budgets.js';
 
@@ -54,7 +54,7 @@ export function plansPage(ctx: PageContext, rows: readonly PlanListRow[]): Html 
             </tbody>
           </table>`
     }`;
-  return layout({ title: 'Plans', body, pending: ctx.pending });
+  return pageLayout(ctx, { title: 'Plans', body });
 }
 
 function errorRow(r: { planId: string; error: string }): Html {
@@ -320,5 +320,5 @@ export function planPage(
         : html`<h2>Confirmations decided</h2>
             ${approvalsTable(ctx, decided, null, false)}`
     }`;
-  return layout({ title: s.planId, body, pending: ctx.pending, refresh: running });
+  return pageLayout(ctx, { title: s.planId, body, refresh: running });
 }
