@@ -24,7 +24,6 @@ import {
   type Flash,
   type PageContext,
 } from './pages/index.js';
-import { activePrincipals, authenticate, hasPrincipals } from './people.js';
 import { publicOriginOf, securityHeaders, styleHash, TOKEN_COOKIE } from './security.js';
 import {
   createSignIn,
@@ -101,8 +100,9 @@ export function createDashboardApp(o: DashboardAppOptions): Hono<DashboardEnv> {
   const secret = Buffer.from(o.secret ?? randomBytes(32));
   const publicOrigin = o.publicUrl === undefined ? undefined : publicOriginOf(o.publicUrl);
   const people: SignInPeople = {
-    authenticate: (given) => authenticate(runner.store, clock, given),
-    activePrincipals: () => activePrincipals(runner.store),
+    authenticate: (given) => runner.service.authenticate(given),
+    activePrincipals: async () =>
+      (await runner.service.listPrincipals()).filter((p) => p.revokedAt === undefined),
   };
   const signIn = createSignIn({
     ...o.signIn,
@@ -126,7 +126,7 @@ export function createDashboardApp(o: DashboardAppOptions): Hono<DashboardEnv> {
     cookieName,
     allowedHosts: o.allowedHosts ?? null,
     ...(publicOrigin === undefined ? {} : { publicOrigin }),
-    signingIn: () => hasPrincipals(runner.store),
+    signingIn: () => runner.service.hasPrincipals(),
     signIn,
   });
   signIn.routes(app);
@@ -207,8 +207,10 @@ export function createDashboardApp(o: DashboardAppOptions): Hono<DashboardEnv> {
     const status = APPROVAL_FILTERS.includes(wanted as ApprovalStatus) ? (wanted as ApprovalStatus) : null;
     const ctx = await context(c);
     const all = await runner.service.listApprovals(status === null ? {} : { status });
-    // Signed in, the inbox is what the person may decide; the plan's page still shows the rest.
-    const list = ctx.mayDecide === undefined ? all : all.filter(ctx.mayDecide);
+    // Signed in, the requests listed are those the person may decide (with the decided ones, for the
+    // record); a plan's page still shows the rest.
+    const may = ctx.mayDecide;
+    const list = may === undefined ? all : all.filter((a) => a.status !== 'pending' || may(a));
     if (status === null) {
       // Pending first, oldest first (the order they were asked in); then the decided, newest first.
       list.sort((a, b) =>

@@ -1,7 +1,7 @@
 import { invalid } from '../errors.js';
-import { isWellFormed } from '../unicode.js';
+import { hasHiddenCharacters, isWellFormed } from '../unicode.js';
 import type { DeciderIdentity, Principal } from '../store/GuardrailStore.js';
-import { isRoleName } from './people.js';
+import { validRoles } from '../identity/principals.js';
 
 // Who a provider's claims make of a person signing in: the principal whose id or e-mail the user claim
 // names, and the roles the roles claim gives; someone who is neither a principal nor holds a role is not
@@ -104,11 +104,21 @@ export function identityFromClaims(
   };
 }
 
-// The name is shown to people and recorded with each decision: one that could pass for another is not used.
-const HIDDEN = /[\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
+/** Whether `value` is a role name a principal could hold. */
+export function isRoleName(value: unknown): value is string {
+  try {
+    validRoles([value]);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
+// The name is shown to people and recorded with each decision: one that could pass for another is not used.
 function displayName(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
   const name = value.trim();
-  return name === '' || name.length > 256 || HIDDEN.test(name) || !isWellFormed(name) ? undefined : name;
+  return name === '' || name.length > 256 || hasHiddenCharacters(name) || !isWellFormed(name)
+    ? undefined
+    : name;
 }

@@ -2,10 +2,10 @@ import type { Context, Hono, Next } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { Clock } from '../clock.js';
 import { errorText, isGuardrailError } from '../errors.js';
+import { mayDecide } from '../identity/rules.js';
 import type { Approval, DeciderIdentity, Principal } from '../store/GuardrailStore.js';
 import type { OidcChecks, OidcSignIn } from './oidc.js';
 import { identityFromClaims, type ClaimMapping } from './oidcIdentity.js';
-import { mayDecide } from './people.js';
 import { loginPage, refusedPage, sameSitePage, signedInPage } from './pages/signin.js';
 import { csrfToken } from './security.js';
 import { Expiring, randomId } from './sessions.js';
@@ -290,6 +290,6 @@ export function signedInAs(viewer: Viewer): {
   return {
     identity,
     user: { name: identity.name, detail, csrf: viewer.csrf },
-    mayDecide: (approval) => mayDecide(approval, identity),
+    mayDecide: (approval) => mayDecide(approval, identity, true),
   };
 }

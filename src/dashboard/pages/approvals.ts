@@ -94,11 +94,11 @@ function progress(a: Approval): Html | '' {
   >`;
 }
 
-/** Who may decide an approval the signed-in person may not. */
+/** Who an approval waits for, where the signed-in person may not decide it (or did already). */
 function awaiting(a: Approval): Html {
   const approvers = a.rule?.approvers ?? [];
   return html`<span class="muted"
-    >Not yours to decide${approvers.length === 0 ? '' : html`: waits for ${approvers.join(', ')}`}</span
+    >Awaiting ${approvers.length === 0 ? 'another person' : approvers.join(', ')}</span
   >`;
 }
 
@@ -124,8 +124,9 @@ const VERIFIED_BY: Readonly<Record<NonNullable<Approval['decider']>['kind'], str
 };
 
 /**
- * Name (unless signed in) and reason, then Approve or Deny. The reason is required, so the browser stops a denial without
- * one; Approve skips the browser's checks (a reason is optional there) and the server checks the name.
+ * Name (unless signed in) and reason, then Approve or Deny. The reason is required, so the browser stops
+ * a denial without one; Approve skips the browser's checks (a reason is optional there) and the server
+ * checks the name.
  */
 function decideForm(ctx: PageContext, a: Approval, typed: Flash | null): Html {
   const id = encodeURIComponent(a.id);
