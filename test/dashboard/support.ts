@@ -6,7 +6,7 @@ import { expect } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { parsePlanFile } from '../../src/runner/planFile.js';
 import { PlanRunner } from '../../src/runner/runner.js';
-import { createDashboardApp } from '../../src/dashboard/app.js';
+import { createDashboardApp, type DashboardAppOptions } from '../../src/dashboard/app.js';
 import type { GuardrailStore } from '../../src/store/GuardrailStore.js';
 import { MemoryStore } from '../../src/store/memory/MemoryStore.js';
 import { SqliteStore } from '../../src/store/sqlite/SqliteStore.js';
@@ -94,7 +94,9 @@ export async function pausedPlan(f: Fixture, id = 'release'): Promise<string> {
  */
 export function dashboard(
   f: Fixture,
-  extra: { allowedHosts?: readonly string[]; cookieName?: string; base?: string } = {},
+  extra: Partial<Pick<DashboardAppOptions, 'allowedHosts' | 'cookieName' | 'signIn' | 'publicUrl'>> & {
+    base?: string;
+  } = {},
 ) {
   const { base = ORIGIN, ...options } = extra;
   const background: Promise<unknown>[] = [];
