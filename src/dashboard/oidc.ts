@@ -92,6 +92,9 @@ export async function connectOidc(o: OidcOptions): Promise<OidcSignIn> {
       { cause: error },
     );
   }
+  // An ID token from the token endpoint could be taken on the word of TLS (OpenID Connect allows it);
+  // its signature is checked all the same, which an http provider on loopback needs anyway.
+  client.enableNonRepudiationChecks(discovered);
   const server = discovered.serverMetadata();
   // openid-client reads the time from Date.now(), moved by a clock skew fixed for each configuration:
   // one is made again whenever the injected clock stands elsewhere, keeping the provider's keys.
@@ -101,6 +104,7 @@ export async function connectOidc(o: OidcOptions): Promise<OidcSignIn> {
     if (skew === current.skew) return current.config;
     const config = new client.Configuration(server, o.clientId, { [client.clockSkew]: skew }, auth);
     if (insecure) client.allowInsecureRequests(config);
+    client.enableNonRepudiationChecks(config);
     const keys = client.getJwksCache(current.config);
     if (keys !== undefined) client.setJwksCache(config, keys);
     current = { skew, config };
@@ -127,12 +131,16 @@ export async function connectOidc(o: OidcOptions): Promise<OidcSignIn> {
     },
     async finish(callback, checks, wanted) {
       const config = configAt(clock.now());
-      const tokens = await client.authorizationCodeGrant(config, callback, {
-        pkceCodeVerifier: checks.verifier,
-        expectedState: checks.state,
-        expectedNonce: checks.nonce,
-        idTokenExpected: true,
-      });
+      const tokens = await client
+        .authorizationCodeGrant(config, callback, {
+          pkceCodeVerifier: checks.verifier,
+          expectedState: checks.state,
+          expectedNonce: checks.nonce,
+          idTokenExpected: true,
+        })
+        .catch((error: unknown) => {
+          throw new Error(refusal(error), { cause: error });
+        });
       const claims = tokens.claims();
       if (claims === undefined) throw new Error('the provider returned no ID token');
       const missing = wanted.some((name) => claims[name] === undefined);
@@ -145,4 +153,14 @@ export async function connectOidc(o: OidcOptions): Promise<OidcSignIn> {
       return { ...info, ...claims };
     },
   };
+}
+
+/**
+ * What openid-client found wrong, in its words: its general message, then the precise one of the check
+ * that failed (`unexpected JWT "aud" (audience) claim value`), which it keeps as the cause.
+ */
+function refusal(error: unknown): string {
+  const text = errorText(error);
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  return cause instanceof Error && cause.message !== text ? `${text}: ${cause.message}` : text;
 }
