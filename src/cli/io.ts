@@ -1,5 +1,6 @@
 // Where `leash` reads and writes, and the exit codes it ends with.
 import type { Clock } from '../clock.js';
+import type { SignInOptions } from '../dashboard/signin.js';
 import type { CommandStyle } from '../runner/commandLine.js';
 import type { PlanRunner } from '../runner/runner.js';
 import type { BuiltinToolOptions } from '../runner/tools/index.js';
@@ -50,4 +51,8 @@ export interface ServeOptions {
   readonly token?: string;
   /** How the `leash` commands the pages show start, and their store. */
   readonly style: CommandStyle;
+  /** How people sign in once the store has principals. */
+  readonly signIn?: SignInOptions;
+  /** The address people open the dashboard at, when not the one it listens on. */
+  readonly publicUrl?: string;
 }
