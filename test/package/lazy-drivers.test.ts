@@ -12,6 +12,7 @@ const PROBE = fileURLToPath(new URL('./loaded-drivers.mjs', import.meta.url));
 interface Loaded {
   afterImport: string[];
   frameworks: string[];
+  lazy: string[];
   afterSqliteStore: string[];
   afterPostgresStore: string[];
 }
@@ -52,6 +53,10 @@ describe.each(fromSourceAndDist('index'))('the drivers $entry loads', ({ entry, 
     expect(loaded().frameworks).toEqual([]);
   });
 
+  it.runIf(run)('come without the OpenID Connect client on import', () => {
+    expect(loaded().lazy).toEqual([]);
+  });
+
   it.runIf(run)('are better-sqlite3 alone once a SqliteStore is constructed', () => {
     expect(loaded().afterSqliteStore).toEqual(['better-sqlite3']);
   });
@@ -75,5 +80,13 @@ describe.each([
   it.runIf(run)('come with its own framework only', () => {
     expect(loaded().frameworks.filter((f) => !own.includes(f))).toEqual([]);
     expect(loaded().frameworks).toContain(own[0]);
+  });
+});
+
+describe.each(fromSourceAndDist('dashboard/server'))('what $entry loads', ({ entry, execArgv, run }) => {
+  const loaded = probedOnce(entry, execArgv, run);
+
+  it.runIf(run)('is not the OpenID Connect client, loaded once a provider is given', () => {
+    expect(loaded().lazy).toEqual([]);
   });
 });
