@@ -1,11 +1,13 @@
 import type { Hono } from 'hono';
 import { expect } from 'vitest';
+import { approvalRules, type ApprovalRuleInit } from '../../src/identity/rules.js';
+import { AutonomyGuardrailService } from '../../src/service/AutonomyGuardrailService.js';
 import type { PrincipalInit } from '../../src/service/people.js';
 import type { Fixture } from './support.js';
 import { ORIGIN } from './support.js';
 
-// Helpers of the tests of signing in: people with personal tokens, and a browser's cookie jar over
-// `app.request`.
+// Helpers of the tests of signing in: people with personal tokens, a browser's cookie jar over
+// `app.request`, and approvals asked for under a rule.
 
 /** Adds a principal and makes it a personal token; resolves with the token. */
 export async function person(f: Fixture, init: PrincipalInit): Promise<string> {
@@ -83,4 +85,30 @@ export class Browser {
     expect(res.status).toBe(303);
     return this;
   }
+}
+
+/**
+ * Asks for a person's approval of `deploy` in plan `planId`, run for carol, under `rules` (an agent's
+ * service over the dashboard's store); resolves with the approval's id.
+ */
+export async function requestUnder(
+  f: Fixture,
+  rules: Readonly<Record<string, ApprovalRuleInit>>,
+  planId = 'agent',
+): Promise<string> {
+  const service = new AutonomyGuardrailService({
+    store: f.store,
+    clock: f.clock,
+    approvalRules: approvalRules(rules),
+  });
+  await service.configureGuardrails(planId, { requiredConfirmations: ['deploy'], labels: { user: 'carol' } });
+  const asked = await service.requestConfirmation(planId, {
+    decisionId: 'ship',
+    operation: 'deploy',
+    input: { to: 'prod' },
+    ttlMs: 3_600_000,
+  });
+  const id = asked.approval?.id;
+  if (id === undefined) throw new Error('no approval was asked for');
+  return id;
 }
