@@ -9,13 +9,21 @@ import Provider from 'oidc-provider';
 export const CLIENT_ID = 'leash-dashboard';
 export const CLIENT_SECRET = 'a-client-secret-of-the-tests-0123456789';
 
-/** An HTTP server on 127.0.0.1 at a free port, its handler set once the address is known. */
-async function listen(): Promise<{ server: Server; origin: string; handle: (h: Handler) => void }> {
+/**
+ * An HTTP server at a free port, its handler set once the address is known: on 127.0.0.1, or on every
+ * address and named `localhost` (another site than 127.0.0.1, to a browser).
+ */
+async function listen(
+  name: '127.0.0.1' | 'localhost' = '127.0.0.1',
+): Promise<{ server: Server; origin: string; handle: (h: Handler) => void }> {
   let handler: Handler = (_req, res) => res.writeHead(503).end();
   const server = createServer((req, res) => handler(req, res));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => {
+    if (name === 'localhost') server.listen(0, resolve);
+    else server.listen(0, name, resolve);
+  });
   const { port } = server.address() as AddressInfo;
-  return { server, origin: `http://127.0.0.1:${port}`, handle: (h) => (handler = h) };
+  return { server, origin: `http://${name}:${port}`, handle: (h) => (handler = h) };
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -35,11 +43,15 @@ export interface Account {
 }
 
 /**
- * oidc-provider on 127.0.0.1, knowing one confidential client whose redirect URI is `redirectUri`, and
- * the accounts given (by login). PKCE is required, as providers do now.
+ * oidc-provider on 127.0.0.1 (or `localhost`), knowing one confidential client whose redirect URI is
+ * `redirectUri`, and the accounts given (by login). PKCE is required, as providers do now.
  */
-export async function startProvider(redirectUri: string, accounts: Readonly<Record<string, Account>>) {
-  const { server, origin, handle } = await listen();
+export async function startProvider(
+  redirectUri: string,
+  accounts: Readonly<Record<string, Account>>,
+  name: '127.0.0.1' | 'localhost' = '127.0.0.1',
+) {
+  const { server, origin, handle } = await listen(name);
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   const provider = new Provider(origin, {
     clients: [
@@ -74,6 +86,14 @@ export async function startProvider(redirectUri: string, accounts: Readonly<Reco
   });
   handle(provider.callback());
   return { issuer: origin, close: closing(server) };
+}
+
+/** A port free now on 127.0.0.1: for a server whose address must be known before it starts. */
+export async function freePort(): Promise<number> {
+  const { server } = await listen();
+  const { port } = server.address() as AddressInfo;
+  await closing(server)();
+  return port;
 }
 
 /** Cookies by name, as a browser keeps them for one site (paths aside). */

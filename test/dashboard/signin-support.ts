@@ -2,7 +2,9 @@ import type { Hono } from 'hono';
 import { expect } from 'vitest';
 import { approvalRules, type ApprovalRuleInit } from '../../src/identity/rules.js';
 import { AutonomyGuardrailService } from '../../src/service/AutonomyGuardrailService.js';
+import type { Clock } from '../../src/clock.js';
 import type { PrincipalInit } from '../../src/service/people.js';
+import type { GuardrailStore } from '../../src/store/GuardrailStore.js';
 import type { Fixture } from './support.js';
 import { ORIGIN } from './support.js';
 
@@ -10,7 +12,7 @@ import { ORIGIN } from './support.js';
 // `app.request`, and approvals asked for under a rule.
 
 /** Adds a principal and makes it a personal token; resolves with the token. */
-export async function person(f: Fixture, init: PrincipalInit): Promise<string> {
+export async function person(f: Pick<Fixture, 'runner'>, init: PrincipalInit): Promise<string> {
   await f.runner.service.addPrincipal(init);
   return (await f.runner.service.createToken(init.id)).token;
 }
@@ -88,23 +90,27 @@ export class Browser {
 }
 
 /**
- * Asks for a person's approval of `deploy` in plan `planId`, run for carol, under `rules` (an agent's
- * service over the dashboard's store); resolves with the approval's id.
+ * Asks for a person's approval of `operation` (default `deploy`) in plan `planId` (default `agent`), run
+ * for carol, under `rules`, as an agent's service over the dashboard's store would; resolves with the
+ * approval's id.
  */
 export async function requestUnder(
-  f: Fixture,
+  f: { readonly store: GuardrailStore; readonly clock: Clock },
   rules: Readonly<Record<string, ApprovalRuleInit>>,
-  planId = 'agent',
+  { planId = 'agent', operation = 'deploy' }: { planId?: string; operation?: string } = {},
 ): Promise<string> {
   const service = new AutonomyGuardrailService({
     store: f.store,
     clock: f.clock,
     approvalRules: approvalRules(rules),
   });
-  await service.configureGuardrails(planId, { requiredConfirmations: ['deploy'], labels: { user: 'carol' } });
+  await service.configureGuardrails(planId, {
+    requiredConfirmations: [operation],
+    labels: { user: 'carol' },
+  });
   const asked = await service.requestConfirmation(planId, {
     decisionId: 'ship',
-    operation: 'deploy',
+    operation,
     input: { to: 'prod' },
     ttlMs: 3_600_000,
   });
