@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ServeOptions } from '../../src/cli/io.js';
 import { main } from '../../src/cli/main.js';
+import { AutonomyGuardrailService } from '../../src/service/AutonomyGuardrailService.js';
 import { SqliteStore } from '../../src/store/sqlite/SqliteStore.js';
 import { CLIENT_ID, startTokenIssuer } from '../dashboard/oidc-support.js';
 import { tempFiles } from '../support/tempFiles.js';
@@ -24,8 +25,9 @@ async function serve(flags: string[], env: Record<string, string> = {}) {
   const stopped = new AbortController();
   stopped.abort();
   let err = '';
+  let out = '';
   const code = await main(['serve', '--port', '0', '--db', db, ...flags], {
-    stdout: { write: () => true },
+    stdout: { write: (text: string) => (out += text) },
     stderr: { write: (text: string) => (err += text) },
     cwd: dirname(db),
     env,
@@ -35,7 +37,7 @@ async function serve(flags: string[], env: Record<string, string> = {}) {
       return { url: 'http://127.0.0.1:4580', token: 't', close: async () => undefined };
     },
   });
-  return { code, err, options: given[0] };
+  return { code, out, err, options: given[0] };
 }
 
 describe('leash serve, about signing in', () => {
@@ -46,6 +48,21 @@ describe('leash serve, about signing in', () => {
       { sessionTtlSeconds: 3600 },
       'https://leash.example.com',
     ]);
+  });
+
+  it('says where people sign in once the store has users', async () => {
+    const store = new SqliteStore({ path: db });
+    await store.migrate();
+    await new AutonomyGuardrailService({ store }).addPrincipal({ id: 'ann', name: 'Ann Lee' });
+    await store.close();
+    const r = await serve([]);
+    expect(r.out).toContain(
+      'the store has users: each signs in at http://127.0.0.1:4580/login with a personal token',
+    );
+  });
+
+  it('says nothing of signing in while the store has no users', async () => {
+    expect((await serve([])).out).not.toContain('signs in');
   });
 
   it('refuses a session length that is not whole seconds from a minute to a week (exit 2)', async () => {
