@@ -1,11 +1,11 @@
 import type { Context, Hono, Next } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { Clock } from '../clock.js';
-import { errorText, isGuardrailError } from '../errors.js';
+import { errorText, invalid, isGuardrailError } from '../errors.js';
 import { mayDecide } from '../identity/rules.js';
 import type { Approval, DeciderIdentity, Principal } from '../store/GuardrailStore.js';
 import type { OidcChecks, OidcSignIn } from './oidc.js';
-import { identityFromClaims, type ClaimMapping } from './oidcIdentity.js';
+import { claimMapping, identityFromClaims, type ClaimMapping } from './oidcIdentity.js';
 import { loginPage, refusedPage, sameSitePage, signedInPage } from './pages/signin.js';
 import { csrfToken } from './security.js';
 import { Expiring, randomId } from './sessions.js';
@@ -96,6 +96,10 @@ export function localPath(value: unknown): string {
 
 export function createSignIn(d: SignInDeps) {
   const ttlSeconds = d.sessionTtlSeconds ?? DEFAULT_SESSION_TTL_SECONDS;
+  if (!Number.isSafeInteger(ttlSeconds) || ttlSeconds < 1) {
+    invalid('sessionTtlSeconds', 'a whole number of seconds, at least 1', ttlSeconds);
+  }
+  const mapping = claimMapping(d.mapping ?? {});
   const sessions = new Expiring<Session>({ clock: d.clock, ttlMs: ttlSeconds * 1000, max: 10_000 });
   const underway = new Expiring<PendingSignIn>({ clock: d.clock, ttlMs: OIDC_TTL_MS, max: 1_000 });
   const names = {
@@ -103,10 +107,7 @@ export function createSignIn(d: SignInDeps) {
     login: `${d.cookieName}_login`,
     oidc: `${d.cookieName}_oidc`,
   };
-  const wanted = [
-    d.mapping?.userClaim ?? 'email',
-    ...(d.mapping?.rolesClaim === undefined ? [] : [d.mapping.rolesClaim]),
-  ];
+  const wanted = [mapping.userClaim, ...(mapping.rolesClaim === undefined ? [] : [mapping.rolesClaim])];
   const originOf = (c: Ctx) => d.publicOrigin ?? new URL(c.req.url).origin;
   const secure = (c: Ctx) => originOf(c).startsWith('https:');
   const loginCsrf = (nonce: string | undefined) =>
@@ -250,7 +251,7 @@ export function createSignIn(d: SignInDeps) {
         const why = `The answer of ${oidc.issuer} did not check out (${errorText(error)}).`;
         return page(c, refusedPage('Sign-in refused', why), 401);
       }
-      const outcome = identityFromClaims(claims, await d.people.activePrincipals(), d.mapping ?? {});
+      const outcome = identityFromClaims(claims, await d.people.activePrincipals(), mapping);
       if (!outcome.ok) {
         const who = outcome.user === null ? 'You are signed in at the provider, but' : `${outcome.user}:`;
         return page(c, refusedPage('Not allowed in', `${who} ${outcome.why}.`), 403);

@@ -212,6 +212,22 @@ describe('the forms of a signed-in person', () => {
   });
 });
 
+describe('the options of signing in', () => {
+  it('refuses a session length that is not a whole number of seconds, naming it', () => {
+    for (const sessionTtlSeconds of [0, 1.5, -60]) {
+      expect(() => dashboard(fixture(), { signIn: { sessionTtlSeconds } })).toThrow(
+        /^sessionTtlSeconds must be/,
+      );
+    }
+  });
+
+  it('refuses a public address with a path, naming it', () => {
+    expect(() => dashboard(fixture(), { publicUrl: 'https://leash.example.com/dash' })).toThrow(
+      /^publicUrl must be/,
+    );
+  });
+});
+
 describe('the end of a session', () => {
   it('signs out: the cookie is cleared and its id lets nobody in again', async () => {
     const { f, ann } = await team();
