@@ -310,13 +310,20 @@ function whoProblem(
   return null;
 }
 
-/** Whether a verified identity mapped to a principal is among the rule's approvers. */
+/**
+ * Whether a verified identity is among the rule's approvers: `user:` needs the principal it maps to;
+ * `role:` a role it holds, from its principal or from the identity provider that signed it in; `*` a
+ * known person (a principal, or a sign-in the provider gave a role).
+ */
 function isApprover(rule: ApprovalRule, identity: DeciderIdentity): boolean {
   const principal = identity.principal;
-  if (principal === undefined) return false;
   const roles = identity.roles ?? [];
+  if (principal === undefined && (identity.kind !== 'oidc' || roles.length === 0)) return false;
   return rule.approvers.some(
-    (a) => a === '*' || a === `user:${principal}` || (a.startsWith('role:') && roles.includes(a.slice(5))),
+    (a) =>
+      a === '*' ||
+      (principal !== undefined && a === `user:${principal}`) ||
+      (a.startsWith('role:') && roles.includes(a.slice(5))),
   );
 }
 

@@ -43,5 +43,7 @@ export async function voterOf(
     const message = `principal "${given.principal}" ${p === null ? 'is not known' : 'was revoked'}: it decides nothing`;
     return { identity: given, problem: { code: 'APPROVAL_NOT_ALLOWED', message } };
   }
-  return { identity: Object.freeze({ ...given, roles: p.roles }), problem: null };
+  // A token's roles are its principal's; a provider's sign-in keeps the roles its groups gave too.
+  const roles = given.kind === 'oidc' ? [...new Set([...p.roles, ...(given.roles ?? [])])].sort() : p.roles;
+  return { identity: Object.freeze({ ...given, roles }), problem: null };
 }

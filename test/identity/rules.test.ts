@@ -131,6 +131,28 @@ describe('voteProblem', () => {
     });
   });
 
+  it('lets a provider’s sign-in with a role the rule names approve without a principal', () => {
+    const dana: DeciderIdentity = {
+      kind: 'oidc',
+      subject: 'sub-9',
+      name: 'Dana',
+      issuer: 'https://idp',
+      roles: ['release'],
+    };
+    expect(codeOf(approval(DEPLOY), dana)).toBeNull();
+  });
+
+  it('refuses a provider’s sign-in with neither a principal nor a role', () => {
+    const stranger: DeciderIdentity = {
+      kind: 'oidc',
+      subject: 'sub-7',
+      name: 'Stranger',
+      issuer: 'https://idp',
+    };
+    const anyone = snapshotOf(rules({ '*': { approvers: ['*'] } }).fallback!);
+    expect(codeOf(approval(anyone), stranger)).toBe('APPROVAL_NOT_ALLOWED');
+  });
+
   it('refuses the requester', () => {
     expect(codeOf(approval(DEPLOY, { requester: 'ann' }), ANN)).toBe('APPROVAL_SELF');
   });
