@@ -20,7 +20,7 @@ export function registerApprove(program: Command, c: CliContext): void {
     .addOption(verboseOption())
     .addHelpText(
       'after',
-      `\nExamples:\n  $ ${TOKEN_ENV}=leash_pat_… ${c.leash} approve 0f3c… --reason "change window open"\n  $ ${c.leash} approve 0f3c… --by alice --reason "change window open"   (a store without users)\n  $ ${c.leash} approve 0f3c… --by alice --no-resume`,
+      `\nExamples:\n  $ ${TOKEN_ENV}=leash_pat_… ${c.leash} approve 0f3c… --reason "change window open"\n  $ ${c.leash} approve 0f3c… --by alice --reason "change window open"   # a store without users\n  $ ${c.leash} approve 0f3c… --by alice --no-resume`,
     )
     .action(
       async (

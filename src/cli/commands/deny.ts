@@ -18,7 +18,7 @@ export function registerDeny(program: Command, c: CliContext): void {
     .addOption(jsonOption())
     .addHelpText(
       'after',
-      `\nExamples:\n  $ ${TOKEN_ENV}=leash_pat_… ${c.leash} deny 0f3c… --reason "not during the freeze"\n  $ ${c.leash} deny 0f3c… --by alice --reason "not during the freeze"   (a store without users)`,
+      `\nExamples:\n  $ ${TOKEN_ENV}=leash_pat_… ${c.leash} deny 0f3c… --reason "not during the freeze"\n  $ ${c.leash} deny 0f3c… --by alice --reason "not during the freeze"   # a store without users`,
     )
     .action(async (id: string, o: { by?: string; token?: string; reason: string; db?: string }) => {
       await withRunner(o.db, async (runner) => {
