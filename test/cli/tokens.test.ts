@@ -78,6 +78,7 @@ describe('leash tokens create', () => {
 describe('leash tokens list', () => {
   it('lists the tokens, marking one past its expiry, and never a token or a hash', async () => {
     const one = await created('ann', '--label', 'laptop', '--expires-in', '1h');
+    clock().advance(1_000);
     const two = await created('bob');
     clock().advance(3_600_000);
     const { code, out } = await leash(['tokens', 'list']);
@@ -87,7 +88,7 @@ describe('leash tokens list', () => {
       [
         ['ID', 'USER', 'LABEL', 'CREATED', 'EXPIRES', 'REVOKED'],
         [one.record.id, 'ann', 'laptop', T0_ISO, '2026-11-30T11:00:00.000Z (expired)', '-'],
-        [two.record.id, 'bob', '-', T0_ISO, 'never', '-'],
+        [two.record.id, 'bob', '-', '2026-11-30T10:00:01.000Z', 'never', '-'],
         [''],
       ],
     ]);
