@@ -47,14 +47,41 @@ export function denialText(d: Denied, toolName: string): string {
 }
 
 /**
+ * Who decides an approval once people sign in to decide: anyone with a personal token the rule names,
+ * how many of them, and not the person who asked unless the rule allows it.
+ */
+function whoDecides(approval: Approval): string {
+  const rule = approval.rule;
+  const votes = approval.votes?.length ?? 0;
+  const quorum =
+    rule === undefined || rule.quorum === 1
+      ? ''
+      : ` It needs ${rule.quorum} different people under rule "${rule.name}" (${votes} approved so far).`;
+  const requester = approval.requester;
+  const self =
+    requester === undefined || rule?.selfApproval === true
+      ? ''
+      : ` "${requester}", who asked, may not approve it.`;
+  return `A person approves it with their personal token (leash tokens create; LEASH_TOKEN holds it).${quorum}${self}`;
+}
+
+/**
  * The text of a call waiting for a person who cannot be asked in the client: the approval's id, the
  * exact command that approves it (started and given the store as `style` says), and that the same call
- * with the same arguments then runs once.
+ * with the same arguments then runs once. With `people` (the store knows people, or a rule decides the
+ * approval) the command decides with a personal token, and who may decide is said.
  */
-export function approvalText(approval: Approval, toolName: string, style: CommandStyle): string {
+export function approvalText(
+  approval: Approval,
+  toolName: string,
+  style: CommandStyle,
+  people = false,
+): string {
+  const command = decideCommand(style, 'approve', approval.id, 'checked', people ? 'token' : 'name');
   return [
     `leash needs a person to approve this call of "${toolName}" (approval ${approval.id}, expires ${approval.expiresAt}).`,
-    `Approve it with: ${decideCommand(style, 'approve', approval.id, 'checked')}`,
+    ...(people ? [whoDecides(approval)] : []),
+    `Approve it with: ${command}`,
     `(or in the leash dashboard), then call the tool again with the same arguments: it runs once. Other arguments ask again.`,
   ].join('\n');
 }

@@ -81,7 +81,8 @@ function spent(approval: Approval, now: number): boolean {
  * person's confirmation), each audited in the plan's log with the tool and its input's hash; the tools
  * the rules hide are left out of `tools/list`; and the server's title says leash guards it. A refused call
  * is an `isError` result that says which limit refused it and how to raise it; the session goes on. A
- * person confirms in the client when it can be asked (elicitation), else with `leash approve`.
+ * person confirms in the client when it can be asked (elicitation) and no rule says otherwise, else
+ * with `leash approve` (a personal token, once the store knows people) or the dashboard.
  */
 export function createMcpProxy(options: McpProxyOptions): Relay {
   const { guard } = options;
@@ -171,8 +172,19 @@ export function createMcpProxy(options: McpProxyOptions): Relay {
   }
 
   /**
+   * Whether people sign in to decide `approval`: it was opened under a rule, or the store knows people.
+   * Then an answer in the client is no person's decision unless the rule says so (see {@link askInClient}).
+   */
+  async function signIn(approval: Approval): Promise<boolean> {
+    return approval.rule !== undefined || (await guard.service.hasPrincipals());
+  }
+
+  /**
    * Asks the person in the client, when it can ask, and records their answer; else leaves it pending.
-   * The question is leash's own request, answered to leash: never one of the upstream's.
+   * The question is leash's own request, answered to leash: never one of the upstream's. Once people
+   * sign in to decide, the client is asked only when the approval's rule counts its answer
+   * (`elicitation: allow`): whoever answers the form is not a verified person, and their answer is one
+   * vote, as the client's name.
    */
   async function askInClient(
     approval: Approval,
@@ -181,12 +193,15 @@ export function createMcpProxy(options: McpProxyOptions): Relay {
   ): Promise<void> {
     const client = relay.clientInit;
     if ((client?.['capabilities'] as Params | undefined)?.['elicitation'] === undefined) return;
+    if (approval.rule?.elicitation !== 'allow' && (await signIn(approval))) return;
     const info = client?.['clientInfo'] as { name?: unknown } | undefined;
     const by = typeof info?.name === 'string' ? info.name : 'mcp client';
+    const quorum = approval.rule?.quorum ?? 1;
+    const counts = quorum > 1 ? ` Your answer is one of the ${quorum} approvals it needs.` : '';
     const reply = await relay.requestClient(
       'elicitation/create',
       {
-        message: `Allow "${call.toolName}" to run with ${JSON.stringify(call.input)}? (leash approval ${approval.id}; it runs once)`,
+        message: `Allow "${call.toolName}" to run with ${JSON.stringify(call.input)}? (leash approval ${approval.id}; it runs once)${counts}`,
         requestedSchema: { type: 'object', properties: {} },
       },
       request.id,
@@ -205,7 +220,7 @@ export function createMcpProxy(options: McpProxyOptions): Relay {
             identity,
             reason: `${answer === 'decline' ? 'declined' : 'cancelled'} in ${by}`,
           });
-    // Decided elsewhere meanwhile: the guard reads what stands.
+    // Decided elsewhere meanwhile, or a vote the rule refuses: the guard reads what stands.
     await decide.catch(() => undefined);
   }
 
@@ -284,8 +299,10 @@ export function createMcpProxy(options: McpProxyOptions): Relay {
         },
       });
       if (outcome.allowed) return { result: outcome.output as Params };
-      if (outcome.approval?.status === 'pending')
-        return { result: errorResult(approvalText(outcome.approval, toolName, style)) };
+      if (outcome.approval?.status === 'pending') {
+        const people = await signIn(outcome.approval);
+        return { result: errorResult(approvalText(outcome.approval, toolName, style, people)) };
+      }
       return { result: errorResult(denialText(outcome, toolName)) };
     } catch (error) {
       if (error instanceof UpstreamRefused) return { error: error.rpc };

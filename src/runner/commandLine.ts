@@ -23,6 +23,9 @@ export interface ShellText {
 /** The name of the person at the terminal, as the shell knows it. */
 export const CURRENT_USER: ShellText = Object.freeze({ shell: '"$USER"' });
 
+/** The personal token of the person at the terminal, as `leash approve` reads it too: LEASH_TOKEN. */
+export const CURRENT_TOKEN: ShellText = Object.freeze({ shell: '"$LEASH_TOKEN"' });
+
 // Characters no POSIX shell treats specially anywhere in a word.
 const PLAIN = /^[\w/.:@%+=,-]+$/;
 
@@ -61,13 +64,16 @@ export function leashCommand(
 
 /**
  * The command with which the person at the terminal approves or denies approval `approvalId`, giving
- * `reason`: `--by "$USER"`, which their shell fills in.
+ * `reason`: `--by "$USER"`, which their shell fills in; with `as: 'token'` (a store that knows people)
+ * `--token "$LEASH_TOKEN"`, their personal token.
  */
 export function decideCommand(
   style: CommandStyle,
   action: 'approve' | 'deny',
   approvalId: string,
   reason: string,
+  as: 'name' | 'token' = 'name',
 ): string {
-  return leashCommand(style, action, [approvalId], ['--by', CURRENT_USER, '--reason', reason]);
+  const who = as === 'token' ? ['--token', CURRENT_TOKEN] : ['--by', CURRENT_USER];
+  return leashCommand(style, action, [approvalId], [...who, '--reason', reason]);
 }
