@@ -14,8 +14,9 @@ import {
   type JSONRPCMessage,
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
-import { accessToken, allowedHostsFor, bearerToken, bracketed, secretsEqual } from '../dashboard/security.js';
+import { accessToken, allowedHostsFor, bracketed } from '../dashboard/security.js';
 import { errorTail, invalid } from '../errors.js';
+import { callerOf, checkListenerLabels, isRefusal, sessionLabels, type Caller } from './callers.js';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS } from './limits.js';
 import { SessionEvents } from './sessionEvents.js';
 import { runMcpSession, type McpSessionOptions } from './session.js';
@@ -44,7 +45,10 @@ export interface McpListenerOptions extends Omit<
   readonly host: string;
   /** Port to listen on; 0 picks a free one (see the returned `url`). */
   readonly port: number;
-  /** Bearer token every request must carry, at least 32 characters; 32 random bytes when not given. */
+  /**
+   * Bearer token every request must carry while the store knows no people, at least 32 characters; 32
+   * random bytes when not given. Once it knows people, each request carries a personal token instead.
+   */
   readonly token?: string;
   /** Sessions open at once (starting ones included); default {@link DEFAULT_MAX_SESSIONS}. */
   readonly maxSessions?: number;
@@ -70,6 +74,8 @@ export interface RunningMcpListener {
 
 /** When a session was last busy: the requests and streams it has open, and since when it has none. */
 interface Activity {
+  /** The principal whose personal token started the session: only theirs may use it. */
+  readonly principal: string | undefined;
   open: number;
   idleSince: number;
   readonly ended: AbortController;
@@ -155,8 +161,9 @@ async function handlePost(
 
 /**
  * Starts `leash mcp`'s Streamable HTTP endpoint on `host:port`, path `/mcp`. Every request needs
- * `Authorization: Bearer <token>`, a Host header naming the address it listens on, and an `Origin`, when
- * it has one, of that address (DNS rebinding). An `initialize` without a session id starts a session:
+ * `Authorization: Bearer <token>` (a personal token once the store knows people: see `callers.ts`), a
+ * Host header naming the address it listens on, and an `Origin`, when it has one, of that address (DNS
+ * rebinding). An `initialize` without a session id starts a session:
  * its plan (`mcp-<policyName>-<n>`), its upstream, and its id (`Mcp-Session-Id`) in the answer; a
  * `DELETE` with its id ends it, answered once its upstream is stopped.
  * @example
@@ -182,7 +189,9 @@ export async function startMcpListener(options: McpListenerOptions): Promise<Run
   if (!Number.isSafeInteger(idleTimeoutMs) || idleTimeoutMs < 1) {
     invalid('idleTimeoutMs', 'a positive integer of milliseconds', idleTimeoutMs);
   }
-  const { clock } = options.service;
+  const { service } = options;
+  await checkListenerLabels(service, session.labels);
+  const { clock } = service;
   const log = options.log ?? (() => undefined);
 
   /** The sessions a client can reach, by id. */
@@ -206,7 +215,12 @@ export async function startMcpListener(options: McpListenerOptions): Promise<Run
   let origins = new Set<string>();
 
   /** Starts a session for the client's `initialize`, and hands the request to it once it takes messages. */
-  function start(req: IncomingMessage, res: ServerResponse, initialize: JSONRPCMessage & { id: RequestId }) {
+  function start(
+    req: IncomingMessage,
+    res: ServerResponse,
+    initialize: JSONRPCMessage & { id: RequestId },
+    caller: Caller,
+  ) {
     const ended = new AbortController();
     let handed = false;
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
@@ -226,6 +240,7 @@ export async function startMcpListener(options: McpListenerOptions): Promise<Run
     res.once('close', gone);
     const run = runMcpSession({
       ...session,
+      ...sessionLabels(session.labels, caller),
       protocolVersions: SUPPORTED_PROTOCOL_VERSIONS,
       clientTransport: transport,
       signal: ended.signal,
@@ -244,7 +259,7 @@ export async function startMcpListener(options: McpListenerOptions): Promise<Run
       },
     });
     running.set(run, ended);
-    const state: Activity = { open: 0, idleSince: clock.now(), ended, run };
+    const state: Activity = { principal: caller.principal, open: 0, idleSince: clock.now(), ended, run };
     activity.set(transport, state);
     busy(state, res);
     run.then(
@@ -281,11 +296,10 @@ export async function startMcpListener(options: McpListenerOptions): Promise<Run
     if (origin !== undefined && !origins.has(origin.toLowerCase())) {
       return refuse(res, 403, `Forbidden: requests from the origin ${origin} are refused`);
     }
-    const bearer = bearerToken(req.headers.authorization);
-    if (bearer === undefined || !secretsEqual(bearer, token)) {
-      return refuse(res, 401, 'Unauthorized: send the token as "Authorization: Bearer <token>"', {
-        headers: { 'WWW-Authenticate': 'Bearer realm="leash mcp"' },
-      });
+    const caller = await callerOf(service, token, req.headers.authorization, log);
+    if (isRefusal(caller)) {
+      const headers = caller.challenge === undefined ? {} : { 'WWW-Authenticate': caller.challenge };
+      return refuse(res, caller.status, caller.message, { headers });
     }
     if (new URL(target, 'http://leash').pathname !== MCP_PATH) {
       return refuse(res, 404, `Not Found: the MCP endpoint is ${MCP_PATH}`);
@@ -294,7 +308,11 @@ export async function startMcpListener(options: McpListenerOptions): Promise<Run
     if (id !== undefined) {
       const transport = sessions.get(String(id));
       if (transport === undefined) return refuse(res, 404, 'Session not found', { code: SESSION_NOT_FOUND });
-      busy(activity.get(transport), res);
+      const state = activity.get(transport);
+      if (state?.principal !== caller.principal) {
+        return refuse(res, 403, 'Forbidden: this session belongs to another user');
+      }
+      busy(state, res);
       if (req.method !== 'POST' || !acceptable(req)) return transport.handleRequest(req, res);
       return handlePost(transport, req, res);
     }
@@ -328,7 +346,7 @@ export async function startMcpListener(options: McpListenerOptions): Promise<Run
         { id: message.id },
       );
     }
-    start(req, res, message);
+    start(req, res, message, caller);
   }
 
   const server = createServer((req, res) => {

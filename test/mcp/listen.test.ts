@@ -335,16 +335,27 @@ describe('leash mcp --listen: sessions', () => {
   });
 
   it('answers the initialize of a session that cannot start with an error, and logs why', async () => {
+    const store = new MemoryStore();
+    store.listPlans = () => Promise.reject(new Error('the plans cannot be read'));
+    const f = await front({ service: new AutonomyGuardrailService({ store }) });
+    const r = await post(f, INITIALIZE);
+    expect([r.status, await r.json()]).toMatchObject([
+      500,
+      { id: 1, error: { message: expect.stringContaining('the plans cannot be read') } },
+    ]);
+    expect(f.logs.join('\n')).toContain('leash mcp: a session could not start: the plans cannot be read');
+  });
+
+  it('answers 500 when the store cannot tell who sent a request, logging why and telling the client nothing of it', async () => {
     const store = new SqliteStore({ path: newFile() });
     await store.migrate();
     await store.close();
     const f = await front({ service: new AutonomyGuardrailService({ store }) });
     const r = await post(f, INITIALIZE);
-    expect([r.status, await r.json()]).toMatchObject([
-      500,
-      { id: 1, error: { message: expect.stringContaining('the store is closed') } },
-    ]);
-    expect(f.logs.join('\n')).toContain('leash mcp: a session could not start: the store is closed');
+    expect([r.status, await r.text()]).toEqual([500, expect.not.stringContaining('closed')]);
+    expect(f.logs.join('\n')).toContain(
+      'leash mcp: the token of a request could not be checked: the store is closed',
+    );
   });
 
   it('refuses a limit of sessions that is not a positive integer before listening', async () => {
