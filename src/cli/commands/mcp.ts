@@ -21,7 +21,7 @@ export function registerMcp(program: Command, c: CliContext): void {
     .argument('[command...]', 'the upstream server’s command and its arguments, after --')
     .option(
       '--policy <file>',
-      'policy file: limits, tool rules, the mcp block (allow, deny, confirm_destructive) and budgets: (installed)',
+      'policy file: limits, tool rules, the mcp block (allow, deny, confirm_destructive), approvals: (who decides) and budgets: (installed)',
     )
     .option('--plan <id>', 'plan id of the session (default mcp-<policy name>-<n>, the next free n)')
     .addOption(
@@ -49,6 +49,9 @@ export function registerMcp(program: Command, c: CliContext): void {
 The client starts leash in the server's place, so stdout carries MCP only; leash writes notes to stderr.
 With --listen, clients connect over HTTP with the token leash prints (set LEASH_TOKEN to choose it) as
 "Authorization: Bearer <token>"; each session is a plan and an upstream of its own. Ctrl-C stops it.
+Once the store has users (leash users add), each client sends its user's personal token instead: the
+session is that user's, its plan labelled user=<id>, and no other token may use it. A client asks its
+user to confirm a call only where the policy's approvals rule says elicitation: allow.
 
 Examples:
   $ ${c.leash} mcp --policy fs.policy.yaml -- npx -y @modelcontextprotocol/server-filesystem ~/notes
@@ -89,15 +92,17 @@ Examples:
         );
       }
       const policy = readPolicy(o.policy);
+      // The policy's approvals rules decide who may approve the session's calls.
       const target = storeTarget(o.db, io.env);
       const store = await openStore(o.db, io.cwd, io.env, { mustExist: false });
       const log = (line: string): void => void io.stderr.write(`${line}\n`);
+      const service = new AutonomyGuardrailService({
+        store,
+        clock,
+        ...(policy === null ? {} : policyServiceOptions(policy)),
+      });
       const session = {
-        service: new AutonomyGuardrailService({
-          store,
-          clock,
-          ...(policy === null ? {} : policyServiceOptions(policy)),
-        }),
+        service,
         policy,
         policyName: o.policy === undefined ? 'session' : basename(o.policy).replace(/\.(ya?ml|json)$/i, ''),
         labels,
@@ -131,7 +136,9 @@ Examples:
         });
         log(`leash mcp: listening on ${listener.url}`);
         log(
-          `leash mcp: clients send the header "Authorization: Bearer ${listener.token}" (keep it private; LEASH_TOKEN chooses it); Ctrl-C stops the server`,
+          (await service.hasPrincipals())
+            ? 'leash mcp: clients send the header "Authorization: Bearer <personal token>", their user\'s (leash tokens create); Ctrl-C stops the server'
+            : `leash mcp: clients send the header "Authorization: Bearer ${listener.token}" (keep it private; LEASH_TOKEN chooses it); Ctrl-C stops the server`,
         );
         await new Promise<void>((done) => {
           if (io.signal?.aborted) done();
