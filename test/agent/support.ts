@@ -4,6 +4,7 @@ import {
   GuardrailError,
   ManualClock,
   RunGuard,
+  type AutonomyGuardrailServiceOptions,
   type GuardrailsInit,
   type GuardrailStore,
   type RunGuardOptions,
@@ -17,18 +18,27 @@ export const PLAN = 'plan';
 
 export type GuardOptions = Partial<Omit<RunGuardOptions, 'service' | 'planId'>>;
 
+/** Options of the service {@link guarded} makes, but those it sets. */
+export type ServiceOptions = Partial<Omit<AutonomyGuardrailServiceOptions, 'store' | 'clock' | 'ids'>>;
+
 /**
- * A RunGuard over a service on `store`, a ManualClock at T0, approval ids a1, a2, …, fake timers and a
- * sleep that only records its delays; `plan` configured by `init`.
+ * A RunGuard over a service on `store` (with `serviceOptions`), a ManualClock at T0, approval ids a1,
+ * a2, …, fake timers and a sleep that only records its delays; `plan` configured by `init`.
  */
 export async function guarded(
   makeStore: () => Promise<GuardrailStore>,
   init: GuardrailsInit,
   options: GuardOptions = {},
+  serviceOptions: ServiceOptions = {},
 ) {
   const clock = new ManualClock(T0);
   let n = 0;
-  const service = new AutonomyGuardrailService({ store: await makeStore(), clock, ids: () => `a${++n}` });
+  const service = new AutonomyGuardrailService({
+    ...serviceOptions,
+    store: await makeStore(),
+    clock,
+    ids: () => `a${++n}`,
+  });
   await service.configureGuardrails(PLAN, init);
   const timers = new FakeTimers();
   const delays: number[] = [];

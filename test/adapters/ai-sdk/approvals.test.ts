@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { approvalOf, approvalResponses, guardModel, guardTools } from '../../../src/adapters/ai-sdk/index.js';
 import { AutonomyGuardrailService, RunGuard, SqliteStore } from '../../../src/index.js';
 import { eventTypes, guarded, LOCAL_STORES } from '../../agent/support.js';
+import { quorumGuard } from '../quorum.js';
 import { call, countedTool, fedBack, FREE_MODEL, response, scripted, text } from './support.js';
 
 const PROMPT: ModelMessage[] = [{ role: 'user', content: 'write the file' }];
@@ -179,6 +180,31 @@ describe.each(LOCAL_STORES)('AI SDK approvals on %s', (_name, makeStore) => {
       type: 'execution-denied',
       reason: expect.stringMatching(/input changed/),
     });
+  });
+
+  it('runs a call under a quorum of two once two people other than its requester approved it', async () => {
+    const { service, guard, vote, refused } = await quorumGuard(
+      makeStore,
+      { requiredConfirmations: ['write'], toolBudget: 1 },
+      OPTIONS,
+    );
+    const write = countedTool('written');
+    const script = scripted([
+      response([call('c1', 'write', { path: 'a.txt' })]),
+      response([text('all done')]),
+    ]);
+    const first = await run(guard, write, script.model, PROMPT);
+    const history = [...PROMPT, ...first.response.messages];
+    const { id } = (await approvalOf(requestIn(history), { guard }))!;
+
+    expect(await refused(id, 'ann')).toBe('APPROVAL_SELF');
+    await vote(id, 'bob');
+    expect(await approvalResponses(history, { guard })).toEqual([]);
+    await vote(id, 'carol');
+    const responses = await approvalResponses(history, { guard });
+    await resume(service, write, script.model, [...history, { role: 'tool', content: responses }]);
+
+    expect(write.runs).toEqual([{ path: 'a.txt' }]);
   });
 
   it('asks for a person when the tool itself says it needs approval, though the policy does not', async () => {

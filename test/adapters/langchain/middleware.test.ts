@@ -7,8 +7,9 @@ import { createAgent, tool, toolStrategy } from 'langchain';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { leashMiddleware } from '../../../src/adapters/langchain/index.js';
-import type { GuardrailsInit } from '../../../src/index.js';
+import type { GuardrailsInit, RunGuard } from '../../../src/index.js';
 import { eventTypes, guarded, LOCAL_STORES, type GuardOptions } from '../../agent/support.js';
+import { quorumGuard } from '../quorum.js';
 
 /** A tool that counts the calls it ran. */
 function countedTool(name: string) {
@@ -48,7 +49,15 @@ async function agentOn(
   tools: ReturnType<typeof countedTool>[],
   options: GuardOptions = PRICED,
 ) {
-  const g = await guarded(makeStore, init, options);
+  return agentFor(await guarded(makeStore, init, options), script, tools);
+}
+
+/** An agent on the scripted model with `tools`, held to `g`'s guard, with a memory checkpointer. */
+function agentFor<G extends { guard: RunGuard }>(
+  g: G,
+  script: AIMessage[],
+  tools: ReturnType<typeof countedTool>[],
+) {
   let model = fakeModel();
   for (const m of script) model = model.respond(m);
   const agent = createAgent({
@@ -164,6 +173,22 @@ describe.each(LOCAL_STORES)('leashMiddleware on %s', (_name, makeStore) => {
 
     expect(write.ran).toEqual([{ path: 'a' }]);
     expect(contents(resumed.messages)).toContain('tool:write a');
+  });
+
+  it('runs a call under a quorum of two once two people other than its requester approved it', async () => {
+    const write = countedTool('write');
+    const g = await quorumGuard(makeStore, { requiredConfirmations: ['write'] }, PRICED);
+    const { agent, vote, refused } = agentFor(g, [asks('c1', 'write', 'a'), answer('done')], [write]);
+
+    const id = idOf(await agent.invoke(go, config));
+    expect(await refused(id, 'ann')).toBe('APPROVAL_SELF');
+    await vote(id, 'bob');
+    const waiting = await agent.invoke(new Command({ resume: 'go on' }), config);
+    await vote(id, 'carol');
+    await agent.invoke(new Command({ resume: 'go on' }), config);
+
+    expect(waiting.__interrupt__?.length).toBe(1);
+    expect(write.ran).toEqual([{ path: 'a' }]);
   });
 
   it('pauses again when resumed before anybody decided: a resume value is not a grant', async () => {

@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { applyLeashDecisions, guardedTool } from '../../../src/adapters/openai-agents/index.js';
 import type { GuardrailsInit } from '../../../src/index.js';
 import { guarded, LOCAL_STORES } from '../../agent/support.js';
-import { scripted, setUp, writes, type Call } from './support.js';
+import { quorumGuard } from '../quorum.js';
+import { scripted, setUp, writes, writeTool, type Call } from './support.js';
 
 /** A model asking for each call in its own turn, then answering `done`. */
 const oneEach = (...calls: Call[]) => scripted(calls.map((c) => ({ calls: [c] })));
@@ -53,6 +54,24 @@ describe.each(LOCAL_STORES)('guardedTool on %s', (_name, makeStore) => {
 
     expect(ran).toEqual(['a']);
     expect(resumed.finalOutput).toBe('done');
+  });
+
+  it('runs a call under a quorum of two once two people other than its requester approved it', async () => {
+    const { guard, vote, refused } = await quorumGuard(makeStore, confirmed);
+    const ran: unknown[] = [];
+    const agent = new Agent({ name: 'writer', model: oneEach(writeA), tools: [writeTool(guard, ran)] });
+    const paused = await run(agent, 'go');
+    const id = (await guard.service.findApproval('plan', 'call-1'))?.id as string;
+
+    expect(await refused(id, 'ann')).toBe('APPROVAL_SELF');
+    await vote(id, 'bob');
+    const waiting = await applyLeashDecisions(paused.state, { guard });
+    await vote(id, 'carol');
+    expect(await applyLeashDecisions(paused.state, { guard })).toEqual([]);
+    await run(agent, paused.state);
+
+    expect(waiting).toHaveLength(1);
+    expect(ran).toEqual(['a']);
   });
 
   it('runs an approved serialized state once, however often it is run', async () => {
