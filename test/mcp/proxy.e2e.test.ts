@@ -221,6 +221,39 @@ describe('leash mcp in front of the filesystem server', { timeout: 60_000 }, () 
     expect(approvals).toMatchObject([{ status: 'used', decidedBy: 'test-editor' }]);
   });
 
+  it('once the store has users, asks the client’s user only where the policy’s rule allows it', async () => {
+    const where = workspace();
+    expect(leash(where.dir, 'users', 'add', 'ann', '--name', 'Ann').code).toBe(0);
+    const rule = '  write_file: { approvers: ["*"], elicitation: allow }';
+    writeFileSync(join(where.dir, 'fs.policy.yaml'), `${POLICY}approvals:\n${rule}\n`);
+    const s = await connect(where, { elicit: 'accept' });
+    const target = join(s.files, 'e.txt');
+
+    const asked = await call(s, 'write_file', { path: target, content: 'yes' });
+    const waiting = await call(s, 'edit_file', { path: target, edits: [{ oldText: 'yes', newText: 'no' }] });
+
+    expect(asked.isError).toBeFalsy();
+    expect(readFileSync(target, 'utf8')).toBe('yes');
+    const id = /approval ([0-9a-f-]{36})/.exec(textOf(waiting))?.[1] as string;
+    expect(textOf(waiting)).toContain(`leash approve ${id} --token "$LEASH_TOKEN" --reason checked --db`);
+  });
+
+  it('runs a waiting call once a user approved it with a personal token, as the result says', async () => {
+    const where = workspace();
+    expect(leash(where.dir, 'users', 'add', 'ann', '--name', 'Ann').code).toBe(0);
+    const { token } = JSON.parse(leash(where.dir, 'tokens', 'create', 'ann', '--json').stdout) as {
+      token: string;
+    };
+    const s = await connect(where, { elicit: 'accept' });
+    const args = { path: join(s.files, 'f.txt'), content: 'ok' };
+    const first = await call(s, 'write_file', args);
+    const id = /approval ([0-9a-f-]{36})/.exec(textOf(first))?.[1] as string;
+
+    expect(leash(s.dir, 'approve', id, '--token', token, '--reason', 'checked').code).toBe(0);
+    expect((await call(s, 'write_file', args)).isError).toBeFalsy();
+    expect(readFileSync(args.path, 'utf8')).toBe('ok');
+  });
+
   it('does not run a call the client’s user declined', async () => {
     const s = await connect(undefined, { elicit: 'decline' });
     const target = join(s.files, 'd.txt');
