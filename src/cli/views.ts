@@ -88,10 +88,12 @@ export function describeRun(run: RunReport, style: CommandStyle): string {
   ];
   if (o.status === 'awaiting_confirmation' && run.result.approval) {
     const a = run.result.approval;
+    // Under a rule, only a person proved by a token decides: a typed name would be refused.
+    const as = a.rule === undefined ? 'name' : 'token';
     lines.push(
       `  decision "${safe(a.decisionId)}" needs a person's confirmation (${safe(a.operation)}); approval ${safe(a.id)}`,
-      `  approve:  ${safe(decideCommand(style, 'approve', a.id, 'looks right'))}`,
-      `  deny:     ${safe(decideCommand(style, 'deny', a.id, 'not now'))}`,
+      `  approve:  ${safe(decideCommand(style, 'approve', a.id, 'looks right', as))}`,
+      `  deny:     ${safe(decideCommand(style, 'deny', a.id, 'not now', as))}`,
       `  or open the dashboard: ${safe(leashCommand(style, 'serve'))}`,
     );
   } else if (o.status === 'failed') {

@@ -4,6 +4,7 @@ import { parsePolicy } from '../../src/policy/policy.js';
 import { parsePlanFile } from '../../src/runner/planFile.js';
 import { PlanRunner } from '../../src/runner/runner.js';
 import { MemoryStore } from '../../src/store/memory/MemoryStore.js';
+import { describeRun } from '../../src/cli/views.js';
 import { RELEASE_PLAN, T0 } from '../dashboard/support.js';
 
 const POLICY = 'version: 1\napprovals:\n  deploy: { approvers: [role:release], quorum: 2 }\n';
@@ -21,7 +22,7 @@ async function paused() {
     name: 'release',
     policy: parsePolicy(POLICY),
   });
-  return { runner, approvalId: run.outcome.approvalId as string };
+  return { runner, run, approvalId: run.outcome.approvalId as string };
 }
 
 const as = (id: string) => ({
@@ -46,5 +47,12 @@ describe('a plan run under a policy with approval rules', () => {
     await runner.approve(approvalId, as('ann'), { resume: true });
     const decided = await runner.approve(approvalId, as('bob'), { resume: true });
     expect(decided.run?.outcome.status).toBe('completed');
+  });
+
+  it('prints commands that decide with a personal token, as the rule asks', async () => {
+    const { run } = await paused();
+    const printed = describeRun(run, { leash: 'leash', dbArg: '' });
+    expect(printed).toContain('leash approve');
+    expect([printed.includes('--token "$LEASH_TOKEN"'), printed.includes('--by')]).toEqual([true, false]);
   });
 });
