@@ -147,6 +147,7 @@ function ruleDecision(
     ...base,
     by: identity.name,
     principal: identity.principal ?? null,
+    identity: identityDetail(identity),
     reason: v.reason ?? null,
   };
   if (v.status === 'denied') {
@@ -203,6 +204,23 @@ function refusal(
   now: number,
 ) {
   const check = makeCheck(E.CONFIRMATION_VOTE_REFUSED, problem.message, null);
-  const details = { ...base, code: problem.code, by: identity.name, principal: identity.principal ?? null };
+  const details = {
+    ...base,
+    code: problem.code,
+    by: identity.name,
+    principal: identity.principal ?? null,
+    identity: identityDetail(identity),
+  };
   return core.entry(check, details, now);
+}
+
+/** Who decided, as the audit entry records it: how they were proved, by whom, and who they are. */
+function identityDetail(identity: DeciderIdentity): Record<string, string | null> {
+  return {
+    kind: identity.kind,
+    subject: identity.subject,
+    name: identity.name,
+    issuer: identity.issuer ?? null,
+    principal: identity.principal ?? null,
+  };
 }

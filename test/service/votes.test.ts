@@ -93,6 +93,19 @@ describe('approvals under a rule', () => {
     );
   });
 
+  it('records in the audit log how the person who approved was proved, and who they are', async () => {
+    const { service } = await requested();
+    await service.approve('a1', as('ann'));
+    const entry = await lastOf(service, 'confirmation_vote');
+    expect(entry?.['identity']).toEqual({
+      kind: 'token',
+      subject: 'tok_ann',
+      name: 'Ann',
+      issuer: null,
+      principal: 'ann',
+    });
+  });
+
   it('records a refused decision with its code and rule', async () => {
     const { service } = await requested();
     await codeOf(() => service.approve('a1', as('eve')));
