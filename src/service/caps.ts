@@ -187,20 +187,7 @@ export function alertEntries(core: ServiceCore, alerts: readonly BudgetAlert[], 
       alert.limit,
       alert.spent,
     );
-    return core.entry(
-      check,
-      {
-        cap: alert.cap,
-        labels: { ...alert.labels },
-        window: alert.window,
-        fraction: alert.fraction,
-        limit: alert.limit,
-        spent: alert.spent,
-        reserved: alert.reserved,
-        resets_at: alert.resetsAt,
-      },
-      now,
-    );
+    return core.entry(check, alertDetails(alert), now);
   });
 }
 
@@ -237,4 +224,18 @@ export class Alerts {
       return result;
     });
   }
+}
+
+/** A spend cap's alert as its audit entry records it, and as notifications carry it (with the plan). */
+export function alertDetails(alert: BudgetAlert): Record<string, JsonValue> {
+  return {
+    cap: alert.cap,
+    labels: { ...alert.labels },
+    window: alert.window,
+    fraction: alert.fraction,
+    limit: alert.limit,
+    spent: alert.spent,
+    reserved: alert.reserved,
+    resets_at: alert.resetsAt,
+  };
 }

@@ -5,7 +5,7 @@ import type { JsonObject, JsonValue } from '../json.js';
 import type { Approval, PlanChange, PlanChangeFn } from '../store/GuardrailStore.js';
 import type { NotificationInput } from '../store/notifications.js';
 import type { DeciderIdentity } from '../store/people.js';
-import type { BudgetAlert } from './caps.js';
+import { alertDetails, type BudgetAlert } from './caps.js';
 import type { ServiceCore } from './core.js';
 
 // What the service queues in the store's outbox once a change has committed: an event per target that
@@ -141,17 +141,7 @@ export function approvalPayload(a: Approval): JsonObject {
 
 /** A spend cap's alert as notifications carry it (`data.alert`). */
 export function alertPayload(alert: BudgetAlert): JsonObject {
-  return {
-    plan_id: alert.planId,
-    cap: alert.cap,
-    labels: { ...alert.labels },
-    window: alert.window,
-    fraction: alert.fraction,
-    limit: alert.limit,
-    spent: alert.spent,
-    reserved: alert.reserved,
-    resets_at: alert.resetsAt,
-  };
+  return { plan_id: alert.planId, ...alertDetails(alert) };
 }
 
 /** One notification: the event as Standard Webhooks has it, `{ type, timestamp, data }`, with a new id. */
