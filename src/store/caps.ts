@@ -83,6 +83,16 @@ export function capWindowsFor(
   return refs.length === 0 ? NONE : { slots, refs, caps };
 }
 
+const noState = (): undefined => undefined;
+
+/**
+ * The view of a plan no cap applies to and no reservation holds in: nothing to read, so nothing is
+ * allocated but the view (every budget check of an uncapped plan takes this path).
+ */
+export function emptyCapView(at: number): CapView {
+  return { at, applying: [], state: noState, capOf: noState };
+}
+
 /**
  * The cap windows one atomic step of a store works with: read once (from `load`, which answers
  * undefined for a window not stored), handed to each change of the step as a view, and changed by what
@@ -107,6 +117,7 @@ export class CapSession {
 
   /** The view of `windows` at `at`: a window of a slot not stored yet starts empty. */
   view(windows: CapWindows, at: number): CapView {
+    if (windows.refs.length === 0) return emptyCapView(at);
     const known = new Map<string, CapWindowState>();
     const applying: AppliedCap[] = [];
     for (const { cap, ref, span } of windows.slots) {

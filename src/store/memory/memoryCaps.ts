@@ -1,7 +1,7 @@
 import type { AutonomyGuardrails } from '../../guardrails/AutonomyGuardrails.js';
 import type { SpendCap } from '../../guardrails/caps.js';
 import { refKey, type CapRef, type CapWindowState } from '../../guardrails/capLedger.js';
-import { capWindowsFor, CapSession, compareRefs } from '../caps.js';
+import { capWindowsFor, CapSession, compareRefs, emptyCapView } from '../caps.js';
 import type { CapView, CapWindowRecord, CapWrite } from '../GuardrailStore.js';
 
 /** The spend caps of a {@link MemoryStore}: their definitions and windows, in this process's memory. */
@@ -11,9 +11,11 @@ export class MemoryCaps {
   readonly #windows = new Map<string, { ref: CapRef; state: CapWindowState }>();
 
   /** A session reading this store's windows, and the view of plan state `g` at `at` through it. */
-  open(g: AutonomyGuardrails | null, at: number): { session: CapSession; view: CapView } {
+  open(g: AutonomyGuardrails | null, at: number): { view: CapView } {
+    const windows = capWindowsFor(this.#caps, g, at);
+    if (windows.refs.length === 0) return { view: emptyCapView(at) };
     const session = new CapSession((ref) => this.#windows.get(refKey(ref))?.state);
-    return { session, view: session.view(capWindowsFor(this.#caps, g, at), at) };
+    return { view: session.view(windows, at) };
   }
 
   /** Keeps what a change wrote. */
