@@ -197,11 +197,15 @@ export async function enqueue(
   }
 }
 
+const NO_EVENTS: readonly { event: ApprovalEvent; approval: Approval }[] = Object.freeze([]);
+
 /** The approval events a change makes of the approval it read (`before`). */
 export function approvalEvents(
   before: Approval | null,
   change: PlanChange<unknown>,
-): { event: ApprovalEvent; approval: Approval }[] {
+): readonly { event: ApprovalEvent; approval: Approval }[] {
+  // Most changes (every check of a call needing nobody) touch no approval: nothing to allocate.
+  if (change.newApproval === undefined && change.approval === undefined) return NO_EVENTS;
   const out: { event: ApprovalEvent; approval: Approval }[] = [];
   if (change.newApproval !== undefined)
     out.push({ event: 'approval.requested', approval: change.newApproval });
@@ -223,7 +227,7 @@ export function approvalEvents(
  * once (deciding again after another writer): only the last run counts.
  */
 export class ApprovalNotices {
-  #events: { event: ApprovalEvent; approval: Approval }[] = [];
+  #events: readonly { event: ApprovalEvent; approval: Approval }[] = NO_EVENTS;
 
   constructor(readonly core: ServiceCore) {}
 
@@ -238,14 +242,14 @@ export class ApprovalNotices {
 
   /** `pending`, queuing the notifications of its events once it has resolved. */
   after<T>(pending: Promise<T>): Promise<T> {
-    return pending.then(async (result) => {
+    return pending.then((result) => {
       const events = this.#events;
+      // No async frame when there is nothing to queue: this runs after every guarded call.
       if (events.length === 0) return result;
       const targets = this.core.notifyTargets;
-      await enqueue(this.core, (at) =>
+      return enqueue(this.core, (at) =>
         events.flatMap((e) => approvalNotifications(targets, e.event, e.approval, at)),
-      );
-      return result;
+      ).then(() => result);
     });
   }
 }
