@@ -217,3 +217,17 @@ export {
   type DeliveryReport,
   type NotificationDispatcherOptions,
 } from './notify/dispatcher.js';
+export { Telemetry, type TelemetryOptions } from './telemetry/Telemetry.js';
+export type {
+  OtelAttributes,
+  OtelAttributeValue,
+  OtelCounter,
+  OtelHistogram,
+  OtelInstrumentOptions,
+  OtelMeter,
+  OtelObservableGauge,
+  OtelObservableResult,
+  OtelSpan,
+  OtelSpanContext,
+  OtelTracer,
+} from './telemetry/otel.js';

@@ -14,6 +14,7 @@ const LAYERS: Readonly<Record<string, number>> = {
   audit: 2,
   store: 3,
   identity: 4,
+  telemetry: 4,
   service: 5,
   notify: 6,
   agent: 7,

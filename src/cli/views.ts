@@ -311,13 +311,4 @@ export function pause(ms: number, signal: AbortSignal | undefined): Promise<void
   });
 }
 
-export function packageVersion(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
-      version?: string;
-    };
-    return pkg.version ?? '0.0.0';
-  } catch {
-    return '0.0.0';
-  }
-}
+export { packageVersion } from '../version.js';

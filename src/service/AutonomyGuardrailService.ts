@@ -1,3 +1,4 @@
+import type { Telemetry } from '../telemetry/Telemetry.js';
 import type { AuditTrail } from '../audit/AuditTrail.js';
 import type { Clock } from '../clock.js';
 import {
@@ -69,6 +70,11 @@ export class AutonomyGuardrailService {
   /** The store this service writes to. */
   get store(): GuardrailStore {
     return this.#core.store;
+  }
+
+  /** Where this service reports its decisions to OpenTelemetry; null when it does not. */
+  get telemetry(): Telemetry | null {
+    return this.#core.telemetry;
   }
 
   /** The clock every check of this service reads. */

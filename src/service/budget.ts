@@ -40,7 +40,7 @@ export function checkToolBudget(core: ServiceCore, planId: string, cost: number)
     const micros = toMicros(cost, 'cost', 'up');
     const now = core.now();
     const alerts = new Alerts(core);
-    const checking = core.store.update(
+    const checking = core.update(
       planId,
       alerts.changing((stored, _approval, caps): PlanChange<GuardCheck> => {
         if (!stored) return core.unconfigured(E.BUDGET_ALLOWED, E.BUDGET_BLOCKED, planId);
@@ -115,7 +115,7 @@ export function reserveBudget(
     const expiresAt = core.reservationExpiry(now);
     const notOpen = (check: GuardCheck) =>
       BudgetReservation.made(core.settle, planId, id, micros, check, false, null);
-    const reserving = core.store.update(
+    const reserving = core.update(
       planId,
       (stored, _approval, caps): PlanChange<BudgetReservation> => {
         if (!stored)
@@ -212,7 +212,7 @@ export function settleReservation(
     const said: Record<string, JsonValue> = text === undefined ? {} : { [key]: text };
     const now = core.now();
     const alerts = new Alerts(core);
-    const settling = core.store.update(
+    const settling = core.update(
       planId,
       alerts.changing((stored, _approval, caps) => {
         const open = stored?.reservationMicros(id);

@@ -38,7 +38,7 @@ export function checkPlan(
   return core.checking(denied, checkItself, () => {
     validatePlanId(planId);
     const decide = prepare();
-    return core.store.update(planId, (g) => (g ? decide(g) : core.unconfigured(allowed, denied, planId)));
+    return core.update(planId, (g) => (g ? decide(g) : core.unconfigured(allowed, denied, planId)));
   });
 }
 
@@ -48,7 +48,7 @@ export function checkStepLimit(core: ServiceCore, planId: string, step: number):
   return core.checking(E.STEP_BLOCKED, checkItself, () => {
     validatePlanId(planId);
     intField(step, 'step', 0, false);
-    return core.store.update(planId, (g) => {
+    return core.update(planId, (g) => {
       if (!g) return core.unconfigured(E.STEP_ALLOWED, E.STEP_BLOCKED, planId);
       const check = g.checkStepLimit(step);
       return core.audited(check, { step, limit: check.limit ?? null });
@@ -123,7 +123,7 @@ export function markStarted(core: ServiceCore, planId: string): Promise<void> {
   return rejecting(() => {
     validatePlanId(planId);
     const startTime = formatIso(core.now());
-    return core.store.update(planId, (g) =>
+    return core.update(planId, (g) =>
       g && g.startTime === null ? { result: undefined, mutation: { startTime } } : { result: undefined },
     );
   });
@@ -158,7 +158,7 @@ export function refuseToolCall(
     const hash = inputHash({ tool, input: o['input'] ?? null });
     const now = core.now();
     const check = makeCheck(E.TOOL_CALLS_BLOCKED, reason, 0);
-    return core.store.update(planId, (g) =>
+    return core.update(planId, (g) =>
       g
         ? { result: check, audit: core.entry(check, { tool, input_hash: hash, limit: 0 }, now) }
         : { result: check },

@@ -213,7 +213,7 @@ export function requestConfirmation(
       }
       return decideConfirmation(core, g, planId, c, now);
     });
-    return notices.after(core.store.update(planId, change));
+    return notices.after(core.update(planId, change));
   });
 }
 
@@ -260,7 +260,7 @@ export function useGrant(
     const now = core.now();
     const notices = new ApprovalNotices(core);
     const change = notices.changing((g, a) => decideGrant(core, g, a, planId, grant, now));
-    return notices.after(core.store.update(planId, change, { approvalId: grant.id }));
+    return notices.after(core.update(planId, change, { approvalId: grant.id }));
   });
 }
 

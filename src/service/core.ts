@@ -18,7 +18,13 @@ import type { GuardrailEventType } from '../events.js';
 import { makeCheck, type GuardCheck, type Reason } from '../GuardCheck.js';
 import { normalizeOperation } from '../guardrails/operation.js';
 import type { JsonValue } from '../json.js';
-import type { GuardrailStore, PlanChange, PlanMutation } from '../store/GuardrailStore.js';
+import type {
+  GuardrailStore,
+  PlanChange,
+  PlanChangeFn,
+  PlanMutation,
+  UpdateOptions,
+} from '../store/GuardrailStore.js';
 import { MemoryStore } from '../store/memory/MemoryStore.js';
 import type { Settle } from './BudgetReservation.js';
 import type { BudgetAlert } from './caps.js';
@@ -32,6 +38,9 @@ import {
   type NotifyTarget,
 } from './notifications.js';
 import { handle, integer, parseOptions } from '../validation.js';
+import { isPlainObject } from '../json.js';
+import { Telemetry, type TelemetryOptions } from '../telemetry/Telemetry.js';
+import { tracedUpdate } from '../telemetry/decisions.js';
 
 /** What the service is made with: see the service's documentation of each. */
 export interface AutonomyGuardrailServiceOptions {
@@ -90,6 +99,13 @@ export interface AutonomyGuardrailServiceOptions {
    * the targets that want its events, so that a process deciding it tells them too.
    */
   notify?: NotifyOptions;
+  /**
+   * OpenTelemetry: each decision an event on the active span, with its audit entry's seq and hash; the
+   * span's trace and span ids in the entry's details; leash's metrics. By default leash uses the globally
+   * registered providers when `@opentelemetry/api` is installed (without an SDK it is a no-op), and
+   * nothing otherwise; `false` turns it off. leash never registers a provider.
+   */
+  telemetry?: TelemetryOptions | false;
 }
 
 /** How long a budget reservation holds its amount unless the options say otherwise. */
@@ -135,6 +151,10 @@ const serviceOptions = z.object({
     isApprovalRules,
   ).optional(),
   notify: notifyOption.optional(),
+  telemetry: handle<TelemetryOptions | false>(
+    'false or an object of tracer, meter, recordContent',
+    (v) => v === false || isPlainObject(v),
+  ).optional(),
   reservationTtlMs: integer(1, {
     value: MAX_APPROVAL_TTL_MS,
     rule: `at most ${MAX_APPROVAL_TTL_MS} (ten years)`,
@@ -177,6 +197,8 @@ export class ServiceCore {
   readonly notifyTargets: readonly NotifyTarget[];
   /** The names of those that want approval events: what a new approval keeps in `notify`. */
   readonly approvalTargets: readonly string[];
+  /** Where decisions are reported to OpenTelemetry; null when they are not. */
+  readonly telemetry: Telemetry | null;
 
   /**
    * Checks `options` (throws GuardrailValidationError naming the field). `settle` settles a reservation:
@@ -198,6 +220,18 @@ export class ServiceCore {
     this.notifyTargets = Object.freeze(o.notify?.targets ?? []);
     this.approvalTargets = Object.freeze(approvalTargets(this.notifyTargets));
     this.store = storeOf(o.store, o.auditCapacity, this.limits);
+    this.telemetry = Telemetry.from(o.telemetry);
+  }
+
+  /**
+   * `store.update`, through which every decision of the service goes: reported to OpenTelemetry when
+   * the service has telemetry.
+   */
+  update<T>(planId: string, change: PlanChangeFn<T>, options?: UpdateOptions): Promise<T> {
+    const telemetry = this.telemetry;
+    return telemetry === null
+      ? this.store.update(planId, change, options)
+      : tracedUpdate(telemetry, this.store, planId, change, options);
   }
 
   /**

@@ -74,7 +74,7 @@ export async function expireApprovals(core: ServiceCore): Promise<Approval[]> {
       const { approval, audit, mutation } = expiry(core, a, now);
       return { result: approval, audit, approval, mutation };
     });
-    const done = await notices.after(core.store.update(found.planId, change, { approvalId: found.id }));
+    const done = await notices.after(core.update(found.planId, change, { approvalId: found.id }));
     if (done !== null) expired.push(done);
   }
   return expired;

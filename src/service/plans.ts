@@ -50,7 +50,7 @@ function reconfigured(
   planId: string,
   given: GuardrailsInit,
 ): Promise<AutonomyGuardrails | null> {
-  return core.store.update(planId, (g) => {
+  return core.update(planId, (g) => {
     if (!g) return { result: null };
     const merged = AutonomyGuardrails.parse(
       {

@@ -286,7 +286,7 @@ export function beginToolCall(
         ? change.end({ check, wallClock, reservation }, true)
         : change.end({ check, wallClock });
     });
-    return notices.after(core.store.update(planId, decide, options));
+    return notices.after(core.update(planId, decide, options));
   });
 }
 
@@ -321,7 +321,7 @@ export function openToolCall(
     const always = operationList(core, o['alwaysRequire'], 'alwaysRequire');
     const now = core.now();
     const expiresAt = core.reservationExpiry(now);
-    return core.store.update(
+    return core.update(
       planId,
       (g, _approval, caps): PlanChange<ToolCallOpened | null> => {
         if (!g) return { result: null };

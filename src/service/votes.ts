@@ -50,7 +50,7 @@ export function decideApproval(
       const vote = { voter, reason: who.reason, status, principals, now };
       return ruleDecision(core, current, rule, vote);
     });
-    const outcome = await notices.after(core.store.update(found.planId, change, { approvalId: found.id }));
+    const outcome = await notices.after(core.update(found.planId, change, { approvalId: found.id }));
     if (outcome.refused !== undefined)
       throw new GuardrailError(outcome.refused.code, outcome.refused.message);
     return outcome.approval;

@@ -152,6 +152,13 @@ export interface UpdateOptions {
    * {@link CapView}; without it the change gets null and may write no cap window.
    */
   readonly capsAt?: number;
+  /**
+   * Called once the change has committed, before `update` resolves, with the entries it appended to the
+   * plan's durable log as chained (seq, prev, hash), in order; not called for a change that recorded
+   * nothing, nor by a store that keeps no chained log (a MemoryStore with `keepLog: false`). For a
+   * tracer to link a decision to its proof: what it throws is ignored, and the change stays committed.
+   */
+  readonly onCommit?: (entries: readonly ChainedEntry[]) => void;
 }
 
 /** A plan's state as read from a store: independent copies the caller may keep. */
