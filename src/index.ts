@@ -188,6 +188,28 @@ export {
   type VerifyReport,
 } from './audit/verify.js';
 export {
+  auditBundle,
+  BUNDLE_FILES,
+  BUNDLE_FORMAT,
+  BUNDLE_FORMAT_VERSION,
+  entriesSince,
+  entryLine,
+  keyFingerprint,
+  type AuditBundle,
+  type AuditBundleOptions,
+  type BundleManifest,
+  type BundlePlan,
+  type PlanLog,
+} from './audit/export/bundle.js';
+export {
+  OCSF_ACTIVITY,
+  OCSF_VERSION,
+  ocsfEvent,
+  type OcsfActivityId,
+  type OcsfApiActivity,
+} from './audit/export/ocsf.js';
+export { VERIFY_MJS } from './audit/export/verifier.js';
+export {
   PostgresStore,
   POSTGRES_SCHEMA_VERSION,
   type PostgresStoreOptions,

@@ -57,6 +57,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     )
     .version(packageVersion(), '-V, --version')
     .showHelpAfterError('(run with --help for usage)')
+    // A command's options come after it, so that a subcommand (`audit export`) gets its own.
+    .enablePositionalOptions()
     .exitOverride()
     .configureOutput({
       writeOut: (s) => void io.stdout.write(s),

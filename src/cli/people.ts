@@ -9,9 +9,13 @@ const LIFETIME = /^([1-9][0-9]{0,9})([smhd])$/;
 
 /** `90d`, `12h`, `30m` or `3600s` as seconds. */
 export function parseExpiresIn(text: string): number {
+  return parseLifetime(text, '--expires-in');
+}
+
+/** `90d`, `12h`, `30m` or `3600s` as seconds; `field` names the option in the error. */
+export function parseLifetime(text: string, field: string): number {
   const m = LIFETIME.exec(text);
-  if (m === null)
-    invalid('--expires-in', 'a whole number and a unit: s, m, h or d (like 90d, 12h, 3600s)', text);
+  if (m === null) invalid(field, 'a whole number and a unit: s, m, h or d (like 90d, 12h, 3600s)', text);
   return Number(m[1]) * (UNIT_SECONDS[m[2] as string] as number);
 }
 
