@@ -341,3 +341,13 @@ describe('leash audit', () => {
     expect([r.code, (JSON.parse(r.out) as { seq: number }).seq]).toEqual([0, 1]);
   });
 });
+
+describe('leash keygen', () => {
+  it('prints the public key’s fingerprint, as verify.mjs prints it', async () => {
+    const dir = join(log.dir, 'keys');
+    mkdirSync(dir);
+    const r = await leashIn(dir, ['keygen', 'signing']);
+    const fingerprint = keyFingerprint(readFileSync(join(dir, 'signing.pub.pem'), 'utf8'));
+    expect(r.out).toContain(`public key fingerprint (SHA-256): ${fingerprint}`);
+  });
+});

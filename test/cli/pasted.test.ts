@@ -253,7 +253,17 @@ describe('the commands leash prints', () => {
 
   it('as examples in the help of every command: commands bash reads without a redirection from a placeholder', async () => {
     const commands = ['', 'run', 'status', 'audit', 'verify', 'checkpoints', 'prune', 'keygen', 'approvals'];
-    const more = ['approve', 'deny', 'resume', 'abandon', 'serve', 'mcp', 'policy validate', 'schema'];
+    const more = [
+      'approve',
+      'deny',
+      'resume',
+      'abandon',
+      'serve',
+      'mcp',
+      'policy validate',
+      'schema',
+      'audit export',
+    ];
     const examples: string[] = [];
     for (const name of [...commands, ...more]) {
       const { out } = await leash([...name.split(' ').filter(Boolean), '--help']);

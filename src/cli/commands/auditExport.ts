@@ -85,7 +85,8 @@ entry is signed at export, so no entry can be cut from the bundle's end unseen.
 Examples:
   $ ${c.leash} audit export release --out audit-2026-11
   $ ${c.leash} audit export --all --since 7d --format ocsf --out - > leash.ocsf.jsonl
-  $ node audit-2026-11/verify.mjs`,
+
+The auditor then runs: node audit-2026-11/verify.mjs`,
     )
     .action(async (planIds: string[], o: ExportOptions) => {
       if (o.all === true && planIds.length > 0) throw usage('name plans or pass --all, not both');

@@ -2,6 +2,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { keyFingerprint } from '../../audit/export/bundle.js';
 import { GuardrailError } from '../../errors.js';
 import type { CliContext } from '../context.js';
 import type { Command } from 'commander';
@@ -32,5 +33,7 @@ export function registerKeygen(program: Command, c: CliContext): void {
       });
       writeFileSync(files[1] as string, publicKey.export({ type: 'spki', format: 'pem' }), { flag: 'wx' });
       print(`wrote ${base}.key.pem (keep it secret) and ${base}.pub.pem`);
+      // What an auditor compares with the key a bundle's verify.mjs prints.
+      print(`public key fingerprint (SHA-256): ${keyFingerprint(publicKey)}`);
     });
 }
