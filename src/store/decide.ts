@@ -5,7 +5,7 @@ import type { AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
 import { applyMutation } from '../guardrails/mutation.js';
 import { checkpointDue, type CheckpointPolicy } from './checkpoints.js';
 import { CapSession } from './caps.js';
-import type { Approval, CapView, CapWrite, PlanChange } from './GuardrailStore.js';
+import type { Approval, CapView, CapWrite, PlanChange, UpdateOptions } from './GuardrailStore.js';
 import type { ChainHead } from './planCache.js';
 
 // The steps every store takes for an update once its change function has answered, written once: what
@@ -133,4 +133,31 @@ export function chainEntries(
     previous = chained;
     return { audit, chained, checkpoint: checkpointDue(checkpoints, planId, chained, audit.timestamp) };
   });
+}
+
+/**
+ * Tells an update's `onCommit` (see {@link UpdateOptions}) the entries its committed change appended, as
+ * chained: nothing when it has none or recorded none. What it throws is dropped: the change is committed.
+ */
+export function reportCommit(
+  onCommit: UpdateOptions['onCommit'],
+  records: readonly ChainedRecord[] | undefined,
+): void {
+  if (onCommit === undefined || records === undefined || records.length === 0) return;
+  tellCommitted(
+    onCommit,
+    records.map((r) => r.chained),
+  );
+}
+
+/** Calls `onCommit` with `entries`, ignoring what it throws. */
+export function tellCommitted(
+  onCommit: NonNullable<UpdateOptions['onCommit']>,
+  entries: readonly ChainedEntry[],
+): void {
+  try {
+    onCommit(entries);
+  } catch {
+    // A tracer's failure is not the update's: the change is committed, and its caller gets its result.
+  }
 }

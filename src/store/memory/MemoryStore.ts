@@ -38,7 +38,7 @@ import {
   type CheckpointOptions,
   type CheckpointPolicy,
 } from '../checkpoints.js';
-import { decideWrite, type WriteSteps } from '../decide.js';
+import { decideWrite, tellCommitted, type WriteSteps } from '../decide.js';
 import { checkedCap } from '../caps.js';
 import type { SpendCap } from '../../guardrails/caps.js';
 import { MemoryCaps } from './memoryCaps.js';
@@ -58,7 +58,8 @@ interface Entry {
   readonly log: AuditEntry[];
   /**
    * The log's first entries, chained. Chaining (a SHA-256 per entry) is done when the log is read, not on
-   * every check: in one process nothing but this code can reach the entries between the two.
+   * every check (in one process nothing but this code can reach the entries between the two), or when an
+   * update's `onCommit` asks for its entries as chained.
    */
   readonly chained: ChainedEntry[];
   /** Checkpoints of the chained part of the log. */
@@ -89,7 +90,8 @@ export class MemoryStore implements GuardrailStore {
   /**
    * `keepLog: false` keeps only the window of the newest `auditCapacity` entries per plan: memory stays
    * bounded in a long-running process and no entry outlives the window, but there is no durable log to
-   * read or verify (readAuditLog refuses). The default keeps every entry, as the durable stores do.
+   * read or verify (readAuditLog refuses) and no chain for an update's `onCommit` to report, which is
+   * never called. The default keeps every entry, as the durable stores do.
    * `checkpoints` makes it checkpoint the log every `every` entries, as the durable stores do; here they
    * are made (and signed) when the log is read, from the entries' own times, so they are the same.
    */
@@ -129,6 +131,10 @@ export class MemoryStore implements GuardrailStore {
       for (const audit of write.entries) {
         if (this.keepLog) plan.log.push(audit);
         plan.audit.add(audit);
+      }
+      // Chained now only for a caller who asks: otherwise when the log is read, off the hot path.
+      if (options?.onCommit !== undefined && this.keepLog && write.entries.length > 0) {
+        tellCommitted(options.onCommit, this.#chain(planId, plan).slice(-write.entries.length));
       }
       return Promise.resolve(out.result);
     } catch (error) {

@@ -149,7 +149,7 @@ export class PostgresStore implements GuardrailStore {
     const approvalId = options?.approvalId;
     if (approvalId !== undefined) storable(approvalId, 'approval_id');
     // Queued at once, so that updates run in the order they were made, even past the schema check.
-    return this.#updates.update(planId, change, approvalId, options?.capsAt) as Promise<T>;
+    return this.#updates.update(planId, change, approvalId, options?.capsAt, options?.onCommit) as Promise<T>;
   }
 
   async putCaps(caps: readonly SpendCap[]): Promise<void> {

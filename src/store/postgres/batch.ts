@@ -1,6 +1,6 @@
 import type { QueryResult } from 'pg';
 import { AutonomyGuardrails } from '../../guardrails/AutonomyGuardrails.js';
-import { type CapView, type PlanChange, type PlanChangeFn } from '../GuardrailStore.js';
+import { type CapView, type PlanChange, type PlanChangeFn, type UpdateOptions } from '../GuardrailStore.js';
 import { type CheckpointPolicy } from '../checkpoints.js';
 import { chainEntries, decideWrite, type ChainedRecord, type Write } from '../decide.js';
 import { type CachedPlan, type ChainHead } from '../planCache.js';
@@ -28,6 +28,8 @@ export interface Pending {
   readonly approvalId: string | undefined;
   /** Reads the spend caps as of this time (see `UpdateOptions.capsAt`). */
   readonly capsAt: number | undefined;
+  /** Told the entries the update appended, once they are committed (see `UpdateOptions.onCommit`). */
+  readonly onCommit: UpdateOptions['onCommit'];
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
 }

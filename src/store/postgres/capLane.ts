@@ -5,7 +5,7 @@ import type { Statements } from './statements.js';
 import type { AutonomyGuardrails } from '../../guardrails/AutonomyGuardrails.js';
 import { refKey, type CapRef } from '../../guardrails/capLedger.js';
 import { capWindowsFor, CapSession, type CapSlot, type CapWindows } from '../caps.js';
-import { type ChainedRecord, type Write } from '../decide.js';
+import { reportCommit, type ChainedRecord, type Write } from '../decide.js';
 import type { Approval, CapWrite } from '../GuardrailStore.js';
 import { MAX_UPDATES_PER_WRITE, type CachedPlan } from '../planCache.js';
 import { windowText } from '../sql/capRows.js';
@@ -30,6 +30,8 @@ interface Item extends Waiting {
   readonly current: AutonomyGuardrails | null;
   readonly windows: CapWindows;
   batch?: ChangeBatch;
+  /** The entries its change appends, kept for its `onCommit` only. */
+  records?: readonly ChainedRecord[];
   /** The plan row's version once written. */
   written?: string;
   outcome?: { ok: true; result: unknown } | { ok: false; error: unknown };
@@ -108,6 +110,7 @@ export class CapLane {
             await writeApprovals(client, doing, sql, w);
             session.keep(w.caps);
             item.batch = batch;
+            if (item.pending.onCommit !== undefined) item.records = w.entries;
           }
           item.outcome = { ok: true, result: out.result };
         } catch (error) {
@@ -133,6 +136,7 @@ export class CapLane {
           : item.batch.writtenAs(item.written);
       if (kept === null) cache.delete(item.planId);
       else cache.set(item.planId, kept);
+      reportCommit(item.pending.onCommit, item.records);
       item.pending.resolve(outcome.result);
     }
   }

@@ -6,7 +6,7 @@ import {
   isGuardrailError,
   isStoreOutcomeUnknownError,
 } from '../../errors.js';
-import { type Approval, type CapView, type PlanChangeFn } from '../GuardrailStore.js';
+import { type Approval, type CapView, type PlanChangeFn, type UpdateOptions } from '../GuardrailStore.js';
 import { refKey } from '../../guardrails/capLedger.js';
 import { capWindowsFor, CapSession } from '../caps.js';
 import type { PostgresCaps } from './caps.js';
@@ -14,7 +14,7 @@ import { CapLane } from './capLane.js';
 import { approvalRowValues, type ApprovalRow } from '../sql/approvalRows.js';
 import { type CheckpointPolicy } from '../checkpoints.js';
 import { guardrailsFromRow } from '../sql/rows.js';
-import { writesState, type ChainedRecord, type Write } from '../decide.js';
+import { reportCommit, writesState, type ChainedRecord, type Write } from '../decide.js';
 import { MAX_UPDATES_PER_WRITE, PlanCache, type CachedPlan } from '../planCache.js';
 import { ChangeBatch, type Pending, type Send } from './batch.js';
 import { answered, query, transaction, write } from './connection.js';
@@ -63,12 +63,14 @@ export class PlanUpdates {
     change: PlanChangeFn<T>,
     approvalId: string | undefined,
     capsAt: number | undefined,
+    onCommit: UpdateOptions['onCommit'],
   ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const pending: Pending = {
         change,
         approvalId,
         capsAt,
+        onCommit,
         resolve: resolve as (value: unknown) => void,
         reject,
       };
@@ -161,6 +163,8 @@ export class PlanUpdates {
     if (cached === undefined) return { settled: 0 };
     const batch = new ChangeBatch(planId, cached, this.#store.checkpoints);
     const results: unknown[] = [];
+    // The entries of each update with onCommit, by its place in `results`: made only for those.
+    let reports: (readonly ChainedRecord[])[] | undefined;
     const caps = this.#store.caps.cached;
     for (const pending of queue) {
       if (pending.approvalId !== undefined || results.length === MAX_UPDATES_PER_WRITE) break;
@@ -178,8 +182,10 @@ export class PlanUpdates {
         }
         const out = pending.change(batch.guardrails, null, view);
         // A change with an approval goes alone; one that writes nothing (add: null) is answered alone.
-        if (out.approval !== undefined || out.newApproval !== undefined || batch.add(out, view) === null)
-          break;
+        if (out.approval !== undefined || out.newApproval !== undefined) break;
+        const w = batch.add(out, view);
+        if (w === null) break;
+        if (pending.onCommit !== undefined) (reports ??= [])[results.length] = w.entries;
         result = out.result;
       } catch {
         break;
@@ -211,7 +217,11 @@ export class PlanUpdates {
     }
     this.#store.cache.set(planId, written);
     const settled = queue.splice(0, results.length);
-    for (let i = 0; i < settled.length; i++) (settled[i] as Pending).resolve(results[i]);
+    for (let i = 0; i < settled.length; i++) {
+      const pending = settled[i] as Pending;
+      reportCommit(pending.onCommit, reports?.[i]);
+      pending.resolve(results[i]);
+    }
     return { settled: settled.length };
   }
 
@@ -239,11 +249,13 @@ export class PlanUpdates {
    * One update in a transaction that locks the plan's row from the read to the commit, and, with
    * `capsAt`, the rows of the cap windows it reads.
    */
-  async #updateLocked(planId: string, { change, approvalId, capsAt }: Pending): Promise<unknown> {
+  async #updateLocked(planId: string, { change, approvalId, capsAt, onCommit }: Pending): Promise<unknown> {
     const doing = `update plan ${describeValue(planId)}`;
     const sql = this.#store.sql;
     let state: CachedPlan | null = null;
     let result: unknown;
+    /** The entries the change appends, reported only once they are committed. */
+    let records: readonly ChainedRecord[] | undefined;
     try {
       result = await transaction(this.#store.pool, doing, async (client) => {
         const row = (await query<LockedPlan>(client, doing, sql.lockPlan, [planId])).rows[0];
@@ -276,7 +288,7 @@ export class PlanUpdates {
             : { guardrails: current, head: headOf(planId, row), version: row.version };
         const batch = new ChangeBatch(planId, locked, this.#store.checkpoints);
         // Refuses a change of a plan that is not configured, or with another plan's approval.
-        const { approval, newApproval, caps } = batch.add(out, view) as Write<ChainedRecord[]>;
+        const { approval, newApproval, caps, entries } = batch.add(out, view) as Write<ChainedRecord[]>;
         const send: Send = (text, values) => query(client, doing, text, values);
         const written = batch.writes ? await batch.write(sql, send) : locked;
         if (written === null) {
@@ -300,6 +312,7 @@ export class PlanUpdates {
           }
         }
         state = written;
+        records = entries;
         return out.result;
       });
     } catch (error) {
@@ -309,6 +322,7 @@ export class PlanUpdates {
     // Kept only now that the transaction has committed.
     if (state === null) this.#store.cache.delete(planId);
     else this.#store.cache.set(planId, state);
+    reportCommit(onCommit, records);
     return result;
   }
 }

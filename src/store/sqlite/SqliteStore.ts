@@ -25,6 +25,7 @@ import {
 import { pruneTarget, type CheckpointPolicy } from '../checkpoints.js';
 import { logEntryFromRow } from '../sql/auditRows.js';
 import { checkDocument } from '../planDocuments.js';
+import { reportCommit } from '../decide.js';
 import { MAX_UPDATES_PER_WRITE, PlanCache } from '../planCache.js';
 import { checkpointFromRow } from '../sql/rows.js';
 import { sqliteFailure, sqliteSettings, type SqliteStoreOptions } from './connection.js';
@@ -136,7 +137,9 @@ export class SqliteStore implements GuardrailStore {
   /**
    * Queues the update for the store's next transaction, which runs, in one `BEGIN IMMEDIATE`, every
    * update made before it starts (a group commit): concurrent updates share one commit. Each still
-   * takes effect all or nothing, in the order the updates were made.
+   * takes effect all or nothing, in the order the updates were made. Its `onCommit` is told once that
+   * transaction commits, or, inside a transaction of the owner of a database given to the store, once
+   * the store's savepoint is released: the owner may still roll that back.
    */
   update<T>(planId: string, change: PlanChangeFn<T>, options?: UpdateOptions): Promise<T> {
     try {
@@ -151,6 +154,7 @@ export class SqliteStore implements GuardrailStore {
         change,
         approvalId,
         capsAt: options?.capsAt,
+        onCommit: options?.onCommit,
         resolve: resolve as (value: unknown) => void,
         reject,
       });
@@ -201,8 +205,12 @@ export class SqliteStore implements GuardrailStore {
     }
     updates.forEach((u, i) => {
       const outcome = done.outcomes[i] as Outcome;
-      if (outcome.ok) u.resolve(outcome.result);
-      else u.reject(this.#failure(outcome.error, `update plan "${u.planId}"`));
+      if (!outcome.ok) {
+        u.reject(this.#failure(outcome.error, `update plan "${u.planId}"`));
+        return;
+      }
+      reportCommit(u.onCommit, outcome.records);
+      u.resolve(outcome.result);
     });
   }
 

@@ -9,6 +9,7 @@ import {
   type PlanDocument,
   type PlanListing,
   type PlanRecord,
+  type UpdateOptions,
 } from '../GuardrailStore.js';
 import { approvalRowValues, type ApprovalRowValues } from '../sql/approvalRows.js';
 import { unanchoredPrune, type CheckpointPolicy } from '../checkpoints.js';
@@ -51,13 +52,19 @@ export interface Pending {
   readonly approvalId: string | undefined;
   /** Reads the spend caps as of this time (see `UpdateOptions.capsAt`). */
   readonly capsAt: number | undefined;
+  /** Told the entries the update appended, once they are committed (see `UpdateOptions.onCommit`). */
+  readonly onCommit: UpdateOptions['onCommit'];
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
 }
 
-/** How one update of a transaction came out: its result, or why it was refused before it wrote. */
+/**
+ * How one update of a transaction came out: its result (with the entries it appended, for an update
+ * with `onCommit`), or why it was refused before it wrote.
+ */
 export type Outcome =
-  { readonly ok: true; readonly result: unknown } | { readonly ok: false; readonly error: unknown };
+  | { readonly ok: true; readonly result: unknown; readonly records: readonly ChainedRecord[] | undefined }
+  | { readonly ok: false; readonly error: unknown };
 
 /** What an update transaction hands back once it has committed. */
 export interface Updated {
@@ -263,7 +270,8 @@ export function transactionsOf(db: Database.Database, s: Statements, store: Tran
         plans.set(u.planId, decided.state);
         store.cache.set(u.planId, decided.state);
       }
-      outcomes.push({ ok: true, result: decided.result });
+      const records = u.onCommit === undefined ? undefined : w?.entries;
+      outcomes.push({ ok: true, result: decided.result, records });
     }
     try {
       for (const planId of rows) {
