@@ -7,6 +7,7 @@ import { auditLog } from './contract/auditLog.js';
 import { severalEntries } from './contract/severalEntries.js';
 import { entriesReadBack } from './contract/entriesReadBack.js';
 import { concurrency } from './contract/concurrency.js';
+import { onCommit } from './contract/onCommit.js';
 import { checkpoints } from './contract/checkpoints.js';
 import { documents } from './contract/documents.js';
 import { close } from './contract/close.js';
@@ -61,6 +62,7 @@ export function runStoreContract(
     severalEntries(c);
     entriesReadBack(c);
     concurrency(c);
+    onCommit(c);
     checkpoints(c);
     documents(c);
     caps(c);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AutonomyGuardrailService, MemoryStore } from '../../src/index.js';
+import { AutonomyGuardrails, AutonomyGuardrailService, MemoryStore } from '../../src/index.js';
+import { stepEntry } from '../support/service.js';
 import { runStoreContract } from '../../src/testing/index.js';
 import { vitestFunctions } from '../support/testFunctions.js';
 
@@ -34,6 +35,14 @@ describe('MemoryStore that keeps no durable log', () => {
   it('refuses to hand out a log it does not keep', async () => {
     const store = new MemoryStore({ keepLog: false });
     await expect(store.readAuditLog('p')).rejects.toMatchObject({ code: 'STORE_NO_LOG' });
+  });
+
+  it('never calls onCommit: it keeps no chained log to report from', async () => {
+    const store = new MemoryStore({ keepLog: false });
+    await store.put('p', AutonomyGuardrails.create({ maxSteps: 10 }));
+    let calls = 0;
+    await store.update('p', () => ({ result: null, audit: stepEntry(1) }), { onCommit: () => calls++ });
+    expect([calls, (await store.get('p'))?.audit.size]).toEqual([0, 1]);
   });
 
   it('refuses a keepLog that is not a boolean, naming it', () => {

@@ -8,6 +8,7 @@ import {
   GuardrailEventType,
   type GuardrailStore,
 } from '../../src/index.js';
+import type { ChainedEntry } from '../../src/audit/chain.js';
 import { runSqlRecordsSuite } from './sqlRecordsSuite.js';
 
 /** A SQL store: a store with a schema to migrate. */
@@ -127,6 +128,13 @@ export function runSqlStoreSuite(name: string, h: SqlStoreHarness): void {
       it('reads the plan as the database holds it', async () => {
         expect((await (await spentBehind()).getGuardrails?.('p'))?.budgetSpent).toBe(2);
       });
+
+      it("reports to onCommit its next entry as chained after the database's last, once", async () => {
+        const store = await spentBehind();
+        const calls: (readonly ChainedEntry[])[] = [];
+        await store.update('p', () => ({ result: null, audit: step(9) }), { onCommit: (e) => calls.push(e) });
+        expect(calls).toEqual([(await store.readAuditLog('p')).slice(-1)]);
+      });
     });
 
     it('reads a plan put again since its own last update', async () => {
@@ -161,6 +169,19 @@ export function runSqlStoreSuite(name: string, h: SqlStoreHarness): void {
         true,
         2,
       ]);
+    });
+
+    it('does not call onCommit for an update whose write failed', async () => {
+      const store = await h.open();
+      await store.put('p', AutonomyGuardrails.create({ toolBudget: 2 }));
+      await store.update('p', spendOne);
+      const allow = await h.refuseEntries(store);
+      let calls = 0;
+      await expect(store.update('p', spendOne, { onCommit: () => calls++ })).rejects.toBeInstanceOf(
+        GuardrailError,
+      );
+      await allow();
+      expect(calls).toBe(0);
     });
 
     it('rejects, with STORE_CORRUPT, an update of a plan whose stored guardrails cannot be read', async () => {
