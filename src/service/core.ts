@@ -28,6 +28,7 @@ import type {
 import { MemoryStore } from '../store/memory/MemoryStore.js';
 import type { Settle } from './BudgetReservation.js';
 import type { BudgetAlert } from './caps.js';
+import { readCapStandings } from './capStandings.js';
 import { DEFAULT_METADATA_LIMITS, metadataLimitsOption, type MetadataLimits } from './metadata.js';
 import {
   alertNotifications,
@@ -221,6 +222,7 @@ export class ServiceCore {
     this.approvalTargets = Object.freeze(approvalTargets(this.notifyTargets));
     this.store = storeOf(o.store, o.auditCapacity, this.limits);
     this.telemetry = Telemetry.from(o.telemetry);
+    this.telemetry?.metrics?.observeCaps(() => readCapStandings(this.store, this.now()));
   }
 
   /**
@@ -231,7 +233,7 @@ export class ServiceCore {
     const telemetry = this.telemetry;
     return telemetry === null
       ? this.store.update(planId, change, options)
-      : tracedUpdate(telemetry, this.store, planId, change, options);
+      : tracedUpdate(telemetry, this.store, planId, change, options, this.limits.maxDetailsBytes);
   }
 
   /**

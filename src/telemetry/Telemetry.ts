@@ -1,6 +1,7 @@
 import { invalid } from '../errors.js';
 import { isPlainObject } from '../json.js';
 import { packageVersion } from '../version.js';
+import { LeashMetrics } from './metrics.js';
 import { loadOtelApi, type OtelApi, type OtelMeter, type OtelSpan, type OtelTracer } from './otel.js';
 
 /** How a service reports to OpenTelemetry: see {@link Telemetry}. */
@@ -28,6 +29,12 @@ export class Telemetry {
   readonly tracer: OtelTracer;
   readonly meter: OtelMeter;
   readonly recordContent: boolean;
+  /**
+   * @internal leash's instruments on {@link meter}, made once; null for the API's no-op meter (the API
+   * has no proxy meter: a meter got before an SDK was registered stays a no-op), so that nothing is
+   * counted for nothing.
+   */
+  readonly metrics: LeashMetrics | null;
 
   /** @internal use {@link Telemetry.from}. */
   constructor(api: OtelApi, options: TelemetryOptions = {}) {
@@ -36,6 +43,7 @@ export class Telemetry {
     this.tracer = options.tracer ?? api.trace.getTracer('leash', version);
     this.meter = options.meter ?? api.metrics.getMeter('leash', version);
     this.recordContent = options.recordContent === true;
+    this.metrics = isNoopMeter(api, this.meter) ? null : new LeashMetrics(this.meter);
   }
 
   /**
@@ -59,6 +67,16 @@ export class Telemetry {
   withSpan<T>(span: OtelSpan, fn: () => T): T {
     const api = this.api;
     return api.context.with(api.trace.setSpan(api.context.active(), span), fn);
+  }
+}
+
+/** Whether `meter` is the API's own no-op meter (what `getMeter` gives while no SDK is registered). */
+function isNoopMeter(api: OtelApi, meter: OtelMeter): boolean {
+  try {
+    const noop = (api as { createNoopMeter?: () => object }).createNoopMeter;
+    return typeof noop === 'function' && Object.getPrototypeOf(meter) === Object.getPrototypeOf(noop());
+  } catch {
+    return false;
   }
 }
 
