@@ -8,6 +8,8 @@ import { isPlainObject } from '../json.js';
 import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
 import type { BudgetReservation } from '../service/BudgetReservation.js';
 import type { Approval } from '../store/GuardrailStore.js';
+import { ModelCallSpan, traceModelCall, traceToolCall } from '../telemetry/spans.js';
+import type { Telemetry } from '../telemetry/Telemetry.js';
 import { operationsToConfirm } from './calls.js';
 import { OneAtATime } from './oneAtATime.js';
 import { PlanStart } from './planStart.js';
@@ -77,11 +79,14 @@ export class RunGuard {
   readonly #byCallId = new OneAtATime();
   /** The last limit that refused a call of this guard, or that {@link limitReached} found. */
   #lastLimit: GuardCheck | null = null;
+  /** The service's telemetry: each call traced on its span when there is one. */
+  readonly #telemetry: Telemetry | null;
 
   constructor(options: RunGuardOptions) {
     this.#s = runGuardSettings(options);
     this.service = this.#s.service;
     this.planId = this.#s.planId;
+    this.#telemetry = this.service.telemetry;
     this.#start = new PlanStart(this.service, this.planId);
   }
 
@@ -116,7 +121,13 @@ export class RunGuard {
    * with no price, while the plan has a budget, is denied (`budget_blocked`, naming the policy key
    * `models.<id>`) unless `unpricedModels` is `allow`.
    */
-  async modelCall<T>(request: ModelCallRequest<T>): Promise<ModelCallDone<T> | Denied> {
+  modelCall<T>(request: ModelCallRequest<T>): Promise<ModelCallDone<T> | Denied> {
+    const telemetry = this.#telemetry;
+    if (telemetry === null) return this.#modelCall(request);
+    return traceModelCall(telemetry, this.planId, modelIdOf(request), () => this.#modelCall(request));
+  }
+
+  async #modelCall<T>(request: ModelCallRequest<T>): Promise<ModelCallDone<T> | Denied> {
     const run = isPlainObject(request) ? request['run'] : undefined;
     if (typeof run !== 'function') invalid('run', 'a function', run);
     const opened = await this.#openModelCall(request);
@@ -142,7 +153,27 @@ export class RunGuard {
    * `signal` aborts when the wall clock runs out while it is open (the call then charged its estimate).
    * Denied, as a value, when the wall clock ran out or the budget cannot cover the estimate.
    */
-  async openModelCall(start: ModelCallStart): Promise<OpenedModelCall | Denied> {
+  openModelCall(start: ModelCallStart): Promise<OpenedModelCall | Denied> {
+    const telemetry = this.#telemetry;
+    if (telemetry === null) return this.#openStream(start);
+    // The span lives until the handle is settled: the caller settles it at the stream's end.
+    const span = ModelCallSpan.start(telemetry, this.planId, modelIdOf(start));
+    return span
+      .run(() => this.#openStream(start))
+      .then(
+        (opened) => {
+          if (opened.allowed) opened.handle.trace(span);
+          else span.refused(opened);
+          return opened;
+        },
+        (error: unknown) => {
+          span.threw(error);
+          throw error;
+        },
+      );
+  }
+
+  async #openStream(start: ModelCallStart): Promise<OpenedModelCall | Denied> {
     let stop = (): void => undefined;
     const opened = await this.#openModelCall(start, () => stop());
     if (!opened.allowed) return this.#noted(opened);
@@ -197,20 +228,39 @@ export class RunGuard {
       return Promise.reject(error);
     }
     const n = this.#calls++; // taken before any await: parallel calls are numbered apart
-    return this.#byCallId.run(call.toolCallId, async () => this.#noted(await this.#guardToolCall(call, n)));
+    const telemetry = this.#telemetry;
+    if (telemetry === null) {
+      return this.#byCallId.run(call.toolCallId, async () => this.#noted(await this.#guardToolCall(call, n)));
+    }
+    return this.#byCallId.run(call.toolCallId, () =>
+      traceToolCall(telemetry, this.planId, call, async () =>
+        this.#noted(await this.#guardToolCall(call, n)),
+      ),
+    );
   }
 
   /**
    * Refuses a call its caller does not let run at all (a tool hidden from the model), without a step or a
    * count: recorded as `tool_calls_blocked` with a limit of 0, the tool and its input's hash.
    */
-  async refuse(
-    call: Omit<ToolCallStart, 'toolCallId' | 'requiresConfirmation'>,
-    reason: string,
-  ): Promise<Denied> {
-    const { toolName, input } = objectWithKeys(call, 'call', ['toolName', 'input']);
-    const check = await this.service.refuseToolCall(this.planId, { tool: toolName as string, input, reason });
-    return denied(check);
+  refuse(call: Omit<ToolCallStart, 'toolCallId' | 'requiresConfirmation'>, reason: string): Promise<Denied> {
+    let refused: Record<string, unknown>;
+    try {
+      refused = objectWithKeys(call, 'call', ['toolName', 'input']);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const telemetry = this.#telemetry;
+    const { toolName, input } = refused;
+    // A call with no tool name is refused by the service's own check, with no span to tell of it.
+    if (telemetry === null || typeof toolName !== 'string') return this.#refuse(toolName, input, reason);
+    return traceToolCall(telemetry, this.planId, { toolName, input }, () =>
+      this.#refuse(toolName, input, reason),
+    );
+  }
+
+  async #refuse(tool: unknown, input: unknown, reason: string): Promise<Denied> {
+    return denied(await this.service.refuseToolCall(this.planId, { tool: tool as string, input, reason }));
   }
 
   /** The rule this guard holds a tool to, or undefined when it has none. */
@@ -382,4 +432,10 @@ export class RunGuard {
     };
     return runToolCall(run, call, firstWall, first);
   }
+}
+
+/** The model id of a request, for its span: undefined while it is not known to be one. */
+function modelIdOf(start: ModelCallStart): string | undefined {
+  const modelId = isPlainObject(start) ? start['modelId'] : undefined;
+  return typeof modelId === 'string' ? modelId : undefined;
 }

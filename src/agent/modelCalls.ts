@@ -13,6 +13,7 @@ import { objectWithKeys } from '../guardrails/validate.js';
 import { fromMicros } from '../money.js';
 import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
 import type { BudgetReservation } from '../service/BudgetReservation.js';
+import type { ModelCallSpan } from '../telemetry/spans.js';
 import {
   estimateCostMicros,
   FREE_RATES,
@@ -80,6 +81,8 @@ export class ModelCallHandle {
   readonly #rates: ModelRates | null;
   readonly #onSettled: () => void;
   #settled: Promise<ModelCallSettled> | undefined;
+  /** The call's span, told how it was settled: set only when the service has telemetry. */
+  #span: ModelCallSpan | undefined;
 
   /** @internal made by {@link RunGuard.openModelCall}; `onSettled` runs once the call is settled. */
   static made(
@@ -104,6 +107,11 @@ export class ModelCallHandle {
     this.#onSettled = onSettled;
   }
 
+  /** @internal tells `span` how the call is settled, and ends it then when leash started it. */
+  trace(span: ModelCallSpan): void {
+    this.#span = span;
+  }
+
   /**
    * Spends what `usage` costs at the model's price (nothing for an unpriced model). A usage that cannot
    * be priced charges the estimate, as `abandon()` does, and rejects with its GuardrailValidationError.
@@ -119,12 +127,14 @@ export class ModelCallHandle {
       // A usage that cannot be priced leaves what the call was allowed: the estimate is charged.
       return this.abandon().then(() => Promise.reject(error));
     }
-    return this.#settle(cost, this.#reservation.commit(cost));
+    return this.#settle(cost, this.#reservation.commit(cost), true, usage);
   }
 
   /** Gives the estimate back: the call failed and nothing was billed. `error` is recorded with it. */
   release(options: { error?: string } = {}): Promise<ModelCallSettled> {
-    return this.#settled ?? this.#settle(0, this.#reservation.release(options), false);
+    return (
+      this.#settled ?? this.#settle(0, this.#reservation.release(options), false, undefined, options?.error)
+    );
   }
 
   /** Charges the estimate for a stream cancelled before its finish, saying so in the audit entry. */
@@ -135,7 +145,14 @@ export class ModelCallHandle {
     );
   }
 
-  #settle(cost: number, settling: Promise<GuardCheck>, spends = true): Promise<ModelCallSettled> {
+  /** `usage` the call reported, `error` the failure it was released for: told to its span. */
+  #settle(
+    cost: number,
+    settling: Promise<GuardCheck>,
+    spends = true,
+    usage?: TokenUsage,
+    error?: string,
+  ): Promise<ModelCallSettled> {
     const settled = settling.then((check) => {
       this.#onSettled();
       // A commit the service answers with a release found nothing open: nothing was spent for this call.
@@ -145,11 +162,13 @@ export class ModelCallHandle {
           `model call reservation "${this.#reservation.id}" was not open: ${check.reason}`,
         );
       }
+      this.#span?.settled(usage, cost, error);
       return Object.freeze({ cost, check });
     });
     // Options the reservation refused settled nothing: the call can be settled again.
-    settled.catch((error: unknown) => {
-      if (isGuardrailValidationError(error) && this.#settled === settled) this.#settled = undefined;
+    settled.catch((reason: unknown) => {
+      if (isGuardrailValidationError(reason) && this.#settled === settled) this.#settled = undefined;
+      else this.#span?.threw(reason);
     });
     this.#settled = settled;
     return settled;
