@@ -1,7 +1,7 @@
 // The OpenTelemetry SDK as an application sets it up, for the span tests: a tracer whose spans end up in
 // an in-memory exporter, and an AsyncLocalStorage context manager registered for the test and taken down
 // after it (leash registers nothing itself).
-import { context, trace, type Context, type Span } from '@opentelemetry/api';
+import { context, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import {
   BasicTracerProvider,
@@ -9,13 +9,17 @@ import {
   SimpleSpanProcessor,
   type ReadableSpan,
 } from '@opentelemetry/sdk-trace-base';
+import { generateText, stepCountIs } from 'ai';
 import { afterEach, beforeEach } from 'vitest';
-import type { OtelTracer } from '../../src/index.js';
+import { guardModel, guardTools } from '../../src/adapters/ai-sdk/index.js';
+import { MemoryStore } from '../../src/index.js';
+import { call, countedTool, response, scripted, text } from '../adapters/ai-sdk/support.js';
+import { guarded } from '../agent/support.js';
 
 export type { ReadableSpan };
 
 export interface Tracing {
-  readonly tracer: OtelTracer & ReturnType<BasicTracerProvider['getTracer']>;
+  readonly tracer: Tracer;
   /** The spans ended so far, in the order they ended. */
   spans(): ReadableSpan[];
   /** The ended spans called `name`. */
@@ -78,4 +82,33 @@ export function parentOf(span: ReadableSpan): string | undefined {
 /** Runs `fn` with `span` active. */
 export function withActive<T>(span: Span, fn: () => T): T {
   return context.with(trace.setSpan(context.active() as Context, span), fn);
+}
+
+/** 100 a million input tokens and 200 a million output: 100 in and 10 out cost 0.012. */
+export const PRICED = { 'mock-model': { input: 100, output: 200 } } as const;
+
+/**
+ * A real generateText loop of three steps with leash's AI SDK adapter (the AI SDK's telemetry on when
+ * `sdkTelemetry`): a search the budget lets through (c1), a second it refuses (c2), then text.
+ */
+export async function searchLoop(tracing: Tracing, sdkTelemetry: boolean, recordContent = false) {
+  const { guard } = await guarded(
+    async () => new MemoryStore(),
+    { toolBudget: 0.5 },
+    { tools: { search: { costPerCall: 0.3 } }, models: PRICED },
+    { telemetry: { tracer: tracing.tracer, recordContent } },
+  );
+  const search = countedTool('found');
+  const { model } = scripted([
+    response([call('c1', 'search', { path: 'a' })]),
+    response([call('c2', 'search', { path: 'b' })]),
+    response([text('done')]),
+  ]);
+  return generateText({
+    model: guardModel(model, { guard, maxOutputTokens: 10 }),
+    tools: guardTools({ search: search.tool }, { guard }),
+    stopWhen: stepCountIs(3),
+    prompt: 'look',
+    ...(sdkTelemetry ? { experimental_telemetry: { isEnabled: true, tracer: tracing.tracer } } : {}),
+  });
 }

@@ -1,50 +1,19 @@
 // leash's spans under a real AI SDK generateText loop: added to the SDK's own spans when its telemetry
 // is on, made by leash (children of the application's span) when it is off.
-import { generateText, stepCountIs, streamText } from 'ai';
+import { streamText } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { guardModel, guardTools } from '../../src/adapters/ai-sdk/index.js';
+import { guardModel } from '../../src/adapters/ai-sdk/index.js';
 import { guarded } from '../agent/support.js';
 import { MemoryStore } from '../../src/index.js';
-import {
-  call,
-  countedTool,
-  response,
-  scripted,
-  streamParts,
-  text,
-  usage,
-} from '../adapters/ai-sdk/support.js';
-import { parentOf, useTracing } from './spans-support.js';
+import { streamParts, usage } from '../adapters/ai-sdk/support.js';
+import { parentOf, PRICED, searchLoop as searchLoopTraced, useTracing } from './spans-support.js';
 import { convertArrayToReadableStream, MockLanguageModelV3 } from 'ai/test';
 
 const tracing = useTracing();
 
-/** 100 a million input tokens and 200 a million output: 100 in and 10 out cost 0.012. */
-const PRICED = { 'mock-model': { input: 100, output: 200 } } as const;
 const ERROR = 2;
 
-/** A plan whose budget lets one 0.1 search through and refuses the second, its model priced. */
-async function searchLoop(sdkTelemetry: boolean) {
-  const { guard } = await guarded(
-    async () => new MemoryStore(),
-    { toolBudget: 0.5 },
-    { tools: { search: { costPerCall: 0.3 } }, models: PRICED },
-    { telemetry: { tracer: tracing.tracer } },
-  );
-  const search = countedTool('found');
-  const { model } = scripted([
-    response([call('c1', 'search', { path: 'a' })]),
-    response([call('c2', 'search', { path: 'b' })]),
-    response([text('done')]),
-  ]);
-  return generateText({
-    model: guardModel(model, { guard, maxOutputTokens: 10 }),
-    tools: guardTools({ search: search.tool }, { guard }),
-    stopWhen: stepCountIs(3),
-    prompt: 'look',
-    ...(sdkTelemetry ? { experimental_telemetry: { isEnabled: true, tracer: tracing.tracer } } : {}),
-  });
-}
+const searchLoop = (sdkTelemetry: boolean) => searchLoopTraced(tracing, sdkTelemetry);
 
 const TOOL_ATTRIBUTES = {
   'gen_ai.operation.name': 'execute_tool',
@@ -81,6 +50,20 @@ describe('with the AI SDK telemetry on', () => {
     expect(allowed?.attributes['error.type']).toBeUndefined();
     expect(refused?.status).toMatchObject({ code: ERROR, message: expect.stringMatching(/budget/) });
     expect(refused?.attributes['error.type']).toBe('budget_blocked');
+  });
+
+  it("records a call's input and output on the SDK's tool span only when the application opts in", async () => {
+    await searchLoopTraced(tracing, true, true);
+    await searchLoopTraced(tracing, true, false);
+
+    const [recorded, , unrecorded] = tracing.named('ai.toolCall');
+    expect(recorded?.attributes).toMatchObject({
+      'gen_ai.tool.call.arguments': '{"path":"a"}',
+      'gen_ai.tool.call.result': '"found"',
+    });
+    expect(
+      Object.keys(unrecorded?.attributes ?? {}).filter((k) => k.startsWith('gen_ai.tool.call.')),
+    ).toEqual(['gen_ai.tool.call.id']);
   });
 
   it("records a metered model call's usage and cost on the SDK's model span, making no span of its own", async () => {
