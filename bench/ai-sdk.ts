@@ -111,6 +111,22 @@ interface CalledTool {
   toModelOutput(out: { toolCallId: string; input: unknown; output: unknown }): Promise<unknown>;
 }
 
+/** A new RunGuard on `service`'s bench plan per call, and one tool call through it: allowed, or `name` fails. */
+export function guardedToolCall(service: AutonomyGuardrailService, name: string): () => Promise<unknown> {
+  let n = 0;
+  return async () => {
+    const guard = new RunGuard({ service, planId: PLAN_ID });
+    const out = await guard.toolCall({
+      toolCallId: `call-${++n}`,
+      toolName: 'echo',
+      input: { n },
+      run: () => n,
+    });
+    if (!out.allowed) fail(`${name}: ${out.reason}`);
+    return out;
+  };
+}
+
 /**
  * The guard's own work, without the SDK's step around it: a new RunGuard's `toolCall`, and what the SDK
  * calls of a guarded tool (`needsApproval`, `execute`, `toModelOutput`), back to back on MemoryStore.
@@ -123,18 +139,7 @@ export function guardedCallCases(): BenchCase[] {
       name: AI_NAMES.runGuardCall,
       async: true,
       prepare: async () => {
-        const service = await plannedOn(await memory());
-        const op = async () => {
-          const guard = new RunGuard({ service, planId: PLAN_ID });
-          const out = await guard.toolCall({
-            toolCallId: `call-${++n}`,
-            toolName: 'echo',
-            input: { n },
-            run: () => n,
-          });
-          if (!out.allowed) fail(`${AI_NAMES.runGuardCall}: ${out.reason}`);
-          return out;
-        };
+        const op = guardedToolCall(await plannedOn(await memory()), AI_NAMES.runGuardCall);
         await op();
         return { op };
       },

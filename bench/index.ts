@@ -26,6 +26,7 @@ import {
 } from './fixtures.js';
 import { aiSdkGroups, aiSdkTargets, guardedCallCases } from './ai-sdk.js';
 import { mcpGroup, mcpHttpGroup, mcpHttpTargets, mcpTargets } from './mcp.js';
+import { telemetryGroups, telemetryTargets } from './telemetry.js';
 import { runCases, runGroup, type BenchCase, type CaseResult, type GroupResult } from './harness.js';
 import {
   differenceTarget,
@@ -289,7 +290,8 @@ async function main(): Promise<void> {
   const aiGroups = aiSdkGroups();
   const mcp = mcpGroup();
   const mcpHttp = mcpHttpGroup();
-  const groups = [...aiGroups, mcp, mcpHttp];
+  const traced = telemetryGroups();
+  const groups = [...aiGroups, mcp, mcpHttp, ...traced];
   // `npm run bench -- <text>` times only the cases whose name holds the text, each group of which one
   // does as a whole, and the targets of what it ran.
   const only = process.argv[2];
@@ -330,6 +332,7 @@ async function main(): Promise<void> {
     ...(ran(...namesOf(aiGroups)) ? aiSdkTargets([...grouped.values()]) : []),
     ...(ran(...namesOf([mcp])) ? mcpTargets(grouped.get(mcp) as GroupResult) : []),
     ...(ran(...namesOf([mcpHttp])) ? mcpHttpTargets(grouped.get(mcpHttp) as GroupResult) : []),
+    ...(ran(...namesOf(traced)) ? telemetryTargets(traced.map((g) => grouped.get(g) as GroupResult)) : []),
   ];
   if (only !== undefined) {
     console.log(`\n${resultTable(results)}`);
@@ -343,6 +346,7 @@ async function main(): Promise<void> {
     `Metadata round trip: toMetadata → JSON.stringify → JSON.parse → loadFromMetadata of ${(metadataJsonLength / 1024).toLocaleString('en-US', { maximumFractionDigits: 0 })} KiB of JSON.`,
     `AuditTrail.add: each trail is pre-filled to capacity with distinct entries, so every add evicts one; the appended entries cycle through ${HOT_ENTRIES.toLocaleString('en-US')} ready-made ones that stay in cache, as a freshly built entry would. The "cold evictions" row appends the fill entries again instead, so each add evicts an entry last touched ${(1_000_000).toLocaleString('en-US')} adds earlier and pays a cache miss: it prices memory, not the ring, and has no target.`,
     "AI SDK rows: real generateText calls of one step (stopWhen: stepCountIs(1)) on the AI SDK mock model, which asks for one tool call with a new id each time; guarded rows give the step guardTools with a new RunGuard (one per run, as an app makes) on a plan with roomy limits (a step, the wall clock, the per-invocation count, a reservation and its commit per call, each audited). The 1 ms rows hold the thread for 1 ms in the model call (a timer would round the step to whole milliseconds). The bare and guarded rows of each kind are timed in alternating batches, the order rotated every round, and their targets are the mean of the round-by-round differences: timed apart, the machine's drift between two runs of a few hundred µs is larger than the difference.",
+    "Traced rows: RunGuard.toolCall with a new guard per call on a MemoryStore plan with roomy limits, each telemetry setting timed round by round against telemetry false: the API with no SDK (its no-op tracer, no context manager registered), and the SDK's BasicTracerProvider tracer passed in the telemetry option, a SimpleSpanProcessor to an InMemorySpanExporter (emptied every 10,000 spans) under the SDK's AsyncLocalStorage context manager, registered for that group only.",
     "The two guard rows without a step (RunGuard.toolCall; a guarded tool called as the SDK calls it: needsApproval, execute and toModelOutput) make a new RunGuard, and the tool set, per call on a MemoryStore plan with roomy limits, and are timed back to back: the guard's own cost, which the step rows' difference exceeds by what running inside a step adds (its code and garbage push the guard's out of the caches).",
   ];
 

@@ -35,6 +35,16 @@ async function traced(
   return { ...made, store };
 }
 
+/** Calls `search` (id c1) in an `execute_tool search` span of call `id` another framework made active. */
+async function callInOtherFrameworksSpan(id: string): Promise<void> {
+  const { guard } = await traced();
+  const outer = tracing.tracer.startSpan('execute_tool search', {
+    attributes: { 'gen_ai.tool.call.id': id },
+  });
+  await withActive(outer, () => guard.toolCall({ toolCallId: 'c1', toolName: 'search', run: () => 'ok' }));
+  outer.end();
+}
+
 describe('tool call spans', () => {
   it('runs every check of a call with its execute_tool span active, so its decisions land on it', async () => {
     const { guard, store } = await traced();
@@ -121,26 +131,14 @@ describe('tool call spans', () => {
   });
 
   it('adds to an execute_tool span of the same call that another framework made active', async () => {
-    const { guard } = await traced();
-    const outer = tracing.tracer.startSpan('execute_tool search', {
-      attributes: { 'gen_ai.tool.call.id': 'c1' },
-    });
-
-    await withActive(outer, () => guard.toolCall({ toolCallId: 'c1', toolName: 'search', run: () => 'ok' }));
-    outer.end();
+    await callInOtherFrameworksSpan('c1');
 
     const span = tracing.one('execute_tool search');
     expect(span.attributes).toMatchObject({ 'gen_ai.tool.name': 'search', 'leash.plan.id': 'plan' });
   });
 
   it('makes its own span, a child, under an execute_tool span of another call', async () => {
-    const { guard } = await traced();
-    const outer = tracing.tracer.startSpan('execute_tool search', {
-      attributes: { 'gen_ai.tool.call.id': 'c0' },
-    });
-
-    await withActive(outer, () => guard.toolCall({ toolCallId: 'c1', toolName: 'search', run: () => 'ok' }));
-    outer.end();
+    await callInOtherFrameworksSpan('c0');
 
     const [inner, parent] = tracing.named('execute_tool search');
     expect(inner?.attributes['gen_ai.tool.call.id']).toBe('c1');
