@@ -8,7 +8,7 @@ import { isPlainObject } from '../json.js';
 import type { AutonomyGuardrailService } from '../service/AutonomyGuardrailService.js';
 import type { BudgetReservation } from '../service/BudgetReservation.js';
 import type { Approval } from '../store/GuardrailStore.js';
-import { ModelCallSpan, traceModelCall, traceToolCall } from '../telemetry/spans.js';
+import { modelIdOf, traceModelCall, traceOpenedModelCall, traceToolCall } from '../telemetry/spans.js';
 import type { Telemetry } from '../telemetry/Telemetry.js';
 import { operationsToConfirm } from './calls.js';
 import { OneAtATime } from './oneAtATime.js';
@@ -156,21 +156,8 @@ export class RunGuard {
   openModelCall(start: ModelCallStart): Promise<OpenedModelCall | Denied> {
     const telemetry = this.#telemetry;
     if (telemetry === null) return this.#openStream(start);
-    // The span lives until the handle is settled: the caller settles it at the stream's end.
-    const span = ModelCallSpan.start(telemetry, this.planId, modelIdOf(start));
-    return span
-      .run(() => this.#openStream(start))
-      .then(
-        (opened) => {
-          if (opened.allowed) opened.handle.trace(span);
-          else span.refused(opened);
-          return opened;
-        },
-        (error: unknown) => {
-          span.threw(error);
-          throw error;
-        },
-      );
+    // The span lives on until the caller settles the handle, at the stream's end.
+    return traceOpenedModelCall(telemetry, this.planId, modelIdOf(start), () => this.#openStream(start));
   }
 
   async #openStream(start: ModelCallStart): Promise<OpenedModelCall | Denied> {
@@ -432,10 +419,4 @@ export class RunGuard {
     };
     return runToolCall(run, call, firstWall, first);
   }
-}
-
-/** The model id of a request, for its span: undefined while it is not known to be one. */
-function modelIdOf(start: ModelCallStart): string | undefined {
-  const modelId = isPlainObject(start) ? start['modelId'] : undefined;
-  return typeof modelId === 'string' ? modelId : undefined;
 }

@@ -321,3 +321,32 @@ export function traceModelCall<O extends TracedModelOutcome>(
     },
   );
 }
+
+/**
+ * Opens a model call its caller settles later (a stream) with its model span active (see
+ * {@link ModelCallSpan}): a refusal or error recorded at once; once opened, the span is handed to the
+ * call's handle, which records how it was settled (and ends a span leash started then).
+ */
+export function traceOpenedModelCall<
+  O extends TracedOutcome & { readonly handle?: { trace(span: ModelCallSpan): void } },
+>(telemetry: Telemetry, planId: string, modelId: string | undefined, open: () => Promise<O>): Promise<O> {
+  const span = ModelCallSpan.start(telemetry, planId, modelId);
+  return span.run(open).then(
+    (opened) => {
+      if (!opened.allowed) span.refused(opened);
+      else opened.handle?.trace(span);
+      return opened;
+    },
+    (error: unknown) => {
+      span.threw(error);
+      throw error;
+    },
+  );
+}
+
+/** The model id of a model call's request, for its span: undefined while it is not known to be one. */
+export function modelIdOf(request: unknown): string | undefined {
+  const modelId =
+    typeof request === 'object' && request !== null ? (request as { modelId?: unknown }).modelId : undefined;
+  return typeof modelId === 'string' ? modelId : undefined;
+}
