@@ -33,6 +33,9 @@ const FRAMEWORKS = [
   '@langchain/core',
   '@langchain/langgraph',
   '@openai/agents',
+  '@opentelemetry/api',
+  '@opentelemetry/context-async-hooks',
+  '@opentelemetry/sdk-trace-base',
   'vitest',
 ];
 
