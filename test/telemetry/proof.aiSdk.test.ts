@@ -1,36 +1,16 @@
 // A trace and the audit log point at each other under a real AI SDK loop with its telemetry on: the
 // SDK's tool span holds a leash.decision event per audit entry of its call, with the entry's seq and
 // hash, and each of those entries holds the span's trace and span ids.
-import { generateText, stepCountIs } from 'ai';
 import { expect, it } from 'vitest';
-import { guardModel, guardTools } from '../../src/adapters/ai-sdk/index.js';
-import { MemoryStore, type ChainedEntry } from '../../src/index.js';
-import { call, countedTool, response, scripted, text } from '../adapters/ai-sdk/support.js';
-import { guarded, PLAN } from '../agent/support.js';
-import { PRICED, useTracing, type ReadableSpan } from './spans-support.js';
+import type { ChainedEntry } from '../../src/index.js';
+import { PLAN } from '../agent/support.js';
+import { searchLoop, useTracing, type ReadableSpan } from './spans-support.js';
 
 const tracing = useTracing();
 
-/** Runs a two-call search loop (the budget lets c1 through and refuses c2); resolves with the plan's log. */
+/** The search loop of the span tests (c1 let through, c2 refused by the budget); resolves with its log. */
 async function loop(): Promise<readonly ChainedEntry[]> {
-  const { guard, service } = await guarded(
-    async () => new MemoryStore(),
-    { toolBudget: 0.5 },
-    { tools: { search: { costPerCall: 0.3 } }, models: PRICED },
-    { telemetry: { tracer: tracing.tracer } },
-  );
-  const { model } = scripted([
-    response([call('c1', 'search', { path: 'a' })]),
-    response([call('c2', 'search', { path: 'b' })]),
-    response([text('done')]),
-  ]);
-  await generateText({
-    model: guardModel(model, { guard, maxOutputTokens: 10 }),
-    tools: guardTools({ search: countedTool('found').tool }, { guard }),
-    stopWhen: stepCountIs(3),
-    prompt: 'look',
-    experimental_telemetry: { isEnabled: true, tracer: tracing.tracer },
-  });
+  const service = await searchLoop(tracing, true);
   return service.store.readAuditLog(PLAN);
 }
 

@@ -12,7 +12,7 @@ import {
 import { generateText, stepCountIs } from 'ai';
 import { afterEach, beforeEach } from 'vitest';
 import { guardModel, guardTools } from '../../src/adapters/ai-sdk/index.js';
-import { MemoryStore } from '../../src/index.js';
+import { AutonomyGuardrailService, MemoryStore } from '../../src/index.js';
 import { call, countedTool, response, scripted, text } from '../adapters/ai-sdk/support.js';
 import { guarded } from '../agent/support.js';
 
@@ -89,10 +89,15 @@ export const PRICED = { 'mock-model': { input: 100, output: 200 } } as const;
 
 /**
  * A real generateText loop of three steps with leash's AI SDK adapter (the AI SDK's telemetry on when
- * `sdkTelemetry`): a search the budget lets through (c1), a second it refuses (c2), then text.
+ * `sdkTelemetry`): a search the budget lets through (c1), a second it refuses (c2), then text. Resolves
+ * with the service, whose store holds the plan's log.
  */
-export async function searchLoop(tracing: Tracing, sdkTelemetry: boolean, recordContent = false) {
-  const { guard } = await guarded(
+export async function searchLoop(
+  tracing: Tracing,
+  sdkTelemetry: boolean,
+  recordContent = false,
+): Promise<AutonomyGuardrailService> {
+  const { guard, service } = await guarded(
     async () => new MemoryStore(),
     { toolBudget: 0.5 },
     { tools: { search: { costPerCall: 0.3 } }, models: PRICED },
@@ -104,11 +109,12 @@ export async function searchLoop(tracing: Tracing, sdkTelemetry: boolean, record
     response([call('c2', 'search', { path: 'b' })]),
     response([text('done')]),
   ]);
-  return generateText({
+  await generateText({
     model: guardModel(model, { guard, maxOutputTokens: 10 }),
     tools: guardTools({ search: search.tool }, { guard }),
     stopWhen: stepCountIs(3),
     prompt: 'look',
     ...(sdkTelemetry ? { experimental_telemetry: { isEnabled: true, tracer: tracing.tracer } } : {}),
   });
+  return service;
 }
