@@ -219,7 +219,10 @@ export async function openModelCall(
       return { denied: refused };
     }
     const reservationId = `model:${given}`;
-    const reservation = await service.reserveBudget(planId, fromMicros(micros), { reservationId });
+    const reservation = await service.reserveBudget(planId, fromMicros(micros), {
+      reservationId,
+      model: modelId,
+    });
     if (!reservation.allowed) {
       forget();
       return { denied: reservation.check };

@@ -194,12 +194,13 @@ export class AutonomyGuardrailService {
   /**
    * Atomically sets `amount` aside for a call in flight: allowed iff spent + reserved + amount <= budget.
    * Settle it with `commit(actual)` or give it back with `release()`. Idempotent on `reservationId`:
-   * while a reservation with that id is open, asking again returns it without reserving twice.
+   * while a reservation with that id is open, asking again returns it without reserving twice. `model`,
+   * the model a model call's reservation is for, is recorded with it and with its settlement.
    */
   reserveBudget(
     planId: string,
     amount: number,
-    options: { reservationId: string },
+    options: { reservationId: string; model?: string },
   ): Promise<BudgetReservation> {
     return budget.reserveBudget(this.#core, planId, amount, options);
   }
@@ -208,13 +209,14 @@ export class AutonomyGuardrailService {
    * @internal settles a reservation at its actual cost (`actual`), or gives it back (null); see
    * {@link BudgetReservation.commit}. A reservation that lapsed is settled once all the same: a commit
    * spends its actual cost, since the work was done. One not open and not lapsed was settled already,
-   * by this or another handle of the same id: nothing changes, and nothing is spent twice.
+   * by this or another handle of the same id: nothing changes, and nothing is spent twice. `model` is
+   * recorded with the settlement.
    */
   settleReservation(
     planId: string,
     id: string,
     actual: number | null,
-    options: { error?: string; note?: string } = {},
+    options: { error?: string; note?: string; model?: string } = {},
   ): Promise<GuardCheck> {
     return budget.settleReservation(this.#core, planId, id, actual, options);
   }

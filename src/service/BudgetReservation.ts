@@ -9,7 +9,7 @@ export type Settle = (
   planId: string,
   id: string,
   actual: number | null,
-  options: { error?: string; note?: string },
+  options: { error?: string; note?: string; model?: string },
 ) => Promise<GuardCheck>;
 
 /**
@@ -34,6 +34,8 @@ export class BudgetReservation {
    * reservation read from state that recorded no expiry. A commit after it still spends the actual cost.
    */
   readonly expiresAt: number | null;
+  /** The model the reservation is for (a model call's), recorded with it and its settlement. */
+  readonly model: string | undefined;
   readonly #settle: Settle;
   #settled: Promise<GuardCheck> | undefined;
 
@@ -46,8 +48,9 @@ export class BudgetReservation {
     check: GuardCheck,
     open: boolean,
     expiresAt: number | null,
+    model?: string,
   ): BudgetReservation {
-    return new BudgetReservation(settle, planId, id, micros, check, open, expiresAt);
+    return new BudgetReservation(settle, planId, id, micros, check, open, expiresAt, model);
   }
 
   private constructor(
@@ -58,6 +61,7 @@ export class BudgetReservation {
     check: GuardCheck,
     open: boolean,
     expiresAt: number | null,
+    model: string | undefined,
   ) {
     this.#settle = settle;
     this.planId = planId;
@@ -67,6 +71,7 @@ export class BudgetReservation {
     this.allowed = check.allowed;
     this.open = open;
     this.expiresAt = open ? expiresAt : null;
+    this.model = model;
   }
 
   /**
@@ -104,17 +109,24 @@ export class BudgetReservation {
     if (!this.open) return Promise.resolve(this.check);
     // A settle the store refused stays refused for this handle: settle again through a new reserveBudget
     // with the same id, which finds the reservation still open.
-    return this.#settle(this.planId, this.id, actual, options);
+    const model = this.model;
+    return this.#settle(this.planId, this.id, actual, model === undefined ? options : { ...options, model });
   }
 }
 
-/** A settle's options: an object with at most `key`, a string. */
+const ONLY = { note: ['note'], error: ['error'] } as const;
+
 /**
  * The text `options[key]` gives (a settlement's note, a failure's error), well-formed, or undefined;
- * throws GuardrailValidationError for other keys or a value that is not a string.
+ * throws GuardrailValidationError for keys not `allowed` (`key` alone unless told) or a value that is
+ * not a string.
  */
-export function textOption(options: unknown, key: 'note' | 'error'): string | undefined {
-  const text = objectWithKeys(options, 'options', [key])[key];
+export function textOption(
+  options: unknown,
+  key: 'note' | 'error',
+  allowed: readonly string[] = ONLY[key],
+): string | undefined {
+  const text = objectWithKeys(options, 'options', allowed)[key];
   if (text === undefined) return undefined;
   if (typeof text !== 'string') invalid(`options.${key}`, 'a string', text);
   return toWellFormed(text);

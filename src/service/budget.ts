@@ -102,25 +102,25 @@ export function reserveBudget(
   core: ServiceCore,
   planId: string,
   amount: number,
-  options: { reservationId: string },
+  options: { reservationId: string; model?: string },
 ): Promise<BudgetReservation> {
   return rejecting(() => {
     validatePlanId(planId);
     const micros = toMicros(amount, 'amount', 'up');
-    const id = validRuntimeKey(
-      isPlainObject(options) ? options['reservationId'] : undefined,
-      'reservationId',
-    );
+    const o = isPlainObject(options) ? options : undefined;
+    const id = validRuntimeKey(o?.['reservationId'], 'reservationId');
+    const given = o?.['model'];
+    const model = given === undefined ? undefined : validRuntimeKey(given, 'model');
     const now = core.now();
     const expiresAt = core.reservationExpiry(now);
     const notOpen = (check: GuardCheck) =>
-      BudgetReservation.made(core.settle, planId, id, micros, check, false, null);
+      BudgetReservation.made(core.settle, planId, id, micros, check, false, null, model);
     const reserving = core.update(
       planId,
       (stored, _approval, caps): PlanChange<BudgetReservation> => {
         if (!stored)
           return { result: notOpen(core.unconfigured(E.BUDGET_ALLOWED, E.BUDGET_BLOCKED, planId).result) };
-        return decideReservation(core, stored, planId, id, micros, now, expiresAt, caps);
+        return decideReservation(core, stored, planId, id, micros, now, expiresAt, caps, model);
       },
       { capsAt: now },
     );
@@ -130,7 +130,8 @@ export function reserveBudget(
 
 /**
  * The reservation of `micros` under `id` (epoch-ms `expiresAt`) decided from the plan's guardrails: an id
- * already open is answered with the reservation it holds, recording nothing.
+ * already open is answered with the reservation it holds, recording nothing. `model`, the model the call
+ * is for when it is a model's, is recorded in the entry's details.
  */
 export function decideReservation(
   core: ServiceCore,
@@ -141,6 +142,7 @@ export function decideReservation(
   now: number,
   expiresAt: number,
   caps: CapView | null,
+  model?: string,
 ): PlanChange<BudgetReservation> {
   // Lapsed reservations are given back in this same update, so the check must not count them.
   const expired = stored.expiredReservations(now);
@@ -155,7 +157,7 @@ export function decideReservation(
       fromMicros(held),
     );
     const heldUntil = g.reservationExpiresAt(id) ?? null;
-    return { result: BudgetReservation.made(core.settle, planId, id, held, check, true, heldUntil) };
+    return { result: BudgetReservation.made(core.settle, planId, id, held, check, true, heldUntil, model) };
   }
   const verdict = g.checkToolBudgetMicros(micros);
   const hold = { key: holdKey(planId, id), expiresAt };
@@ -163,8 +165,9 @@ export function decideReservation(
   if (taken !== null && 'blocked' in taken) {
     const { check, details } = capBlocked(taken.blocked, micros);
     details['reservation_id'] = id;
+    if (model !== undefined) details['model'] = model;
     expiredDetails(details, expired);
-    const result = BudgetReservation.made(core.settle, planId, id, micros, check, false, expiresAt);
+    const result = BudgetReservation.made(core.settle, planId, id, micros, check, false, expiresAt, model);
     const audit = core.entry(check, details, now);
     const mutation = expiring(undefined, expired, now);
     return mutation ? { result, audit, mutation } : { result, audit };
@@ -179,9 +182,19 @@ export function decideReservation(
     reserved: fromMicros(g.budgetReservedMicros + (check.allowed ? micros : 0)),
     limit: check.limit ?? null,
   };
+  if (model !== undefined) details['model'] = model;
   expiredDetails(details, expired);
   if (taken !== null && taken.refs.length > 0) details['caps'] = taken.refs.map((r) => r.cap);
-  const result = BudgetReservation.made(core.settle, planId, id, micros, check, check.allowed, expiresAt);
+  const result = BudgetReservation.made(
+    core.settle,
+    planId,
+    id,
+    micros,
+    check,
+    check.allowed,
+    expiresAt,
+    model,
+  );
   const audit = core.entry(check, details, now);
   if (taken !== null && taken.refs.length > 0) {
     const reserve = { id, micros, expiresAt, caps: taken.refs };
@@ -196,20 +209,26 @@ export function decideReservation(
   return mutation ? { result, audit, mutation } : { result, audit };
 }
 
+/** The options a settlement takes: a release's error or a commit's note, and the model. */
+const SETTLE_KEYS = { error: ['error', 'model'], note: ['note', 'model'] } as const;
+
 /** See {@link AutonomyGuardrailService.settleReservation}. */
 export function settleReservation(
   core: ServiceCore,
   planId: string,
   id: string,
   actual: number | null,
-  options: { error?: string; note?: string } = {},
+  options: { error?: string; note?: string; model?: string } = {},
 ): Promise<GuardCheck> {
   return rejecting(() => {
     const actualMicros = actual === null ? null : toMicros(actual, 'actual', 'up');
-    // A release may say why the call failed; a commit may say why it spends what it spends.
+    // A release may say why the call failed; a commit may say why it spends what it spends. Either
+    // names the model the reservation was for, when it was a model call's.
     const key = actual === null ? 'error' : 'note';
-    const text = textOption(options, key);
+    const text = textOption(options, key, SETTLE_KEYS[key]);
     const said: Record<string, JsonValue> = text === undefined ? {} : { [key]: text };
+    const model = (options as { model?: unknown } | undefined)?.model;
+    if (model !== undefined) said['model'] = validRuntimeKey(model, 'options.model');
     const now = core.now();
     const alerts = new Alerts(core);
     const settling = core.update(
