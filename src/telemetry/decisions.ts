@@ -291,8 +291,9 @@ function countSpend(
   const type = entry.eventType;
   const reservation = typeof d['reservation_id'] === 'string' ? `${planId}\n${d['reservation_id']}` : null;
   if (reservation !== null && type === 'budget_reserved') {
-    const tool = inChange?.[GEN_AI_TOOL_NAME];
-    if (typeof tool === 'string') metrics.rememberTool(reservation, tool);
+    // A model call's reservation names its model; a tool call's is made with the check naming the tool.
+    const names = namesOf(d) ?? inChange;
+    if (names !== null) metrics.remember(reservation, names);
     return;
   }
   let names = namesOf(d) ?? inChange;
@@ -300,8 +301,8 @@ function countSpend(
     reservation !== null &&
     (type === 'budget_committed' || type === 'budget_overrun' || type === 'budget_released')
   ) {
-    const tool = metrics.takeTool(reservation);
-    if (names === null && tool !== undefined) names = { [GEN_AI_TOOL_NAME]: tool };
+    const held = metrics.take(reservation);
+    if (names === null && held !== undefined) names = held;
   }
   const key = SPEND_KEY[type];
   const amount = key === undefined ? undefined : d[key];

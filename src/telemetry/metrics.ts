@@ -30,7 +30,7 @@ export const labelAttribute = (name: string): string => `leash.label.${name}`;
 /** Bucket boundaries of `leash.approval.wait`, in seconds: a second to a week. */
 const WAIT_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14_400, 28_800, 86_400, 604_800];
 
-/** Open reservations whose tool is remembered, at most. */
+/** Open reservations whose tool or model is remembered, at most. */
 const MAX_REMEMBERED = 10_000;
 
 const NO_COUNTER: OtelCounter = { add: () => undefined };
@@ -63,8 +63,11 @@ export class LeashMetrics {
   readonly #wait: OtelHistogram;
   readonly #meter: OtelMeter;
   #capsObserved = false;
-  /** The tool each open reservation of a tool call is for, by plan and reservation id: its commit's. */
-  readonly #tools = new Map<string, string>();
+  /**
+   * The tool or model (its attribute) each open reservation of a tool or model call is for, by plan and
+   * reservation id: its commit's.
+   */
+  readonly #names = new Map<string, OtelAttributes>();
 
   constructor(meter: OtelMeter) {
     this.#meter = meter;
@@ -99,19 +102,22 @@ export class LeashMetrics {
     this.#spend.add(amount, attributes);
   }
 
-  /** Remembers the tool reservation `key` was made for, until its settlement takes it. */
-  rememberTool(key: string, tool: string): void {
-    const tools = this.#tools;
+  /**
+   * Remembers the tool or model reservation `key` was made for (`gen_ai.tool.name` or
+   * `gen_ai.request.model`), until its settlement takes it.
+   */
+  remember(key: string, names: OtelAttributes): void {
+    const remembered = this.#names;
     // Reservations that lapse unsettled are forgotten, oldest first, past this many.
-    if (tools.size >= MAX_REMEMBERED) tools.delete(tools.keys().next().value as string);
-    tools.set(key, tool);
+    if (remembered.size >= MAX_REMEMBERED) remembered.delete(remembered.keys().next().value as string);
+    remembered.set(key, names);
   }
 
-  /** The tool reservation `key` was made for, forgotten from now on. */
-  takeTool(key: string): string | undefined {
-    const tool = this.#tools.get(key);
-    if (tool !== undefined) this.#tools.delete(key);
-    return tool;
+  /** The tool or model reservation `key` was made for, forgotten from now on. */
+  take(key: string): OtelAttributes | undefined {
+    const names = this.#names.get(key);
+    if (names !== undefined) this.#names.delete(key);
+    return names;
   }
 
   /** Records the wait of an approval settled as `result`. */

@@ -68,6 +68,18 @@ describe('leash.decision span events', () => {
     ]);
   });
 
+  it("names the model on the events of a model reservation's entries and of its commit", async () => {
+    const { service } = await tracedService(otel, { toolBudget: 1 });
+    const { span } = await inSpan(otel, async () => {
+      const reservation = await service.reserveBudget('plan', 0.5, { reservationId: 'm1', model: 'gpt-x' });
+      await reservation.commit(0.25);
+    });
+    expect(decisions(span).map((e) => [e['leash.event_type'], e[GEN_AI_REQUEST_MODEL]])).toEqual([
+      ['budget_reserved', 'gpt-x'],
+      ['budget_committed', 'gpt-x'],
+    ]);
+  });
+
   it("links each event to its entry's seq and hash when the store reports them", async () => {
     const store = new ReportingStore();
     const { service } = await tracedService(otel, { toolBudget: 1, maxSteps: 5 }, { store });

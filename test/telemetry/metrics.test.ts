@@ -1,7 +1,7 @@
 // leash's metrics on the meter a service is given, read with the SDK's own reader.
 import type { Histogram } from '@opentelemetry/sdk-metrics';
 import { describe, expect, it } from 'vitest';
-import { AutonomyGuardrailService, type OtelMeter, type ToolCallBegin } from '../../src/index.js';
+import { AutonomyGuardrailService, RunGuard, type OtelMeter, type ToolCallBegin } from '../../src/index.js';
 import { points, tracedService, useOtel } from './otel-support.js';
 
 const otel = useOtel();
@@ -49,6 +49,29 @@ describe('leash metrics', () => {
     await begun?.reservation?.commit(0.125);
     expect(summed(points(await otel.metrics(), 'leash.spend'))).toEqual([
       { attributes: { 'gen_ai.tool.name': 'search' }, value: 0.125 },
+    ]);
+  });
+
+  it("counts a metered model call's commit under its model", async () => {
+    const { service } = await tracedService(otel, { toolBudget: 5, labels: { team: 'ml' } });
+    const models = { 'gpt-x': { input: 1000, output: 2000 } };
+    const guard = new RunGuard({ service, planId: 'plan', models });
+    await guard.modelCall({
+      modelId: 'gpt-x',
+      estimate: { inputTokens: 100, maxOutputTokens: 10 },
+      run: () => ({ output: 'hi', usage: { inputTokens: 100, outputTokens: 10 } }),
+    });
+    expect(summed(points(await otel.metrics(), 'leash.spend'))).toEqual([
+      { attributes: { 'gen_ai.request.model': 'gpt-x', 'leash.label.team': 'ml' }, value: 0.12 },
+    ]);
+  });
+
+  it('counts the commit of a model reservation under its model when the settlement names none', async () => {
+    const { service } = await tracedService(otel, { toolBudget: 5 });
+    await service.reserveBudget('plan', 0.4, { reservationId: 'r1', model: 'gpt-x' });
+    await service.settleReservation('plan', 'r1', 0.3);
+    expect(summed(points(await otel.metrics(), 'leash.spend'))).toEqual([
+      { attributes: { 'gen_ai.request.model': 'gpt-x' }, value: 0.3 },
     ]);
   });
 
