@@ -5,6 +5,7 @@ import type { GuardCheck } from '../GuardCheck.js';
 import type { AutonomyGuardrails } from '../guardrails/AutonomyGuardrails.js';
 import { parseIsoMs } from '../iso.js';
 import type { JsonObject } from '../json.js';
+import { fromMicros, toMicros } from '../money.js';
 import { merged } from '../objects.js';
 import type {
   Approval,
@@ -256,10 +257,8 @@ function remainingOf(type: GuardrailEventType, d: JsonObject): number | undefine
   if (COST_KEYS[type] === undefined || d['cap'] !== undefined) return undefined;
   if (typeof limit !== 'number' || typeof spent !== 'number') return undefined;
   const held = HOLDS_ALL.has(type) && typeof reserved === 'number' ? reserved : 0;
-  return (micros(limit) - micros(spent) - micros(held)) / 1_000_000;
+  return fromMicros(toMicros(limit, 'limit') - toMicros(spent, 'spent') - toMicros(held, 'reserved'));
 }
-
-const micros = (units: number): number => Math.round(units * 1_000_000);
 
 /** The tool (or model) the change's entries name, if any: a reservation of a tool call names none. */
 function toolOfChange(recorded: readonly AuditEntry[]): OtelAttributes | null {
